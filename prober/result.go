@@ -1,0 +1,80 @@
+package prober
+
+import "time"
+
+// Result is one run of one probe, as served by /api/v1/results and `run --output=json`.
+type Result struct {
+	Name            string         `json:"name"`
+	Mode            string         `json:"mode"`
+	Result          string         `json:"result"`
+	Started         time.Time      `json:"started"`
+	DurationSeconds float64        `json:"duration_seconds"`
+	Steps           []Step         `json:"steps"`
+	PeakThroughput  float64        `json:"peak_throughput"`
+	BreakingPoints  BreakingPoints `json:"breaking_points"`
+	Capacity        *Point         `json:"capacity"`
+	Valid           bool           `json:"valid"`
+	Diagnosis       []string       `json:"diagnosis"`
+	// Error says why a run failed or was aborted; empty otherwise.
+	Error string `json:"error,omitempty"`
+}
+
+// Run results, as in loadprobe_runs_total{result}; Running marks the run under way.
+const (
+	ResultCompleted = "completed"
+	ResultAborted   = "aborted"
+	ResultFailed    = "failed"
+	ResultCanceled  = "canceled"
+	ResultRunning   = "running"
+)
+
+// Point is a level of a ramp and the goodput measured there.
+type Point struct {
+	Level      float64 `json:"level"`
+	Throughput float64 `json:"throughput"`
+}
+
+// BreakingPoints holds the three rules' answers; nil when a rule never fired.
+type BreakingPoints struct {
+	Knee          *Point `json:"knee"`
+	LatencyBudget *Point `json:"latency_budget"`
+	FirstFailure  *Point `json:"first_failure"`
+}
+
+// Step is the figures of one level (or one phase) of a run.
+type Step struct {
+	Level           float64          `json:"level"`
+	Name            string           `json:"name"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	Attempts        int64            `json:"attempts"`
+	Throughput      float64          `json:"throughput"`
+	Goodput         float64          `json:"goodput"`
+	ErrorRatio      float64          `json:"error_ratio"`
+	Latency         Latency          `json:"latency_seconds"`
+	Responses       map[string]int64 `json:"responses"`
+	Errors          map[string]int64 `json:"errors"`
+	InFlight        float64          `json:"in_flight"`
+	LoadHeldRatio   float64          `json:"load_held_ratio"`
+	SettleSeconds   float64          `json:"settle_seconds"`
+	PerSecond       []Second         `json:"per_second"`
+	// Open loop only: scheduled requests not sent because max_in_flight was reached.
+	Dropped int64 `json:"dropped,omitempty"`
+}
+
+// Latency is a step's latency distribution over responses, in seconds.
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Second counts the outcomes of one whole second of a step.
+type Second struct {
+	Second  int   `json:"second"`
+	Success int64 `json:"success"`
+	Failure int64 `json:"failure"`
+}
