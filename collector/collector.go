@@ -1,0 +1,295 @@
+// Package collector exposes what loadprobe measures as Prometheus metrics.
+//
+// Two kinds of families live here. The live families (requests, responses,
+// latency histograms, in-flight, offered load, runs) are client_golang vectors
+// fed on the hot path through [Collector.Live]; their children are resolved
+// once per probe so that recording an attempt costs a few atomic operations.
+// The per-step and per-run families are built at scrape time, as const
+// metrics, from a [Source] that hands out the latest result of every probe.
+package collector
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+const namespace = "loadprobe"
+
+// Source gives the collector a consistent view of every configured probe at scrape time.
+type Source interface{ Snapshot() []ProbeState }
+
+// ProbeState is what the collector needs to know about one probe at scrape time.
+type ProbeState struct {
+	Probe         config.Probe   // its config (expect.min_capacity, schedule.interval)
+	Last          *prober.Result // latest finished run, nil before the first
+	Current       *prober.Result // run under way with the steps finished so far, nil when idle
+	LastCompleted time.Time      // end of the last run whose result was "completed" (zero: never)
+}
+
+// Results of a run, as in loadprobe_runs_total{result}; every probe starts
+// with all four at 0 so that rate() and increase() work from the first run.
+var runResults = [...]string{prober.ResultCompleted, prober.ResultAborted, prober.ResultFailed, prober.ResultCanceled}
+
+// Latency buckets of the classic histograms: 100µs to 30s, about three per decade.
+var (
+	LatencyBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	SendDelayBuckets = []float64{.00001, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+)
+
+// Native histogram settings: a bucket factor of 1.1 (schema 3, about 4%
+// relative error) and at most 160 buckets, enough for 100µs–30s at full
+// resolution; beyond that client_golang halves the resolution.
+const (
+	nativeBucketFactor = 1.1
+	nativeMaxBuckets   = 160
+)
+
+// Collector owns every loadprobe_ metric family except the build and reload ones.
+type Collector struct {
+	requests    *prometheus.CounterVec
+	responses   *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	inFlight    *prometheus.GaugeVec
+	concurrency *prometheus.GaugeVec
+	offeredRate *prometheus.GaugeVec
+	dropped     *prometheus.CounterVec
+	sendDelay   *prometheus.HistogramVec
+	runs        *prometheus.CounterVec
+	running     *prometheus.GaugeVec
+
+	mu   sync.Mutex
+	live map[string]*Live
+}
+
+// New creates the collector and registers the live vectors and the per-run
+// custom collector on reg.
+func New(reg prometheus.Registerer, src Source) *Collector {
+	c := &Collector{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "requests_total",
+			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other). Outcomes are mutually exclusive: their sum is the number of attempts.",
+		}, []string{"probe", "outcome"}),
+		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "responses_total",
+			Help:      "HTTP responses received, by status code. Attempts that got no response are in loadprobe_requests_total only.",
+		}, []string{"probe", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace:                      namespace,
+			Name:                           "request_duration_seconds",
+			Help:                           "Latency of attempts that got a response (outcome success or http_error), in seconds; open-loop loads measure it from the intended send time.",
+			Buckets:                        LatencyBuckets,
+			NativeHistogramBucketFactor:    nativeBucketFactor,
+			NativeHistogramMaxBucketNumber: nativeMaxBuckets,
+		}, []string{"probe", "outcome"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "in_flight_requests",
+			Help:      "Requests sent and not yet answered, now.",
+		}, []string{"probe"}),
+		concurrency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "concurrency",
+			Help:      "Connections the closed-loop load asks for now (0 when idle).",
+		}, []string{"probe"}),
+		offeredRate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "offered_rate",
+			Help:      "Requests per second the open-loop load asks for now (0 when idle).",
+		}, []string{"probe"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "dropped_requests_total",
+			Help:      "Open loop: scheduled requests not sent because max_in_flight requests were already outstanding.",
+		}, []string{"probe"}),
+		sendDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace:                      namespace,
+			Name:                           "send_delay_seconds",
+			Help:                           "Open loop: how late each request left against its schedule, in seconds. A growing delay means the generator cannot keep up.",
+			Buckets:                        SendDelayBuckets,
+			NativeHistogramBucketFactor:    nativeBucketFactor,
+			NativeHistogramMaxBucketNumber: nativeMaxBuckets,
+		}, []string{"probe"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "runs_total",
+			Help:      "Runs finished, by result (completed, aborted, failed, canceled).",
+		}, []string{"probe", "result"}),
+		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "running",
+			Help:      "1 while a run of the probe is under way, else 0.",
+		}, []string{"probe"}),
+		live: map[string]*Live{},
+	}
+	reg.MustRegister(
+		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
+		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running,
+		newResultCollector(src),
+	)
+	return c
+}
+
+// Live returns the hot-path recorder of a probe, creating its series (all at
+// 0) on first use. It returns the same recorder until the probe is forgotten.
+func (c *Collector) Live(probe string) prober.Live {
+	return c.get(probe)
+}
+
+// RunStarted marks a run of probe as under way.
+func (c *Collector) RunStarted(probe string) {
+	c.get(probe).running.Set(1)
+}
+
+// RunEnded marks the run of probe as finished with result (one of the
+// prober.Result* constants) and counts it.
+func (c *Collector) RunEnded(probe, result string) {
+	l := c.get(probe)
+	l.running.Set(0)
+	l.concurrency.Set(0)
+	l.offeredRate.Set(0)
+	c.runs.WithLabelValues(probe, result).Inc()
+}
+
+// Forget deletes the live series of a probe that a reload removed. A recorder
+// handed out before keeps working but no longer shows up in scrapes.
+func (c *Collector) Forget(probe string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.live, probe)
+	l := prometheus.Labels{"probe": probe}
+	c.requests.DeletePartialMatch(l)
+	c.responses.DeletePartialMatch(l)
+	c.duration.DeletePartialMatch(l)
+	c.inFlight.DeletePartialMatch(l)
+	c.concurrency.DeletePartialMatch(l)
+	c.offeredRate.DeletePartialMatch(l)
+	c.dropped.DeletePartialMatch(l)
+	c.sendDelay.DeletePartialMatch(l)
+	c.runs.DeletePartialMatch(l)
+	c.running.DeletePartialMatch(l)
+}
+
+func (c *Collector) get(probe string) *Live {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.live[probe]; ok {
+		return l
+	}
+	l := &Live{
+		probe:       probe,
+		responses:   c.responses,
+		sendDelayV:  c.sendDelay,
+		durSuccess:  c.duration.WithLabelValues(probe, prober.Success.String()),
+		durHTTPErr:  c.duration.WithLabelValues(probe, prober.HTTPError.String()),
+		inFlight:    c.inFlight.WithLabelValues(probe),
+		concurrency: c.concurrency.WithLabelValues(probe),
+		offeredRate: c.offeredRate.WithLabelValues(probe),
+		dropped:     c.dropped.WithLabelValues(probe),
+		running:     c.running.WithLabelValues(probe),
+	}
+	for o := prober.Outcome(0); o < prober.NumOutcomes; o++ {
+		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String())
+	}
+	for _, r := range runResults {
+		c.runs.WithLabelValues(probe, r)
+	}
+	c.live[probe] = l
+	return l
+}
+
+// maxCode bounds the status codes cached in Live's array; Go's client only
+// accepts three-digit codes, so anything else takes the slow path.
+const maxCode = 1000
+
+type counterRef struct{ c prometheus.Counter }
+
+// Live records the attempts of one probe. Every child it touches is resolved
+// in advance (status codes on their first appearance), so its methods do no
+// map lookup, no label hashing and no allocation.
+type Live struct {
+	probe       string
+	outcomes    [prober.NumOutcomes]prometheus.Counter
+	durSuccess  prometheus.Observer
+	durHTTPErr  prometheus.Observer
+	codes       [maxCode]atomic.Pointer[counterRef]
+	inFlight    prometheus.Gauge
+	concurrency prometheus.Gauge
+	offeredRate prometheus.Gauge
+	dropped     prometheus.Counter
+	running     prometheus.Gauge
+
+	// Created on first use: closed-loop probes never send late.
+	sendDelay  atomic.Pointer[observerRef]
+	sendDelayV *prometheus.HistogramVec
+	responses  *prometheus.CounterVec
+}
+
+type observerRef struct{ o prometheus.Observer }
+
+var _ prober.Live = (*Live)(nil)
+
+// Attempt records one finished attempt; code is 0 when there was no response,
+// latency in seconds is recorded only for attempts that got one.
+func (l *Live) Attempt(o prober.Outcome, code int, latency float64) {
+	if o < prober.NumOutcomes {
+		l.outcomes[o].Inc()
+	} else {
+		l.outcomes[prober.Other].Inc()
+	}
+	switch o {
+	case prober.Success:
+		l.durSuccess.Observe(latency)
+	case prober.HTTPError:
+		l.durHTTPErr.Observe(latency)
+	}
+	if code > 0 {
+		l.code(code).Inc()
+	}
+}
+
+func (l *Live) code(code int) prometheus.Counter {
+	if code >= maxCode {
+		return l.responses.WithLabelValues(l.probe, strconv.Itoa(code))
+	}
+	if r := l.codes[code].Load(); r != nil {
+		return r.c
+	}
+	r := &counterRef{l.responses.WithLabelValues(l.probe, strconv.Itoa(code))}
+	if !l.codes[code].CompareAndSwap(nil, r) {
+		r = l.codes[code].Load()
+	}
+	return r.c
+}
+
+// InFlight adds delta to the outstanding requests.
+func (l *Live) InFlight(delta int) { l.inFlight.Add(float64(delta)) }
+
+// Dropped counts one scheduled request that was not sent.
+func (l *Live) Dropped() { l.dropped.Inc() }
+
+// SendDelay records how late, in seconds, a request left against its schedule.
+func (l *Live) SendDelay(seconds float64) {
+	r := l.sendDelay.Load()
+	if r == nil {
+		r = &observerRef{l.sendDelayV.WithLabelValues(l.probe)}
+		if !l.sendDelay.CompareAndSwap(nil, r) {
+			r = l.sendDelay.Load()
+		}
+	}
+	r.o.Observe(seconds)
+}
+
+// Concurrency sets the connections the closed-loop load asks for.
+func (l *Live) Concurrency(n int) { l.concurrency.Set(float64(n)) }
+
+// OfferedRate sets the requests per second the open-loop load asks for.
+func (l *Live) OfferedRate(r float64) { l.offeredRate.Set(r) }

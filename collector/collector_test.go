@@ -1,0 +1,488 @@
+package collector
+
+import (
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+// fakeSource hands out whatever the test put in it.
+type fakeSource struct {
+	mu     sync.Mutex
+	states []ProbeState
+}
+
+func (f *fakeSource) Snapshot() []ProbeState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]ProbeState(nil), f.states...)
+}
+
+func (f *fakeSource) set(states ...ProbeState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.states = states
+}
+
+func probeConfig(name string, minCapacity float64) config.Probe {
+	return config.Probe{
+		Name:     name,
+		Expect:   config.Expect{MinCapacity: minCapacity},
+		Schedule: config.Schedule{Interval: model.Duration(time.Hour)},
+	}
+}
+
+func step(level, goodput float64) prober.Step {
+	return prober.Step{
+		Level: level, DurationSeconds: 5, Attempts: 100,
+		Throughput: goodput + 10, Goodput: goodput, ErrorRatio: 0.25,
+		Latency: prober.Latency{
+			Mean: 0.007, P50: 0.006, P90: 0.009, P95: 0.01, P99: 0.012, P999: 0.015, Max: 0.02,
+		},
+		Responses:     map[string]int64{"200": 75, "503": 5},
+		Errors:        map[string]int64{"timeout": 20},
+		InFlight:      3.5,
+		LoadHeldRatio: 0.875,
+	}
+}
+
+// completedRun is a two-step ramp whose first_failure rule never fired.
+func completedRun() *prober.Result {
+	return &prober.Result{
+		Name: "work", Mode: "concurrency", Result: prober.ResultCompleted,
+		Started:         time.Unix(1700000000, 0),
+		DurationSeconds: 12.5,
+		Steps:           []prober.Step{step(4, 500), step(0.5, 40)},
+		PeakThroughput:  500,
+		BreakingPoints: prober.BreakingPoints{
+			Knee:          &prober.Point{Level: 4, Throughput: 500},
+			LatencyBudget: &prober.Point{Level: 0.5, Throughput: 40},
+		},
+		Capacity: &prober.Point{Level: 4, Throughput: 500},
+		Valid:    true,
+	}
+}
+
+var resultFamilies = []string{
+	"loadprobe_step_throughput", "loadprobe_step_goodput", "loadprobe_step_latency_seconds",
+	"loadprobe_step_latency_mean_seconds", "loadprobe_step_error_ratio", "loadprobe_step_in_flight",
+	"loadprobe_step_load_held_ratio", "loadprobe_step_responses", "loadprobe_step_errors",
+	"loadprobe_breaking_point_level", "loadprobe_breaking_point_throughput",
+	"loadprobe_peak_throughput", "loadprobe_capacity_level", "loadprobe_capacity_throughput",
+	"loadprobe_run_valid", "loadprobe_run_duration_seconds",
+	"loadprobe_run_last_completed_timestamp_seconds", "loadprobe_expected_min_capacity",
+	"loadprobe_schedule_interval_seconds",
+}
+
+const stepsHeader = `
+# HELP loadprobe_step_error_ratio Failed attempts divided by all attempts in the step (not by responses).
+# TYPE loadprobe_step_error_ratio gauge
+# HELP loadprobe_step_errors Attempts in the step that got no response, by reason.
+# TYPE loadprobe_step_errors gauge
+# HELP loadprobe_step_goodput Successful responses per second in the step at this load level.
+# TYPE loadprobe_step_goodput gauge
+# HELP loadprobe_step_in_flight Little's law estimate of requests in flight in the step: throughput × mean latency.
+# TYPE loadprobe_step_in_flight gauge
+# HELP loadprobe_step_latency_mean_seconds Mean latency of the responses in the step, in seconds.
+# TYPE loadprobe_step_latency_mean_seconds gauge
+# HELP loadprobe_step_latency_seconds Latency quantile of the responses in the step, in seconds; quantile 1 is the maximum.
+# TYPE loadprobe_step_latency_seconds gauge
+# HELP loadprobe_step_load_held_ratio How much of the requested load the step held: in-flight / connections (closed loop), achieved / offered rate (open loop). Far below 1 means the level was not really tested.
+# TYPE loadprobe_step_load_held_ratio gauge
+# HELP loadprobe_step_responses Responses received in the step, by HTTP status code.
+# TYPE loadprobe_step_responses gauge
+# HELP loadprobe_step_throughput Responses per second (any status code) in the step at this load level, from the run under way or else the last run.
+# TYPE loadprobe_step_throughput gauge
+`
+
+// stepSeries is the exposition of step(level, goodput) for probe "work".
+func stepSeries(level string, goodput, throughput string) string {
+	r := strings.NewReplacer("LEVEL", level, "GOODPUT", goodput, "THROUGHPUT", throughput)
+	return r.Replace(`
+loadprobe_step_error_ratio{level="LEVEL",probe="work"} 0.25
+loadprobe_step_errors{level="LEVEL",probe="work",reason="timeout"} 20
+loadprobe_step_goodput{level="LEVEL",probe="work"} GOODPUT
+loadprobe_step_in_flight{level="LEVEL",probe="work"} 3.5
+loadprobe_step_latency_mean_seconds{level="LEVEL",probe="work"} 0.007
+loadprobe_step_latency_seconds{level="LEVEL",probe="work",quantile="0.5"} 0.006
+loadprobe_step_latency_seconds{level="LEVEL",probe="work",quantile="0.9"} 0.009
+loadprobe_step_latency_seconds{level="LEVEL",probe="work",quantile="0.95"} 0.01
+loadprobe_step_latency_seconds{level="LEVEL",probe="work",quantile="0.99"} 0.012
+loadprobe_step_latency_seconds{level="LEVEL",probe="work",quantile="0.999"} 0.015
+loadprobe_step_latency_seconds{level="LEVEL",probe="work",quantile="1"} 0.02
+loadprobe_step_load_held_ratio{level="LEVEL",probe="work"} 0.875
+loadprobe_step_responses{code="200",level="LEVEL",probe="work"} 75
+loadprobe_step_responses{code="503",level="LEVEL",probe="work"} 5
+loadprobe_step_throughput{level="LEVEL",probe="work"} THROUGHPUT
+`)
+}
+
+const runExposition = `
+# HELP loadprobe_breaking_point_level Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.
+# TYPE loadprobe_breaking_point_level gauge
+loadprobe_breaking_point_level{probe="work",rule="knee"} 4
+loadprobe_breaking_point_level{probe="work",rule="latency_budget"} 0.5
+# HELP loadprobe_breaking_point_throughput Goodput, in successful responses per second, at the level where the rule fired in the last run.
+# TYPE loadprobe_breaking_point_throughput gauge
+loadprobe_breaking_point_throughput{probe="work",rule="knee"} 500
+loadprobe_breaking_point_throughput{probe="work",rule="latency_budget"} 40
+# HELP loadprobe_capacity_level Highest load level of the last run that stayed within the latency and error budgets; absent when none did.
+# TYPE loadprobe_capacity_level gauge
+loadprobe_capacity_level{probe="work"} 4
+# HELP loadprobe_capacity_throughput Goodput at the capacity level of the last run, in successful responses per second; the figure capacity alerts follow.
+# TYPE loadprobe_capacity_throughput gauge
+loadprobe_capacity_throughput{probe="work"} 500
+# HELP loadprobe_expected_min_capacity The probe's expect.min_capacity, in successful responses per second; absent when not set.
+# TYPE loadprobe_expected_min_capacity gauge
+loadprobe_expected_min_capacity{probe="work"} 400
+# HELP loadprobe_peak_throughput Highest goodput of the last run, in successful responses per second.
+# TYPE loadprobe_peak_throughput gauge
+loadprobe_peak_throughput{probe="work"} 500
+# HELP loadprobe_run_duration_seconds Length of the last run, in seconds.
+# TYPE loadprobe_run_duration_seconds gauge
+loadprobe_run_duration_seconds{probe="work"} 12.5
+# HELP loadprobe_run_last_completed_timestamp_seconds Unix time at which the last completed run ended; absent before the first.
+# TYPE loadprobe_run_last_completed_timestamp_seconds gauge
+loadprobe_run_last_completed_timestamp_seconds{probe="work"} 1.7000000125e+09
+# HELP loadprobe_run_valid 1 when the last run held its load at every level up to the first failure and the control probe did not flag the generator, else 0.
+# TYPE loadprobe_run_valid gauge
+loadprobe_run_valid{probe="work"} 1
+`
+
+const intervalExposition = `
+# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts).
+# TYPE loadprobe_schedule_interval_seconds gauge
+loadprobe_schedule_interval_seconds{probe="work"} 3600
+`
+
+func newTest(t testing.TB) (*prometheus.Registry, *fakeSource, *Collector) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	src := &fakeSource{}
+	return reg, src, New(reg, src)
+}
+
+func TestCompletedRun(t *testing.T) {
+	reg, src, _ := newTest(t)
+	src.set(ProbeState{
+		Probe:         probeConfig("work", 400),
+		Last:          completedRun(),
+		LastCompleted: time.Unix(1700000012, 500000000),
+	})
+	want := stepsHeader + stepSeries("4", "500", "510") + stepSeries("0.5", "40", "50") + runExposition + intervalExposition
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), resultFamilies...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBeforeFirstRun(t *testing.T) {
+	reg, src, _ := newTest(t)
+	// No run yet, no min_capacity: only the schedule interval is known.
+	src.set(ProbeState{Probe: probeConfig("work", 0)})
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(intervalExposition), resultFamilies...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStepsFollowCurrentRun(t *testing.T) {
+	reg, src, _ := newTest(t)
+	last := completedRun()
+	stepFamilies := resultFamilies[:9]
+
+	// A new run under way with no step finished yet clears the old step series,
+	// while the per-run families still describe the last run.
+	src.set(ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &prober.Result{Name: "work", Result: prober.ResultRunning}})
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(""), stepFamilies...); err != nil {
+		t.Fatalf("steps of the old run still exported: %v", err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "loadprobe_capacity_throughput"); err != nil || n != 1 {
+		t.Fatalf("capacity_throughput: %d series, %v; want 1", n, err)
+	}
+
+	// Its first step shows up alone.
+	cur := &prober.Result{Name: "work", Result: prober.ResultRunning, Steps: []prober.Step{step(8, 700)}}
+	src.set(ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
+		t.Fatal(err)
+	}
+
+	// Once it ends, it is the last run.
+	cur.Result = prober.ResultCompleted
+	src.set(ProbeState{Probe: probeConfig("work", 400), Last: cur})
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
+		t.Fatal(err)
+	}
+	// Its breaking points and capacity never fired: absent, not 0.
+	for _, name := range []string{"loadprobe_breaking_point_level", "loadprobe_breaking_point_throughput", "loadprobe_capacity_level", "loadprobe_capacity_throughput"} {
+		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
+			t.Errorf("%s: %d series, %v; want none", name, n, err)
+		}
+	}
+}
+
+func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
+	reg, src, _ := newTest(t)
+	r := completedRun()
+	r.Steps = []prober.Step{step(1, 10), step(1, 20)} // two phases at the same rate
+	src.set(ProbeState{Probe: probeConfig("work", 0), Last: r})
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:9]...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFormatLevel(t *testing.T) {
+	for level, want := range map[float64]string{1: "1", 1024: "1024", 0.5: "0.5", 2.25: "2.25", 100000: "100000", 1e7: "10000000"} {
+		if got := FormatLevel(level); got != want {
+			t.Errorf("FormatLevel(%v) = %q, want %q", level, got, want)
+		}
+	}
+}
+
+const liveExposition = `
+# HELP loadprobe_concurrency Connections the closed-loop load asks for now (0 when idle).
+# TYPE loadprobe_concurrency gauge
+loadprobe_concurrency{probe="a"} 16
+# HELP loadprobe_dropped_requests_total Open loop: scheduled requests not sent because max_in_flight requests were already outstanding.
+# TYPE loadprobe_dropped_requests_total counter
+loadprobe_dropped_requests_total{probe="a"} 1
+# HELP loadprobe_in_flight_requests Requests sent and not yet answered, now.
+# TYPE loadprobe_in_flight_requests gauge
+loadprobe_in_flight_requests{probe="a"} 2
+# HELP loadprobe_offered_rate Requests per second the open-loop load asks for now (0 when idle).
+# TYPE loadprobe_offered_rate gauge
+loadprobe_offered_rate{probe="a"} 0
+# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other). Outcomes are mutually exclusive: their sum is the number of attempts.
+# TYPE loadprobe_requests_total counter
+loadprobe_requests_total{outcome="dns",probe="a"} 0
+loadprobe_requests_total{outcome="http_error",probe="a"} 1
+loadprobe_requests_total{outcome="other",probe="a"} 0
+loadprobe_requests_total{outcome="refused",probe="a"} 1
+loadprobe_requests_total{outcome="reset",probe="a"} 0
+loadprobe_requests_total{outcome="success",probe="a"} 2
+loadprobe_requests_total{outcome="timeout",probe="a"} 0
+loadprobe_requests_total{outcome="tls",probe="a"} 0
+# HELP loadprobe_responses_total HTTP responses received, by status code. Attempts that got no response are in loadprobe_requests_total only.
+# TYPE loadprobe_responses_total counter
+loadprobe_responses_total{code="200",probe="a"} 2
+loadprobe_responses_total{code="503",probe="a"} 1
+# HELP loadprobe_running 1 while a run of the probe is under way, else 0.
+# TYPE loadprobe_running gauge
+loadprobe_running{probe="a"} 1
+# HELP loadprobe_runs_total Runs finished, by result (completed, aborted, failed, canceled).
+# TYPE loadprobe_runs_total counter
+loadprobe_runs_total{probe="a",result="aborted"} 0
+loadprobe_runs_total{probe="a",result="canceled"} 0
+loadprobe_runs_total{probe="a",result="completed"} 0
+loadprobe_runs_total{probe="a",result="failed"} 0
+`
+
+var liveFamilies = []string{
+	"loadprobe_concurrency", "loadprobe_dropped_requests_total", "loadprobe_in_flight_requests",
+	"loadprobe_offered_rate", "loadprobe_requests_total", "loadprobe_responses_total",
+	"loadprobe_running", "loadprobe_runs_total",
+}
+
+func TestLive(t *testing.T) {
+	reg, _, c := newTest(t)
+	c.RunStarted("a")
+	l := c.Live("a")
+	if c.Live("a") != l {
+		t.Error("Live returned a new recorder for the same probe")
+	}
+	l.Concurrency(16)
+	l.InFlight(3)
+	l.InFlight(-1)
+	l.Attempt(prober.Success, 200, 0.003)
+	l.Attempt(prober.Success, 200, 0.2)
+	l.Attempt(prober.HTTPError, 503, 0.001)
+	l.Attempt(prober.Refused, 0, 0)
+	l.Dropped()
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(liveExposition), liveFamilies...); err != nil {
+		t.Fatal(err)
+	}
+
+	// Latency goes to the histogram of the outcome, classic and native alike.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "loadprobe_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.Metric {
+			h := m.GetHistogram()
+			var outcome string
+			for _, lp := range m.Label {
+				if lp.GetName() == "outcome" {
+					outcome = lp.GetValue()
+				}
+			}
+			got[outcome] = h.GetSampleCount()
+			if len(h.Bucket) != len(LatencyBuckets) {
+				t.Errorf("%s: %d classic buckets, want %d", outcome, len(h.Bucket), len(LatencyBuckets))
+			}
+			if h.GetSchema() != 3 || (h.GetSampleCount() > 0 && len(h.PositiveSpan) == 0) {
+				t.Errorf("%s: native schema %d, spans %v; want schema 3 with buckets", outcome, h.GetSchema(), h.PositiveSpan)
+			}
+		}
+	}
+	if got["success"] != 2 || got["http_error"] != 1 || len(got) != 2 {
+		t.Errorf("request_duration_seconds counts = %v, want success 2, http_error 1", got)
+	}
+	// No open-loop figure yet: no send delay series.
+	if n, _ := testutil.GatherAndCount(reg, "loadprobe_send_delay_seconds"); n != 0 {
+		t.Errorf("send_delay_seconds has %d series before the first delay", n)
+	}
+	l.SendDelay(0.002)
+	if n, _ := testutil.GatherAndCount(reg, "loadprobe_send_delay_seconds"); n != 1 {
+		t.Errorf("send_delay_seconds has %d series after one delay, want 1", n)
+	}
+
+	c.RunEnded("a", prober.ResultCompleted)
+	if v := testutil.ToFloat64(c.running.WithLabelValues("a")); v != 0 {
+		t.Errorf("running = %v after the run, want 0", v)
+	}
+	if v := testutil.ToFloat64(c.concurrency.WithLabelValues("a")); v != 0 {
+		t.Errorf("concurrency = %v after the run, want 0", v)
+	}
+	if v := testutil.ToFloat64(c.runs.WithLabelValues("a", "completed")); v != 1 {
+		t.Errorf("runs_total{result=completed} = %v, want 1", v)
+	}
+}
+
+func TestUnusualStatusCodes(t *testing.T) {
+	_, _, c := newTest(t)
+	l := c.Live("a")
+	l.Attempt(prober.HTTPError, 999, 0.001)
+	l.Attempt(prober.HTTPError, 1234, 0.001)
+	l.Attempt(prober.Success, 0, 0.001) // no code: no response counted
+	for code, want := range map[string]float64{"999": 1, "1234": 1} {
+		if v := testutil.ToFloat64(c.responses.WithLabelValues("a", code)); v != want {
+			t.Errorf("responses_total{code=%s} = %v, want %v", code, v, want)
+		}
+	}
+	if n := testutil.CollectAndCount(c.responses); n != 2 {
+		t.Errorf("responses_total has %d series, want 2", n)
+	}
+}
+
+func TestForget(t *testing.T) {
+	reg, src, c := newTest(t)
+	for _, p := range []string{"a", "b"} {
+		c.RunStarted(p)
+		c.Live(p).Attempt(prober.Success, 200, 0.01)
+		c.Live(p).SendDelay(0.001)
+	}
+	src.set(ProbeState{Probe: probeConfig("b", 0)})
+	c.Forget("a")
+
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			for _, lp := range m.Label {
+				if lp.GetName() == "probe" && lp.GetValue() != "b" {
+					t.Errorf("%s still has a series of probe %q", mf.GetName(), lp.GetValue())
+				}
+			}
+		}
+	}
+	if n, _ := testutil.GatherAndCount(reg, "loadprobe_requests_total"); n != int(prober.NumOutcomes) {
+		t.Errorf("requests_total has %d series, want %d for probe b", n, prober.NumOutcomes)
+	}
+
+	// A probe that comes back starts from 0.
+	c.Live("a").Attempt(prober.Success, 200, 0.01)
+	if v := testutil.ToFloat64(c.requests.WithLabelValues("a", "success")); v != 1 {
+		t.Errorf("requests_total{probe=a,outcome=success} = %v after coming back, want 1", v)
+	}
+}
+
+func TestLint(t *testing.T) {
+	reg, src, c := newTest(t)
+	src.set(ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
+	c.RunStarted("work")
+	l := c.Live("work")
+	l.Attempt(prober.Success, 200, 0.01)
+	l.SendDelay(0.001)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		// The contract names the step latency label "quantile" (values 0.5 …
+		// 1) on a gauge: a summary would expose quantile="1.0" in OpenMetrics
+		// and protobuf, so the label value would change with the scrape format.
+		if p.Metric == "loadprobe_step_latency_seconds" && strings.Contains(p.Text, `"quantile" label`) {
+			continue
+		}
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestFailedRun checks that a run that failed before its first step exports
+// its per-run figures and no step series.
+func TestFailedRun(t *testing.T) {
+	reg, src, _ := newTest(t)
+	src.set(ProbeState{Probe: probeConfig("work", 0), Last: &prober.Result{Name: "work", Result: prober.ResultFailed, Error: "dial tcp: refused"}})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			if g := m.GetGauge(); g != nil && math.IsNaN(g.GetValue()) {
+				t.Errorf("%s is NaN", mf.GetName())
+			}
+		}
+	}
+	if n, _ := testutil.GatherAndCount(reg, "loadprobe_step_throughput"); n != 0 {
+		t.Errorf("a run without steps exports %d step series", n)
+	}
+	if v, _ := testutil.GatherAndCount(reg, "loadprobe_run_valid"); v != 1 {
+		t.Errorf("run_valid has %d series, want 1", v)
+	}
+}
+
+func BenchmarkLiveAttempt(b *testing.B) {
+	_, _, c := newTest(b)
+	l := c.Live("work")
+	l.Attempt(prober.Success, 200, 0.001) // the code counter exists from here on
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			l.Attempt(prober.Success, 200, 0.0001*float64(i%10000))
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				l.Attempt(prober.Success, 200, 0.0001*float64(i%10000))
+				i++
+			}
+		})
+	})
+	b.Run("classic-only-baseline", func(b *testing.B) {
+		// What the same histogram costs without native buckets, for comparison.
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "x", Buckets: LatencyBuckets})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			h.Observe(0.0001 * float64(i%10000))
+		}
+	})
+}

@@ -1,0 +1,188 @@
+package collector
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+// Breaking-point rules, as in loadprobe_breaking_point_*{rule}.
+const (
+	RuleKnee          = "knee"
+	RuleLatencyBudget = "latency_budget"
+	RuleFirstFailure  = "first_failure"
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
+}
+
+var (
+	probeL      = []string{"probe"}
+	probeLevelL = []string{"probe", "level"}
+
+	stepThroughput = desc("step_throughput",
+		"Responses per second (any status code) in the step at this load level, from the run under way or else the last run.", probeLevelL...)
+	stepGoodput = desc("step_goodput",
+		"Successful responses per second in the step at this load level.", probeLevelL...)
+	stepLatency = desc("step_latency_seconds",
+		"Latency quantile of the responses in the step, in seconds; quantile 1 is the maximum.", "probe", "level", "quantile")
+	stepLatencyMean = desc("step_latency_mean_seconds",
+		"Mean latency of the responses in the step, in seconds.", probeLevelL...)
+	stepErrorRatio = desc("step_error_ratio",
+		"Failed attempts divided by all attempts in the step (not by responses).", probeLevelL...)
+	stepInFlight = desc("step_in_flight",
+		"Little's law estimate of requests in flight in the step: throughput × mean latency.", probeLevelL...)
+	stepLoadHeld = desc("step_load_held_ratio",
+		"How much of the requested load the step held: in-flight / connections (closed loop), achieved / offered rate (open loop). Far below 1 means the level was not really tested.", probeLevelL...)
+	stepResponses = desc("step_responses",
+		"Responses received in the step, by HTTP status code.", "probe", "level", "code")
+	stepErrors = desc("step_errors",
+		"Attempts in the step that got no response, by reason.", "probe", "level", "reason")
+
+	breakingLevel = desc("breaking_point_level",
+		"Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.", "probe", "rule")
+	breakingThroughput = desc("breaking_point_throughput",
+		"Goodput, in successful responses per second, at the level where the rule fired in the last run.", "probe", "rule")
+	peakThroughput = desc("peak_throughput",
+		"Highest goodput of the last run, in successful responses per second.", probeL...)
+	capacityLevel = desc("capacity_level",
+		"Highest load level of the last run that stayed within the latency and error budgets; absent when none did.", probeL...)
+	capacityThroughput = desc("capacity_throughput",
+		"Goodput at the capacity level of the last run, in successful responses per second; the figure capacity alerts follow.", probeL...)
+	runValid = desc("run_valid",
+		"1 when the last run held its load at every level up to the first failure and the control probe did not flag the generator, else 0.", probeL...)
+	runDuration = desc("run_duration_seconds",
+		"Length of the last run, in seconds.", probeL...)
+	lastCompleted = desc("run_last_completed_timestamp_seconds",
+		"Unix time at which the last completed run ended; absent before the first.", probeL...)
+	expectedMin = desc("expected_min_capacity",
+		"The probe's expect.min_capacity, in successful responses per second; absent when not set.", probeL...)
+	scheduleInterval = desc("schedule_interval_seconds",
+		"The probe's configured schedule interval, in seconds (for staleness alerts).", probeL...)
+
+	allResultDescs = []*prometheus.Desc{
+		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
+		stepInFlight, stepLoadHeld, stepResponses, stepErrors,
+		breakingLevel, breakingThroughput, peakThroughput, capacityLevel,
+		capacityThroughput, runValid, runDuration, lastCompleted, expectedMin,
+		scheduleInterval,
+	}
+)
+
+// resultCollector builds the per-step and per-run families at scrape time.
+type resultCollector struct{ src Source }
+
+func newResultCollector(src Source) *resultCollector { return &resultCollector{src: src} }
+
+func (rc *resultCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allResultDescs {
+		ch <- d
+	}
+}
+
+func (rc *resultCollector) Collect(ch chan<- prometheus.Metric) {
+	if rc.src == nil {
+		return
+	}
+	for _, ps := range rc.src.Snapshot() {
+		collectProbe(ch, ps)
+	}
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+// FormatLevel is the level label value of a step.
+func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
+
+func collectProbe(ch chan<- prometheus.Metric, ps ProbeState) {
+	name := ps.Probe.Name
+
+	gauge(ch, scheduleInterval, time.Duration(ps.Probe.Schedule.Interval).Seconds(), name)
+	if ps.Probe.Expect.MinCapacity != 0 {
+		gauge(ch, expectedMin, ps.Probe.Expect.MinCapacity, name)
+	}
+	if !ps.LastCompleted.IsZero() {
+		gauge(ch, lastCompleted, float64(ps.LastCompleted.UnixNano())/1e9, name)
+	}
+
+	steps := ps.Current
+	if steps == nil {
+		steps = ps.Last
+	}
+	if steps != nil {
+		collectSteps(ch, name, steps.Steps)
+	}
+
+	r := ps.Last
+	if r == nil {
+		return
+	}
+	for _, bp := range []struct {
+		rule string
+		p    *prober.Point
+	}{
+		{RuleKnee, r.BreakingPoints.Knee},
+		{RuleLatencyBudget, r.BreakingPoints.LatencyBudget},
+		{RuleFirstFailure, r.BreakingPoints.FirstFailure},
+	} {
+		if bp.p == nil {
+			continue
+		}
+		gauge(ch, breakingLevel, bp.p.Level, name, bp.rule)
+		gauge(ch, breakingThroughput, bp.p.Throughput, name, bp.rule)
+	}
+	gauge(ch, peakThroughput, r.PeakThroughput, name)
+	if r.Capacity != nil {
+		gauge(ch, capacityLevel, r.Capacity.Level, name)
+		gauge(ch, capacityThroughput, r.Capacity.Throughput, name)
+	}
+	valid := 0.0
+	if r.Valid {
+		valid = 1
+	}
+	gauge(ch, runValid, valid, name)
+	gauge(ch, runDuration, r.DurationSeconds, name)
+}
+
+// collectSteps exports one series set per level. Should two steps share a
+// level (two phases at the same rate), the later one wins: a scrape must never
+// carry the same series twice.
+func collectSteps(ch chan<- prometheus.Metric, name string, steps []prober.Step) {
+	seen := make(map[string]struct{}, len(steps))
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := &steps[i]
+		level := FormatLevel(s.Level)
+		if _, dup := seen[level]; dup {
+			continue
+		}
+		seen[level] = struct{}{}
+
+		gauge(ch, stepThroughput, s.Throughput, name, level)
+		gauge(ch, stepGoodput, s.Goodput, name, level)
+		for _, q := range []struct {
+			label string
+			v     float64
+		}{
+			{"0.5", s.Latency.P50}, {"0.9", s.Latency.P90}, {"0.95", s.Latency.P95},
+			{"0.99", s.Latency.P99}, {"0.999", s.Latency.P999}, {"1", s.Latency.Max},
+		} {
+			gauge(ch, stepLatency, q.v, name, level, q.label)
+		}
+		gauge(ch, stepLatencyMean, s.Latency.Mean, name, level)
+		gauge(ch, stepErrorRatio, s.ErrorRatio, name, level)
+		gauge(ch, stepInFlight, s.InFlight, name, level)
+		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
+		for code, n := range s.Responses {
+			gauge(ch, stepResponses, float64(n), name, level, code)
+		}
+		for reason, n := range s.Errors {
+			gauge(ch, stepErrors, float64(n), name, level, reason)
+		}
+	}
+}
