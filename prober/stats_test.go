@@ -1,0 +1,311 @@
+package prober
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func approx(a, b, tol float64) bool {
+	if a == b {
+		return true
+	}
+	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
+}
+
+func TestStatsHandBuiltSequence(t *testing.T) {
+	r := newStepRecorder()
+	ms := time.Millisecond
+	// Second 0: three successes, one 503.
+	r.record(Success, 200, 10*ms, 100*ms)
+	r.record(Success, 200, 20*ms, 200*ms)
+	r.record(Success, 201, 30*ms, 900*ms)
+	r.record(HTTPError, 503, 40*ms, 950*ms)
+	// Second 1: one success, one timeout, one refused.
+	r.record(Success, 200, 100*ms, 1500*ms)
+	r.record(Timeout, 0, time.Second, 1600*ms)
+	r.record(Refused, 0, 0, 1700*ms)
+	// Second 2 is empty; the partial second 3 (the window is 3.5s) holds one reset.
+	r.record(Reset, 0, 0, 3200*ms)
+
+	st := r.summarize(4, "", 3500*ms, true)
+
+	if st.Level != 4 || st.DurationSeconds != 3.5 {
+		t.Errorf("level, duration = %v, %v", st.Level, st.DurationSeconds)
+	}
+	if st.Attempts != 8 {
+		t.Errorf("attempts = %d, want 8", st.Attempts)
+	}
+	if want := 5.0 / 3.5; !approx(st.Throughput, want, 1e-12) {
+		t.Errorf("throughput = %v, want %v", st.Throughput, want)
+	}
+	if want := 4.0 / 3.5; !approx(st.Goodput, want, 1e-12) {
+		t.Errorf("goodput = %v, want %v", st.Goodput, want)
+	}
+	if want := 4.0 / 8; st.ErrorRatio != want {
+		t.Errorf("error ratio = %v, want %v", st.ErrorRatio, want)
+	}
+	// Latency is over the five responses only: 10, 20, 30, 40, 100 ms.
+	if want := 0.040; !approx(st.Latency.Mean, want, 1e-12) {
+		t.Errorf("mean = %v, want %v", st.Latency.Mean, want)
+	}
+	if st.Latency.Max != 0.1 {
+		t.Errorf("max = %v, want 0.1", st.Latency.Max)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"p50", st.Latency.P50, 0.030},
+		{"p90", st.Latency.P90, 0.100},
+		{"p99", st.Latency.P99, 0.100},
+		{"p999", st.Latency.P999, 0.100},
+	} {
+		if !approx(c.got, c.want, 0.01) {
+			t.Errorf("%s = %v, want %v within 1%%", c.name, c.got, c.want)
+		}
+	}
+	if want := map[string]int64{"200": 3, "201": 1, "503": 1}; !mapsEqual(st.Responses, want) {
+		t.Errorf("responses = %v, want %v", st.Responses, want)
+	}
+	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0}; !mapsEqual(st.Errors, want) {
+		t.Errorf("errors = %v, want %v", st.Errors, want)
+	}
+	if want := st.Throughput * 0.040; !approx(st.InFlight, want, 1e-12) {
+		t.Errorf("in flight = %v, want %v", st.InFlight, want)
+	}
+	if want := st.InFlight / 4; !approx(st.LoadHeldRatio, want, 1e-12) {
+		t.Errorf("load held = %v, want %v", st.LoadHeldRatio, want)
+	}
+	wantSeconds := []Second{{0, 3, 1}, {1, 1, 2}, {2, 0, 0}}
+	if !slices.Equal(st.PerSecond, wantSeconds) {
+		t.Errorf("per second = %v, want %v (the partial last second dropped)", st.PerSecond, wantSeconds)
+	}
+
+	open := r.summarize(2, "", 3500*ms, false)
+	if want := open.Throughput / 2; !approx(open.LoadHeldRatio, want, 1e-12) {
+		t.Errorf("open-loop load held = %v, want achieved/offered %v", open.LoadHeldRatio, want)
+	}
+}
+
+func mapsEqual(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
+	r := newStepRecorder()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var n int64
+	for i := 0; i < 10000; i++ {
+		o := Outcome(rng.IntN(int(NumOutcomes)))
+		code := 0
+		switch o {
+		case Success:
+			code = 200
+		case HTTPError:
+			code = 500 + rng.IntN(5)
+		}
+		r.record(o, code, time.Duration(rng.IntN(1e8)), time.Duration(rng.Int64N(int64(5*time.Second))))
+		n++
+	}
+	st := r.summarize(8, "", 5*time.Second, true)
+	var sum int64
+	for _, v := range st.Responses {
+		sum += v
+	}
+	for _, v := range st.Errors {
+		sum += v
+	}
+	if sum != n || st.Attempts != n {
+		t.Errorf("responses + errors = %d, attempts = %d, want %d", sum, st.Attempts, n)
+	}
+	var ps int64
+	for _, s := range st.PerSecond {
+		ps += s.Success + s.Failure
+	}
+	if ps != n {
+		t.Errorf("per-second counts add up to %d, want %d", ps, n)
+	}
+	successes := int64(math.Round(st.Goodput * 5))
+	if want := float64(n-successes) / float64(n); !approx(st.ErrorRatio, want, 1e-12) {
+		t.Errorf("error ratio = %v, want %v", st.ErrorRatio, want)
+	}
+}
+
+// DESIGN point 5: failures are divided by attempts, not by responses.
+func TestStatsOnlyRefused(t *testing.T) {
+	r := newStepRecorder()
+	for i := 0; i < 1000; i++ {
+		r.record(Refused, 0, 0, time.Duration(i)*5*time.Millisecond)
+	}
+	st := r.summarize(16, "", 5*time.Second, true)
+	if st.ErrorRatio != 1 {
+		t.Errorf("error ratio = %v, want 1", st.ErrorRatio)
+	}
+	if st.Throughput != 0 || st.Goodput != 0 || st.InFlight != 0 || st.LoadHeldRatio != 0 {
+		t.Errorf("throughput, goodput, in flight, load held = %v, %v, %v, %v; want 0",
+			st.Throughput, st.Goodput, st.InFlight, st.LoadHeldRatio)
+	}
+	if st.Latency != (Latency{}) {
+		t.Errorf("latency = %+v, want zero: no response carries a latency", st.Latency)
+	}
+	if st.Errors["refused"] != 1000 || len(st.Responses) != 0 {
+		t.Errorf("errors = %v, responses = %v", st.Errors, st.Responses)
+	}
+	for _, s := range st.PerSecond {
+		if s.Success != 0 || s.Failure != 200 {
+			t.Errorf("second %d = %+v, want 0 successes and 200 failures", s.Second, s)
+		}
+	}
+}
+
+func TestStatsQuantilesWithinOnePercent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	r := newStepRecorder()
+	const n = 100000
+	ref := make([]int64, n)
+	for i := range ref {
+		// Log-uniform from 5µs to 20s: every octave the histogram covers.
+		v := int64(math.Exp(math.Log(5e3) + rng.Float64()*(math.Log(20e9)-math.Log(5e3))))
+		ref[i] = v
+		r.record(Success, 200, time.Duration(v), time.Duration(i)*time.Microsecond)
+	}
+	slices.Sort(ref)
+	st := r.summarize(1, "", time.Second, true)
+	for _, c := range []struct {
+		q   float64
+		got float64
+	}{
+		{0.5, st.Latency.P50}, {0.9, st.Latency.P90}, {0.95, st.Latency.P95},
+		{0.99, st.Latency.P99}, {0.999, st.Latency.P999},
+	} {
+		// Nearest rank.
+		want := float64(ref[int(math.Ceil(c.q*n))-1]) / 1e9
+		if !approx(c.got, want, 0.01) {
+			t.Errorf("q%v = %v, want %v within 1%%", c.q, c.got, want)
+		}
+	}
+	if want := float64(ref[n-1]) / 1e9; st.Latency.Max != want {
+		t.Errorf("max = %v, want exactly %v", st.Latency.Max, want)
+	}
+	var sum float64
+	for _, v := range ref {
+		sum += float64(v)
+	}
+	if want := sum / n / 1e9; !approx(st.Latency.Mean, want, 1e-9) {
+		t.Errorf("mean = %v, want exactly %v", st.Latency.Mean, want)
+	}
+}
+
+func TestStatsLatencyBeyondRange(t *testing.T) {
+	r := newStepRecorder()
+	r.record(Success, 200, 90*time.Second, 0)
+	r.record(Success, 200, -time.Second, 0) // a clock step: counted as 0
+	st := r.summarize(1, "", time.Second, true)
+	if st.Latency.Max != 90 || st.Latency.Mean != 45 {
+		t.Errorf("max, mean = %v, %v; want 90, 45 (exact beyond the histogram)", st.Latency.Max, st.Latency.Mean)
+	}
+	if st.Latency.P999 > st.Latency.Max || st.Latency.P999 < 59 {
+		t.Errorf("p99.9 = %v, want the histogram's top, at most the max", st.Latency.P999)
+	}
+}
+
+func TestStatsMergeEqualsOneRecorder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	all := newStepRecorder()
+	parts := []*stepRecorder{newStepRecorder(), newStepRecorder(), newStepRecorder()}
+	for i := 0; i < 30000; i++ {
+		o := Outcome(rng.IntN(int(NumOutcomes)))
+		code := 0
+		if o == Success {
+			code = 200
+		} else if o == HTTPError {
+			code = 429
+		}
+		lat := time.Duration(rng.Int64N(int64(2 * time.Second)))
+		// Parts see different spans, so merging must grow the timeline.
+		p := rng.IntN(len(parts))
+		at := time.Duration(rng.Int64N(int64(p+2) * int64(time.Second)))
+		all.record(o, code, lat, at)
+		parts[p].record(o, code, lat, at)
+	}
+	merged := newStepRecorder()
+	for _, p := range parts {
+		merged.merge(p)
+	}
+	want := all.summarize(32, "x", 4*time.Second, true)
+	got := merged.summarize(32, "x", 4*time.Second, true)
+	wj, _ := json.Marshal(want)
+	gj, _ := json.Marshal(got)
+	if string(wj) != string(gj) {
+		t.Errorf("merged:\n%s\nwant:\n%s", gj, wj)
+	}
+}
+
+func TestStatsResetReuses(t *testing.T) {
+	r := newStepRecorder()
+	for i := 0; i < 100; i++ {
+		r.record(HTTPError, 503, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+	}
+	r.reset()
+	st := r.summarize(1, "", 2*time.Second, true)
+	if st.Attempts != 0 || len(st.Responses) != 0 || st.Latency != (Latency{}) ||
+		!slices.Equal(st.PerSecond, []Second{{0, 0, 0}, {1, 0, 0}}) {
+		t.Errorf("after reset: %+v", st)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		r.reset()
+		for i := 0; i < 100; i++ {
+			r.record(Success, 200, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("reset and record allocate %v times, want 0", allocs)
+	}
+}
+
+func TestStatsEmptyStepJSONHasNoNulls(t *testing.T) {
+	st := newStepRecorder().summarize(1, "", 0, true)
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "null") {
+		t.Errorf("empty step JSON has a null: %s", b)
+	}
+	if st.Throughput != 0 || st.ErrorRatio != 0 {
+		t.Errorf("empty step: %+v", st)
+	}
+}
+
+func BenchmarkStepRecorderRecord(b *testing.B) {
+	r := newStepRecorder()
+	rng := rand.New(rand.NewPCG(5, 6))
+	lat := make([]time.Duration, 1024)
+	for i := range lat {
+		lat[i] = time.Duration(50e3 + rng.Int64N(50e6))
+	}
+	// Warm the timeline to a whole step, as a reused recorder is.
+	r.record(Success, 200, 0, 5*time.Second)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o, code := Success, 200
+		if i&15 == 0 {
+			o, code = HTTPError, 503
+		}
+		r.record(o, code, lat[i&1023], time.Duration(i&4095)*time.Millisecond)
+	}
+}
