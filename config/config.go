@@ -2,6 +2,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -40,6 +41,14 @@ type Request struct {
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
 
 	commoncfg.HTTPClientConfig `yaml:",inline"`
+
+	// Payload is the request body: Body, or the contents of BodyFile read
+	// when the config was loaded, so the engine never reads a file.
+	Payload []byte `yaml:"-"`
+
+	// codes is ValidStatusCodes as a bitset, built when the config is
+	// loaded; nil in a Request built in code, where ValidCode falls back.
+	codes *codeSet
 }
 
 // Load says how much load a probe sends: exactly one of Concurrency, Rate and Phases.
@@ -132,4 +141,122 @@ var (
 	}
 	DefaultAbort    = Abort{ErrorRatio: 0.5}
 	DefaultSchedule = Schedule{Interval: model.Duration(time.Hour)}
+	// DefaultProbe holds the defaults of every section, so a probe that
+	// leaves a whole section out still gets them.
+	DefaultProbe = Probe{
+		Request:  DefaultRequest,
+		Load:     DefaultLoad,
+		Rules:    DefaultRules,
+		Abort:    DefaultAbort,
+		Schedule: DefaultSchedule,
+	}
 )
+
+// UnmarshalYAML applies the defaults before decoding, so absent keys keep them.
+// The func(any) error form is used on purpose: yaml.v3 hands it the strict
+// decoder, while (*yaml.Node).Decode would forget KnownFields.
+func (s *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	*s = DefaultConfig
+	type plain Config
+	return unmarshal((*plain)(s))
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
+func (s *Probe) UnmarshalYAML(unmarshal func(any) error) error {
+	*s = DefaultProbe
+	type plain Probe
+	return unmarshal((*plain)(s))
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
+//
+// The inlined client settings take their defaults from DefaultRequest: their
+// own UnmarshalYAML is not called. It would be, through the embedded field,
+// if plain kept it as a promoted method; the UnmarshalYAML field of the
+// wrapper below shadows it, so yaml.v3 decodes the fields one by one.
+func (s *Request) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain Request
+	var w struct {
+		plain         `yaml:",inline"`
+		UnmarshalYAML struct{} `yaml:"-"`
+	}
+	w.plain = plain(DefaultRequest)
+	if err := unmarshal(&w); err != nil {
+		return err
+	}
+	*s = Request(w.plain)
+	return nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
+func (s *Load) UnmarshalYAML(unmarshal func(any) error) error {
+	*s = DefaultLoad
+	type plain Load
+	return unmarshal((*plain)(s))
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
+func (s *Rules) UnmarshalYAML(unmarshal func(any) error) error {
+	*s = DefaultRules
+	type plain Rules
+	return unmarshal((*plain)(s))
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
+func (s *Abort) UnmarshalYAML(unmarshal func(any) error) error {
+	*s = DefaultAbort
+	type plain Abort
+	return unmarshal((*plain)(s))
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
+func (s *Schedule) UnmarshalYAML(unmarshal func(any) error) error {
+	*s = DefaultSchedule
+	type plain Schedule
+	return unmarshal((*plain)(s))
+}
+
+// Probe returns the probe called name.
+func (c *Config) Probe(name string) (Probe, bool) {
+	for _, p := range c.Probes {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Probe{}, false
+}
+
+// codeSet holds one bit per HTTP status code 0-639.
+type codeSet [10]uint64
+
+func newCodeSet(codes []int) *codeSet {
+	var s codeSet
+	if len(codes) == 0 {
+		for c := 200; c <= 299; c++ {
+			s[c>>6] |= 1 << (c & 63)
+		}
+	}
+	for _, c := range codes {
+		if c >= 0 && c < 640 {
+			s[c>>6] |= 1 << (c & 63)
+		}
+	}
+	return &s
+}
+
+// ValidCode reports whether a response with this status code is a success:
+// one of valid_status_codes, or any 2xx when that list is empty.
+// It is called per response: after Load it is a bit test.
+func (r Request) ValidCode(code int) bool {
+	if r.codes != nil {
+		return uint(code) < 640 && r.codes[code>>6]&(1<<(uint(code)&63)) != 0
+	}
+	return r.validCodeSlow(code)
+}
+
+func (r *Request) validCodeSlow(code int) bool {
+	if len(r.ValidStatusCodes) == 0 {
+		return code >= 200 && code <= 299
+	}
+	return slices.Contains(r.ValidStatusCodes, code)
+}

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// SafeConfig holds the running config and swaps it on reload.
+type SafeConfig struct {
+	sync.RWMutex
+	C *Config
+
+	configReloadSuccess prometheus.Gauge
+	configReloadSeconds prometheus.Gauge
+}
+
+// NewSafeConfig returns an empty SafeConfig whose reload gauges are
+// registered on reg (when reg is not nil).
+func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
+	sc := &SafeConfig{
+		C: &Config{},
+		configReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadprobe_config_last_reload_successful",
+			Help: "Whether the last configuration reload attempt was successful.",
+		}),
+		configReloadSeconds: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadprobe_config_last_reload_success_timestamp_seconds",
+			Help: "Timestamp of the last successful configuration reload.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(sc.configReloadSuccess, sc.configReloadSeconds)
+	}
+	return sc
+}
+
+// ReloadConfig loads filename and, when it is valid, makes it the running
+// config. When it is not, the running config stays, the success gauge goes
+// to 0 and the error (every problem, file:line: path: message) is returned.
+func (sc *SafeConfig) ReloadConfig(filename string, logger *slog.Logger) error {
+	c, err := LoadFile(filename)
+	if err != nil {
+		sc.configReloadSuccess.Set(0)
+		if logger != nil {
+			logger.Error("Error loading config", "file", filename, "err", err)
+		}
+		return err
+	}
+	sc.Lock()
+	sc.C = c
+	sc.Unlock()
+	sc.configReloadSuccess.Set(1)
+	sc.configReloadSeconds.SetToCurrentTime()
+	if logger != nil {
+		logger.Info("Loaded config file", "file", filename, "probes", len(c.Probes))
+	}
+	return nil
+}
+
+// Get returns the running config. Treat it as read-only: a reload replaces
+// it whole, it never changes in place.
+func (sc *SafeConfig) Get() *Config {
+	sc.RLock()
+	defer sc.RUnlock()
+	return sc.C
+}

@@ -1,0 +1,178 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/promslog"
+)
+
+func TestReloadConfig(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "loadprobe.yml")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := func(name string) string {
+		return "allowed_targets: [127.0.0.1]\nprobes:\n  - name: " + name +
+			"\n    request: {url: 'http://127.0.0.1:8080/'}\n    load: {concurrency: [1, 2]}\n"
+	}
+
+	reg := prometheus.NewPedanticRegistry()
+	sc := NewSafeConfig(reg)
+	logger := promslog.NewNopLogger()
+	success := func() float64 { return testutil.ToFloat64(sc.configReloadSuccess) }
+	stamp := func() float64 { return testutil.ToFloat64(sc.configReloadSeconds) }
+
+	write(good("first"))
+	if err := sc.ReloadConfig(file, logger); err != nil {
+		t.Fatal(err)
+	}
+	if success() != 1 || stamp() <= 0 {
+		t.Errorf("after a good load: success %g, timestamp %g", success(), stamp())
+	}
+	first := sc.Get()
+	if _, ok := first.Probe("first"); !ok {
+		t.Fatalf("first config not loaded: %v", first)
+	}
+	firstStamp := stamp()
+
+	write(good("second") + "    rules: {knee_fraction: 2}\n")
+	err := sc.ReloadConfig(file, logger)
+	want := file + ":6: probes[0].rules.knee_fraction: must be in (0, 1] (got 2)"
+	if err == nil || err.Error() != want {
+		t.Errorf("bad reload: got %v, want %s", err, want)
+	}
+	if success() != 0 || stamp() != firstStamp {
+		t.Errorf("after a bad load: success %g, timestamp %g (was %g)", success(), stamp(), firstStamp)
+	}
+	if sc.Get() != first {
+		t.Errorf("a bad reload replaced the running config")
+	}
+
+	write(good("third"))
+	if err := sc.ReloadConfig(file, logger); err != nil {
+		t.Fatal(err)
+	}
+	if success() != 1 || stamp() < firstStamp {
+		t.Errorf("after a good reload: success %g, timestamp %g", success(), stamp())
+	}
+	if _, ok := sc.Get().Probe("third"); !ok {
+		t.Errorf("third config not loaded")
+	}
+
+	// Both gauges are exposed under their contract names.
+	expected := `
+# HELP loadprobe_config_last_reload_successful Whether the last configuration reload attempt was successful.
+# TYPE loadprobe_config_last_reload_successful gauge
+loadprobe_config_last_reload_successful 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(expected), "loadprobe_config_last_reload_successful"); err != nil {
+		t.Error(err)
+	}
+	if n, err := testutil.GatherAndCount(reg, "loadprobe_config_last_reload_success_timestamp_seconds"); err != nil || n != 1 {
+		t.Errorf("timestamp gauge: %d series, %v", n, err)
+	}
+
+	// A missing file is a failed reload too.
+	if err := sc.ReloadConfig(filepath.Join(dir, "missing.yml"), nil); err == nil || success() != 0 {
+		t.Errorf("missing file: err %v, success %g", err, success())
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	in := `allowed_targets: [127.0.0.1]
+probes:
+  - name: basic
+    request:
+      url: http://127.0.0.1:8080/work?api_key=k3y&page=2&Session_ID=s3ss
+      headers:
+        Accept: application/json
+        Authorization: Bearer h34der
+        Cookie: c00kie
+        X-Api-Key: x4pi
+        X-Auth-Token: t0ken
+        Proxy-Authorization: Basic pr0xy
+      basic_auth: {username: prober, password: p4ssword}
+    load: {concurrency: [1]}
+  - name: authz
+    request:
+      url: http://127.0.0.1:8080/work
+      authorization: {type: Bearer, credentials: cr3dentials}
+    load: {concurrency: [1]}
+  - name: bearer
+    request:
+      url: http://127.0.0.1:8080/work
+      bearer_token: b3arer
+    load: {concurrency: [1]}
+  - name: oauth
+    request:
+      url: http://127.0.0.1:8080/work
+      oauth2:
+        client_id: prober
+        client_secret: cl13nt
+        token_url: http://127.0.0.1:8080/token
+    load: {concurrency: [1]}
+`
+	c, err := Parse("x.yml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, secret := range []string{"k3y", "s3ss", "h34der", "c00kie", "x4pi", "t0ken", "pr0xy", "p4ssword", "cr3dentials", "b3arer", "cl13nt"} {
+		if strings.Contains(s, secret) {
+			t.Errorf("redacted config shows %q:\n%s", secret, s)
+		}
+	}
+	for _, want := range []string{
+		"url: http://127.0.0.1:8080/work?api_key=<secret>&page=2&Session_ID=<secret>",
+		"Accept: application/json",
+		"Authorization: <secret>",
+		"Cookie: <secret>",
+		"X-Api-Key: <secret>",
+		"X-Auth-Token: <secret>",
+		"Proxy-Authorization: <secret>",
+		"password: <secret>",
+		"credentials: <secret>",
+		"client_secret: <secret>",
+		"username: prober",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("redacted config lacks %q:\n%s", want, s)
+		}
+	}
+	if c.String() != s {
+		t.Errorf("String() differs from Redacted()")
+	}
+	// The config itself keeps its secrets.
+	if c.Probes[0].Request.Headers["Cookie"] != "c00kie" || !strings.Contains(c.Probes[0].Request.URL, "k3y") {
+		t.Errorf("Redacted changed the config: %+v", c.Probes[0].Request)
+	}
+	// What /config shows is a config loadprobe accepts.
+	if _, err := Parse("x.yml", out); err != nil {
+		t.Errorf("the redacted config does not parse: %v", err)
+	}
+}
+
+func TestSensitiveName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "proxy-authorization": true, "Cookie": true, "X-API-KEY": true,
+		"X-Auth-Token": true, "X-Secret": true, "Accept": false, "Content-Type": false,
+		"User-Agent": false, "Keep-Alive": false, "X-Request-Id": false,
+	} {
+		if got := SensitiveName(name); got != want {
+			t.Errorf("SensitiveName(%q) = %t, want %t", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,429 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// MaxBodyFileSize bounds body_file: the payload is held in memory.
+const MaxBodyFileSize = 64 << 20
+
+// validator collects every problem of a config with the path it concerns.
+type validator struct {
+	issues []issue
+}
+
+// config validates c, and completes it: it resolves relative paths against
+// dir, reads body_file into Payload and builds the status-code sets.
+func (v *validator) config(c *Config, dir string) {
+	at := keyPath{"allowed_targets"}
+	if len(c.AllowedTargets) == 0 {
+		v.errorf(at, "at least one host glob is required: load goes only to hosts listed here")
+	}
+	for i, g := range c.AllowedTargets {
+		el := at.to(i)
+		switch {
+		case g == "":
+			v.errorAt(at, el, "empty host glob")
+		case strings.Contains(g, "/"):
+			v.errorAt(at, el, "%q is not a host glob: give the host alone, without scheme or path", g)
+		case strings.Count(g, ":") == 1:
+			v.errorAt(at, el, "%q has a port: globs match the host alone", g)
+		default:
+			if _, err := path.Match(g, ""); err != nil {
+				v.errorAt(at, el, "malformed glob %q: %v", g, err)
+			}
+		}
+	}
+	// (An empty list is reported once, not again for every probe's host.)
+	if c.MaxConcurrency <= 0 {
+		v.errorf(keyPath{"max_concurrency"}, "must be positive (got %d)", c.MaxConcurrency)
+	}
+	if !(c.MaxRate > 0) || math.IsInf(c.MaxRate, 1) {
+		v.errorf(keyPath{"max_rate"}, "must be a positive number (got %s)", num(c.MaxRate))
+	}
+
+	// An empty probe list is valid: the daemon then serves its own metrics
+	// and waits for a reload that adds probes.
+	first := map[string]int{}
+	for i := range c.Probes {
+		p := &c.Probes[i]
+		pp := keyPath{"probes", i}
+		np := pp.to("name")
+		switch {
+		case p.Name == "":
+			v.errorf(np, "required")
+		case !validName(p.Name):
+			v.errorf(np, "%q is not a valid name: use letters, digits, _ and -", p.Name)
+		default:
+			if j, dup := first[p.Name]; dup {
+				v.errorf(np, "duplicate probe name %q (first used by probes[%d])", p.Name, j)
+			} else {
+				first[p.Name] = i
+			}
+		}
+		v.request(c, &p.Request, pp.to("request"), dir)
+		v.load(c, &p.Load, pp.to("load"))
+		v.rules(&p.Rules, pp.to("rules"))
+		v.abort(&p.Abort, pp.to("abort"))
+		if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
+			v.errorf(pp.to("expect", "min_capacity"), "must be a non-negative number (got %s)", num(x))
+		}
+		v.schedule(p, pp.to("schedule"))
+	}
+
+	// Controls, once every name is known.
+	for i, p := range c.Probes {
+		if p.Control == "" {
+			continue
+		}
+		cp := keyPath{"probes", i, "control"}
+		j, ok := first[p.Control]
+		switch {
+		case p.Control == p.Name:
+			v.errorf(cp, "a probe cannot be its own control")
+		case !ok:
+			v.errorf(cp, "no probe is named %q", p.Control)
+		case c.Probes[j].Control != "":
+			v.errorf(cp, "probe %q has a control of its own (%q): controls do not chain", p.Control, c.Probes[j].Control)
+		case c.Probes[j].Load.Mode() != p.Load.Mode():
+			// The generator check compares the two ramps level by level.
+			v.errorf(cp, "probe %q runs a %s load; a control must run the same kind of load as the probe (%s)",
+				p.Control, c.Probes[j].Load.Mode(), p.Load.Mode())
+		}
+	}
+}
+
+func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
+	up := p.to("url")
+	if r.URL == "" {
+		v.errorf(up, "required")
+	} else if u, err := url.Parse(r.URL); err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		v.errorf(up, "invalid URL %q: %v", r.URL, err)
+	} else {
+		host := strings.ToLower(u.Hostname())
+		switch {
+		case u.Scheme != "http" && u.Scheme != "https":
+			v.errorf(up, "scheme must be http or https (got %q)", u.Scheme)
+		case host == "":
+			v.errorf(up, "URL %q has no host", r.URL)
+		case u.User != nil:
+			v.errorf(up, "credentials in the URL are not allowed: use basic_auth")
+		case !validPort(u.Port()):
+			v.errorf(up, "invalid port %q", u.Port())
+		case len(c.AllowedTargets) > 0 && !Allowed(c.AllowedTargets, host):
+			v.errorf(up, "host %q is not in allowed_targets", host)
+		}
+	}
+
+	if r.Method == "" {
+		v.errorf(p.to("method"), "required")
+	} else if !validToken(r.Method) {
+		v.errorf(p.to("method"), "%q is not a valid HTTP method", r.Method)
+	}
+
+	names := make([]string, 0, len(r.Headers))
+	for name := range r.Headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	hp := p.to("headers")
+	for _, name := range names {
+		if !validToken(name) {
+			v.errorAt(hp, hp.to(name), "%q is not a valid header name", name)
+		} else if strings.ContainsAny(r.Headers[name], "\r\n\x00") {
+			v.errorAt(hp, hp.to(name), "the value of %s holds a line break or NUL", name)
+		}
+	}
+
+	r.Payload = nil
+	switch {
+	case r.Body != "" && r.BodyFile != "":
+		v.errorf(p.to("body_file"), "body and body_file are exclusive")
+	case r.BodyFile != "":
+		r.BodyFile = commoncfg.JoinDir(dir, r.BodyFile)
+		payload, err := readBodyFile(r.BodyFile)
+		if err != nil {
+			v.errorf(p.to("body_file"), "%v", err)
+		}
+		r.Payload = payload
+	case r.Body != "":
+		r.Payload = []byte(r.Body)
+	}
+
+	if r.Timeout <= 0 {
+		v.errorf(p.to("timeout"), "must be positive (got %s)", r.Timeout)
+	}
+
+	cp := p.to("valid_status_codes")
+	codesOK := true
+	for i, code := range r.ValidStatusCodes {
+		if code < 100 || code > 599 {
+			v.errorAt(cp, cp.to(i), "%d is not an HTTP status code (100-599)", code)
+			codesOK = false
+		}
+	}
+	if codesOK {
+		r.codes = newCodeSet(r.ValidStatusCodes)
+	}
+
+	r.HTTPClientConfig.SetDirectory(dir)
+	if err := r.HTTPClientConfig.Validate(); err != nil {
+		v.errorf(p, "%v", err)
+	}
+}
+
+// readBodyFile reads a regular file of at most MaxBodyFileSize bytes. It
+// refuses devices and pipes, which could block the load or never end.
+func readBodyFile(name string) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("cannot read %s: not a regular file", name)
+	}
+	if fi.Size() > MaxBodyFileSize {
+		return nil, fmt.Errorf("%s is larger than %d MiB", name, MaxBodyFileSize>>20)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxBodyFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
+	}
+	if len(data) > MaxBodyFileSize {
+		return nil, fmt.Errorf("%s is larger than %d MiB", name, MaxBodyFileSize>>20)
+	}
+	return data, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (v *validator) load(c *Config, l *Load, p keyPath) {
+	var kinds []string
+	if l.Concurrency != nil {
+		kinds = append(kinds, ModeConcurrency)
+	}
+	if l.Rate != nil {
+		kinds = append(kinds, ModeRate)
+	}
+	if l.Phases != nil {
+		kinds = append(kinds, ModePhases)
+	}
+	switch len(kinds) {
+	case 0:
+		v.errorf(p, "one of concurrency, rate or phases is required")
+	case 1:
+	default:
+		v.errorAt(p, p.to(kinds[1]), "only one of concurrency, rate and phases may be set (got %s)", strings.Join(kinds, " and "))
+	}
+
+	if l.Concurrency != nil {
+		lp := p.to("concurrency")
+		if len(l.Concurrency) == 0 {
+			v.errorf(lp, "at least one level is required")
+		}
+		for i, n := range l.Concurrency {
+			at := lp.to(i)
+			switch {
+			case n <= 0:
+				v.errorAt(lp, at, "levels must be positive (got %d)", n)
+			case i > 0 && n <= l.Concurrency[i-1]:
+				v.errorAt(lp, at, "levels must increase (got %d after %d)", n, l.Concurrency[i-1])
+			}
+			if n > c.MaxConcurrency && c.MaxConcurrency > 0 {
+				v.errorAt(lp, at, "level %d is above max_concurrency (%d)", n, c.MaxConcurrency)
+			}
+		}
+	}
+	if l.Rate != nil {
+		lp := p.to("rate")
+		if len(l.Rate) == 0 {
+			v.errorf(lp, "at least one level is required")
+		}
+		for i, x := range l.Rate {
+			at := lp.to(i)
+			switch {
+			case !(x > 0):
+				v.errorAt(lp, at, "levels must be positive (got %s)", num(x))
+			case i > 0 && !(x > l.Rate[i-1]):
+				v.errorAt(lp, at, "levels must increase (got %s after %s)", num(x), num(l.Rate[i-1]))
+			}
+			if x > c.MaxRate {
+				v.errorAt(lp, at, "level %s is above max_rate (%s)", num(x), num(c.MaxRate))
+			}
+		}
+	}
+	if l.Phases != nil {
+		pp := p.to("phases")
+		if len(l.Phases) == 0 {
+			v.errorf(pp, "at least one phase is required")
+		}
+		names := map[string]int{}
+		for i, ph := range l.Phases {
+			ip := pp.to(i)
+			if ph.Name == "" {
+				v.errorf(ip.to("name"), "required")
+			} else if j, dup := names[ph.Name]; dup {
+				v.errorf(ip.to("name"), "duplicate phase name %q (first used by phases[%d])", ph.Name, j)
+			} else {
+				names[ph.Name] = i
+			}
+			if ph.Duration <= 0 {
+				v.errorf(ip.to("duration"), "must be positive (got %s)", ph.Duration)
+			}
+			if !(ph.Rate > 0) {
+				v.errorf(ip.to("rate"), "must be positive (got %s)", num(ph.Rate))
+			} else if ph.Rate > c.MaxRate {
+				v.errorf(ip.to("rate"), "%s is above max_rate (%s)", num(ph.Rate), num(c.MaxRate))
+			}
+			if ph.RampTo != nil {
+				if x := *ph.RampTo; !(x >= 0) {
+					v.errorf(ip.to("ramp_to"), "must not be negative (got %s)", num(x))
+				} else if x > c.MaxRate {
+					v.errorf(ip.to("ramp_to"), "%s is above max_rate (%s)", num(x), num(c.MaxRate))
+				}
+			}
+		}
+	}
+
+	v.positive(p.to("step_duration"), l.StepDuration)
+	if l.Warmup < 0 {
+		v.errorf(p.to("warmup"), "must not be negative (got %s)", l.Warmup)
+	} else if l.StepDuration > 0 && l.Warmup >= l.StepDuration {
+		v.errorf(p.to("warmup"), "must be shorter than step_duration (%s)", l.StepDuration)
+	}
+	if l.MaxInFlight <= 0 {
+		v.errorf(p.to("max_in_flight"), "must be positive (got %d)", l.MaxInFlight)
+	}
+	v.positive(p.to("settle_timeout"), l.SettleTimeout)
+}
+
+func (v *validator) rules(r *Rules, p keyPath) {
+	if !(r.KneeFraction > 0 && r.KneeFraction <= 1) {
+		v.errorf(p.to("knee_fraction"), "must be in (0, 1] (got %s)", num(r.KneeFraction))
+	}
+	if !(r.LatencyQuantile > 0 && r.LatencyQuantile < 1) {
+		v.errorf(p.to("latency_quantile"), "must be in (0, 1) (got %s)", num(r.LatencyQuantile))
+	}
+	v.positive(p.to("latency_budget"), r.LatencyBudget)
+	if !(r.ErrorRatioBudget >= 0 && r.ErrorRatioBudget < 1) {
+		v.errorf(p.to("error_ratio_budget"), "must be in [0, 1) (got %s)", num(r.ErrorRatioBudget))
+	}
+}
+
+func (v *validator) abort(a *Abort, p keyPath) {
+	if !(a.ErrorRatio > 0 && a.ErrorRatio <= 1) {
+		v.errorf(p.to("error_ratio"), "must be in (0, 1] (got %s)", num(a.ErrorRatio))
+	}
+}
+
+func (v *validator) schedule(pr *Probe, p keyPath) {
+	s := &pr.Schedule
+	v.positive(p.to("interval"), s.Interval)
+	if s.Jitter < 0 {
+		v.errorf(p.to("jitter"), "must not be negative (got %s)", s.Jitter)
+	} else if s.Interval > 0 && s.Jitter >= s.Interval {
+		v.errorf(p.to("jitter"), "must be shorter than interval (%s)", s.Interval)
+	}
+	// A continuous probe is a canary: a fixed load run back to back, whose
+	// steps all measure the same thing. A ramp run back to back would hammer
+	// the target at its breaking point around the clock, so only a single
+	// level (rate: [N] or concurrency: [N]) may run continuously.
+	if s.Continuous {
+		cp := p.to("continuous")
+		l := &pr.Load
+		switch {
+		case l.Phases != nil:
+			v.errorf(cp, "a continuous probe runs a fixed load (rate: [N] or concurrency: [N]), not phases")
+		case len(l.Concurrency) > 1:
+			v.errorf(cp, "a continuous probe runs a fixed load (concurrency: [N]), not a ramp of %d levels", len(l.Concurrency))
+		case len(l.Rate) > 1:
+			v.errorf(cp, "a continuous probe runs a fixed load (rate: [N]), not a ramp of %d levels", len(l.Rate))
+		}
+	}
+}
+
+func (v *validator) positive(p keyPath, d model.Duration) {
+	if d <= 0 {
+		v.errorf(p, "must be positive (got %s)", d)
+	}
+}
+
+// Allowed reports whether host (without port) matches one of the globs of
+// allowed_targets: path.Match semantics, case-insensitive.
+func Allowed(globs []string, host string) bool {
+	host = strings.ToLower(host)
+	return slices.ContainsFunc(globs, func(g string) bool {
+		ok, err := path.Match(strings.ToLower(g), host)
+		return ok && err == nil
+	})
+}
+
+func validName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// validToken reports whether s is an RFC 9110 token (a method or header name).
+func validToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}
+
+// num formats a number as YAML would write it.
+func num(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return ".nan"
+	case math.IsInf(x, 1):
+		return ".inf"
+	case math.IsInf(x, -1):
+		return "-.inf"
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
