@@ -1,0 +1,395 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// The demo target's fixed behaviours; see DESIGN.md, "The demo target".
+const (
+	DefaultTargetWorkers  = 4                     // /work pool size
+	DefaultTargetWorkTime = 10 * time.Millisecond // /work hold time
+
+	TargetShedMaxInFlight = 8                      // /shed: 503 above this many in flight
+	TargetShedWorkTime    = 5 * time.Millisecond   // /shed: time to answer when not shedding
+	TargetLimitedRate     = 400                    // /limited: 200s per wall-clock second
+	TargetLeakBudget      = 3000                   // /leak: 200s before it only answers 503
+	TargetSlowDelay       = 3 * time.Second        // /slow: time to answer
+	TargetMaxDelay        = 60 * time.Second       // /delay: largest ms accepted
+	targetShutdownGrace   = 900 * time.Millisecond // in-flight requests get this long after ctx is done
+)
+
+// TargetOptions configures the demo target.
+type TargetOptions struct {
+	Workers  int           // /work pool size; <= 0 means DefaultTargetWorkers
+	WorkTime time.Duration // /work hold time; <= 0 means DefaultTargetWorkTime
+	CPU      bool          // --work=cpu: spend WorkTime computing instead of sleeping
+}
+
+// Target is the demo target: an http.Handler reproducing the behaviours
+// loadprobe measures (a worker-pool knee, shedding, a rate cap, a depleting
+// resource, slow and failing answers). A zero Target is not usable; use
+// NewTarget. Its per-request paths take no locks and do not log.
+type Target struct {
+	workers  int
+	workTime time.Duration
+	cpu      bool
+
+	// epoch is the origin of the monotonic nanosecond times in slots.
+	epoch time.Time
+	// slots is the /work pool, one token per free worker.
+	slots chan targetSlot
+	index []byte
+
+	_        [64]byte // keep the hot counters off each other's cache lines
+	shedBusy atomic.Int64
+	_        [56]byte
+	leakUsed atomic.Uint64
+	_        [56]byte
+	limit    targetWindow
+	_        [56]byte
+	cpuSink  atomic.Uint64 // keeps the --work=cpu loop from being optimised away
+}
+
+// NewTarget returns a demo target with a fresh state: an idle pool, nothing
+// leaked and an empty rate window.
+func NewTarget(opts TargetOptions) *Target {
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultTargetWorkers
+	}
+	if opts.WorkTime <= 0 {
+		opts.WorkTime = DefaultTargetWorkTime
+	}
+	t := &Target{
+		workers:  opts.Workers,
+		workTime: opts.WorkTime,
+		cpu:      opts.CPU,
+		epoch:    time.Now(),
+		slots:    make(chan targetSlot, opts.Workers),
+	}
+	for range opts.Workers {
+		t.slots <- targetSlot{}
+	}
+	t.index = []byte(t.indexText())
+	return t
+}
+
+func (t *Target) indexText() string {
+	kind := "sleeping"
+	if t.cpu {
+		kind = "computing"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "loadprobe demo target\n\n")
+	row := func(route, what string) { fmt.Fprintf(&b, "%-15s %s\n", route, what) }
+	row("/noop", "200 at once, no work")
+	row("/work", fmt.Sprintf("holds one of %d workers for %v (%s), queueing when all are busy: at most %.0f req/s",
+		t.workers, t.workTime, kind, float64(t.workers)/t.workTime.Seconds()))
+	row("/shed", fmt.Sprintf("503 when more than %d requests are in flight, else 200 after %v", TargetShedMaxInFlight, TargetShedWorkTime))
+	row("/limited", fmt.Sprintf("200 for the first %d requests of each wall-clock second, 429 for the rest", TargetLimitedRate))
+	row("/leak", fmt.Sprintf("200 for the first %d requests, then 503 for good", TargetLeakBudget))
+	row("/slow", fmt.Sprintf("200 after %v", TargetSlowDelay))
+	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", TargetMaxDelay.Milliseconds()))
+	row("/status?code=N", "answers with status N (200..599)")
+	return b.String()
+}
+
+// targetReply is a precomputed tiny response.
+type targetReply struct {
+	code   int
+	body   []byte
+	length []string
+	extra  string   // one optional header's canonical name
+	value  []string // and its value
+}
+
+func newTargetReply(code int, body string, extra ...string) *targetReply {
+	r := &targetReply{code: code, body: []byte(body), length: []string{strconv.Itoa(len(body))}}
+	if len(extra) == 2 {
+		r.extra, r.value = http.CanonicalHeaderKey(extra[0]), []string{extra[1]}
+	}
+	return r
+}
+
+var (
+	targetTextPlain = []string{"text/plain; charset=utf-8"}
+
+	targetOK       = newTargetReply(http.StatusOK, "ok\n")
+	targetShed     = newTargetReply(http.StatusServiceUnavailable, "overloaded: shedding\n")
+	targetLimited  = newTargetReply(http.StatusTooManyRequests, "rate limited\n", "Retry-After", "1")
+	targetLeaked   = newTargetReply(http.StatusServiceUnavailable, "resource exhausted\n")
+	targetCanceled = newTargetReply(http.StatusServiceUnavailable, "canceled\n")
+	targetNotFound = newTargetReply(http.StatusNotFound, "not found; see / for the routes\n")
+)
+
+func (rp *targetReply) write(w http.ResponseWriter) {
+	h := w.Header()
+	h["Content-Type"] = targetTextPlain
+	h["Content-Length"] = rp.length
+	if rp.extra != "" {
+		h[rp.extra] = rp.value
+	}
+	w.WriteHeader(rp.code)
+	_, _ = w.Write(rp.body)
+}
+
+func targetText(w http.ResponseWriter, code int, body string) {
+	h := w.Header()
+	h["Content-Type"] = targetTextPlain
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, body)
+}
+
+// ServeHTTP serves the demo routes; any method is accepted.
+func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/noop":
+		targetOK.write(w)
+	case "/work":
+		t.serveWork(w, r)
+	case "/shed":
+		t.serveShed(w)
+	case "/limited":
+		if t.limit.allow(time.Now().Unix()) {
+			targetOK.write(w)
+		} else {
+			targetLimited.write(w)
+		}
+	case "/leak":
+		// Load first: once depleted, the counter is no longer written.
+		if t.leakUsed.Load() >= TargetLeakBudget || t.leakUsed.Add(1) > TargetLeakBudget {
+			targetLeaked.write(w)
+		} else {
+			targetOK.write(w)
+		}
+	case "/slow":
+		targetWait(w, r, TargetSlowDelay)
+	case "/delay":
+		ms, err := strconv.ParseInt(r.URL.Query().Get("ms"), 10, 64)
+		if err != nil || ms < 0 || ms > TargetMaxDelay.Milliseconds() {
+			targetText(w, http.StatusBadRequest, fmt.Sprintf("ms must be an integer from 0 to %d\n", TargetMaxDelay.Milliseconds()))
+			return
+		}
+		targetWait(w, r, time.Duration(ms)*time.Millisecond)
+	case "/status":
+		code, err := strconv.Atoi(r.URL.Query().Get("code"))
+		if err != nil || code < 200 || code > 599 {
+			targetText(w, http.StatusBadRequest, "code must be an integer from 200 to 599\n")
+			return
+		}
+		if code == http.StatusNoContent || code == http.StatusNotModified {
+			w.WriteHeader(code) // no body allowed
+			return
+		}
+		targetText(w, code, strconv.Itoa(code)+" "+http.StatusText(code)+"\n")
+	case "/":
+		h := w.Header()
+		h["Content-Type"] = targetTextPlain
+		h["Content-Length"] = []string{strconv.Itoa(len(t.index))}
+		_, _ = w.Write(t.index)
+	default:
+		targetNotFound.write(w)
+	}
+}
+
+// serveWork holds one pool slot for the work time.
+//
+// Each slot runs on an ideal timeline: a job starts when it arrives or when
+// its slot was due to be free, whichever is later, and the slot is due again
+// exactly one work time after that, so a saturated pool completes exactly
+// workers/workTime jobs per second. Go's timers fire late: at idle, Linux
+// rounds a sleep up to whole milliseconds and adds the wake-up, ~0.2 ms for
+// 10 ms and up to 1.2 ms for other lengths. A slot therefore also carries how
+// late its last job woke, and the next job on it starts that much earlier
+// (by at most the work time), so a lone job, too, holds its worker for
+// the work time on average instead of work time plus the timer's lateness —
+// otherwise the pool's level (4 clients on 4 workers) would reach only ~95%
+// of the peak, right on the knee rule's threshold.
+func (t *Target) serveWork(w http.ResponseWriter, r *http.Request) {
+	arrived := t.now()
+	var slot targetSlot
+	select {
+	case slot = <-t.slots:
+	default:
+		select {
+		case slot = <-t.slots:
+		case <-r.Context().Done(): // the client left while queued: give up
+			targetCanceled.write(w)
+			return
+		}
+	}
+	end := max(slot.due, arrived-slot.late) + int64(t.workTime)
+	if t.cpu {
+		t.compute(end)
+	} else if d := end - t.now(); d > 0 {
+		time.Sleep(time.Duration(d))
+	}
+	// Lateness beyond a whole job (a stalled process) is not made up.
+	t.slots <- targetSlot{due: end, late: min(max(t.now()-end, 0), int64(t.workTime))}
+	targetOK.write(w)
+}
+
+// targetSlot is a free /work worker: when its last job was due to end and how
+// late it actually ended, in ns since the Target's epoch.
+type targetSlot struct{ due, late int64 }
+
+// now is the monotonic time since the Target's epoch, in ns.
+func (t *Target) now() int64 { return int64(time.Since(t.epoch)) }
+
+// compute keeps one CPU busy until end (ns since epoch), checking the clock
+// every few hundred steps of an xorshift generator.
+func (t *Target) compute(end int64) {
+	x := uint64(end) | 1
+	for t.now() < end {
+		for range 256 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+		}
+	}
+	t.cpuSink.Add(x)
+}
+
+func (t *Target) serveShed(w http.ResponseWriter) {
+	n := t.shedBusy.Add(1)
+	if n > TargetShedMaxInFlight {
+		t.shedBusy.Add(-1)
+		targetShed.write(w)
+		return
+	}
+	time.Sleep(TargetShedWorkTime)
+	t.shedBusy.Add(-1)
+	targetOK.write(w)
+}
+
+// targetWait answers 200 after d, or 503 as soon as the request's context
+// ends (the client went away or the server is stopping).
+func targetWait(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	if d > 0 {
+		tm := time.NewTimer(d)
+		select {
+		case <-tm.C:
+		case <-r.Context().Done():
+			tm.Stop()
+			targetCanceled.write(w)
+			return
+		}
+	}
+	targetOK.write(w)
+}
+
+// targetWindow is a fixed one-second-window limiter: TargetLimitedRate
+// admissions per wall-clock second. The state is one word, the second in the
+// high bits and the count admitted in it in the low bits, so it takes one
+// compare-and-swap and no lock.
+type targetWindow struct{ state atomic.Uint64 }
+
+const targetWindowCountBits = 20
+
+func (l *targetWindow) allow(sec int64) bool {
+	const mask = 1<<targetWindowCountBits - 1
+	for {
+		old := l.state.Load()
+		win := int64(old >> targetWindowCountBits)
+		next := uint64(sec)<<targetWindowCountBits | 1
+		// A request that read the clock just before the second turned
+		// (win-1) counts against the new window, so no window admits more
+		// than the rate; a clock stepped further back starts a new window.
+		if sec == win || sec == win-1 {
+			if old&mask >= TargetLimitedRate {
+				return false
+			}
+			next = old + 1
+		}
+		if l.state.CompareAndSwap(old, next) {
+			return true
+		}
+	}
+}
+
+// ServeTarget serves a new demo target on addr until ctx is done, then stops
+// within a second; it returns nil when stopped by ctx. addr must name a
+// loopback host (127.0.0.0/8, ::1 or localhost): the demo target is load to
+// be aimed at, never to be reachable from elsewhere. ready, when not nil, is
+// called with the bound address once the listener accepts connections, so
+// "127.0.0.1:0" can be used. A nil logger logs nothing.
+func ServeTarget(ctx context.Context, addr string, opts TargetOptions, logger *slog.Logger, ready func(net.Addr)) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkTargetAddr(addr); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("demo target: %w", err)
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		_ = ln.Close()
+		return fmt.Errorf("demo target: %q bound %s, which is not a loopback address", addr, ln.Addr())
+	}
+	t := NewTarget(opts)
+	srv := &http.Server{
+		Handler:           t,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// Requests see ctx end, so waits (/slow, /delay, a /work queue) stop at once.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}
+	work := "sleep"
+	if t.cpu {
+		work = "cpu"
+	}
+	logger.Info("demo target listening", "address", ln.Addr().String(),
+		"workers", t.workers, "work_time", t.workTime, "work", work)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	select {
+	case err := <-served:
+		return fmt.Errorf("demo target: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), targetShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("demo target: %w", err)
+	}
+	logger.Info("demo target stopped", "address", ln.Addr().String())
+	return nil
+}
+
+// checkTargetAddr accepts host:port listen addresses whose host is loopback.
+func checkTargetAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("demo target: listen address %q: %w", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("demo target: listen address %q is not loopback (use 127.0.0.1, ::1 or localhost)", addr)
+}
