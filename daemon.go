@@ -1,0 +1,428 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/loadprobe/loadprobe/collector"
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+// shutdownTimeout bounds how long in-flight HTTP requests may take once the
+// daemon is told to stop.
+const shutdownTimeout = 5 * time.Second
+
+// DaemonOptions configure a Daemon.
+type DaemonOptions struct {
+	ConfigFile      string
+	Web             *web.FlagConfig // listen addresses and --web.config.file
+	EnableLifecycle bool            // POST /-/reload
+	Logger          *slog.Logger
+	// Hup delivers reload requests; nil means the process's SIGHUP.
+	Hup <-chan os.Signal
+}
+
+// Daemon is loadprobe's long-running server: it holds the config, the
+// registry, the collector and the latest results, and serves them over HTTP.
+type Daemon struct {
+	opts    DaemonOptions
+	logger  *slog.Logger
+	reg     *prometheus.Registry
+	sc      *config.SafeConfig
+	coll    *collector.Collector
+	results *Results
+	handler http.Handler
+
+	reloadMu sync.Mutex
+	ready    atomic.Bool
+
+	started chan struct{} // closed once the config is loaded and the listeners are bound
+	addrs   []net.Addr
+}
+
+// NewDaemon builds a daemon with its own registry (never the global one,
+// which imported libraries write to).
+func NewDaemon(o DaemonOptions) (*Daemon, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{
+		opts:    o,
+		logger:  o.Logger,
+		reg:     prometheus.NewRegistry(),
+		results: NewResults(),
+		started: make(chan struct{}),
+	}
+	d.reg.MustRegister(
+		versioncollector.NewCollector("loadprobe"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	d.sc = config.NewSafeConfig(d.reg)
+	d.coll = collector.New(d.reg, d)
+	h, err := d.routes()
+	if err != nil {
+		return nil, err
+	}
+	d.handler = h
+	return d, nil
+}
+
+// Registry is the daemon's own registry, served on /metrics.
+func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
+
+// Config is the loaded configuration, swapped on reload.
+func (d *Daemon) Config() *config.SafeConfig { return d.sc }
+
+// Collector takes the live figures of the runs.
+func (d *Daemon) Collector() *collector.Collector { return d.coll }
+
+// Results holds the latest result of every probe.
+func (d *Daemon) Results() *Results { return d.results }
+
+// Handler serves every endpoint of the daemon.
+func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// Started is closed once the config is loaded and the listeners are bound.
+func (d *Daemon) Started() <-chan struct{} { return d.started }
+
+// Addrs are the addresses the daemon listens on, valid once Started is closed
+// (empty with systemd socket activation and vsock, whose listeners
+// exporter-toolkit opens itself).
+func (d *Daemon) Addrs() []net.Addr { return d.addrs }
+
+// Run loads the config, serves HTTP until ctx is done, reloads on every value
+// of the Hup channel and shuts the server down cleanly. It returns an error
+// when the config does not load or the server cannot start.
+func (d *Daemon) Run(ctx context.Context) error {
+	if err := d.sc.ReloadConfig(d.opts.ConfigFile, d.logger); err != nil {
+		return fmt.Errorf("loading config: %w", err)
+	}
+	d.announce()
+	d.ready.Store(true)
+
+	hup := d.opts.Hup
+	if hup == nil {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		defer signal.Stop(ch)
+		hup = ch
+	}
+
+	srv := &http.Server{
+		Handler:           d.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelError),
+	}
+	listeners, err := d.listen()
+	if err != nil {
+		return err
+	}
+	serveErr := make(chan error, 1)
+	go func() {
+		if listeners == nil {
+			serveErr <- web.ListenAndServe(srv, d.opts.Web, d.logger)
+		} else {
+			serveErr <- web.ServeMultiple(listeners, srv, d.opts.Web, d.logger)
+		}
+	}()
+	close(d.started)
+
+	for {
+		select {
+		case <-hup:
+			_ = d.reload() // logged, and the gauge says it
+		case err := <-serveErr:
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			d.logger.Info("Shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				return fmt.Errorf("shutting down the HTTP server: %w", err)
+			}
+			if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+// listen binds the TCP listen addresses itself, so that their bound
+// addresses are known (a test listens on 127.0.0.1:0). It returns nil
+// listeners when exporter-toolkit must open them: systemd socket activation
+// or a vsock:// address.
+func (d *Daemon) listen() ([]net.Listener, error) {
+	f := d.opts.Web
+	if f == nil || f.WebListenAddresses == nil || f.WebConfigFile == nil {
+		return nil, errors.New("no web listen configuration")
+	}
+	if f.WebSystemdSocket != nil && *f.WebSystemdSocket {
+		return nil, nil
+	}
+	for _, a := range *f.WebListenAddresses {
+		if strings.HasPrefix(a, "vsock://") {
+			return nil, nil
+		}
+	}
+	if len(*f.WebListenAddresses) == 0 {
+		return nil, web.ErrNoListeners
+	}
+	var ls []net.Listener
+	for _, a := range *f.WebListenAddresses {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, err
+		}
+		ls = append(ls, l)
+		d.addrs = append(d.addrs, l.Addr())
+	}
+	return ls, nil
+}
+
+// reload reads the config file again. On failure the old config stays in
+// force and the reload gauge says so; on success the live series and results
+// of removed probes are dropped.
+func (d *Daemon) reload() error {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	before := probeNames(d.sc.Get())
+	if err := d.sc.ReloadConfig(d.opts.ConfigFile, d.logger); err != nil {
+		d.logger.Warn("Keeping the running config", "file", d.opts.ConfigFile)
+		return err
+	}
+	after := probeNames(d.sc.Get())
+	for _, name := range before {
+		if !slices.Contains(after, name) {
+			d.coll.Forget(name)
+		}
+	}
+	d.results.Retain(after)
+	d.announce()
+	d.ready.Store(true)
+	return nil
+}
+
+// announce creates the live series of every configured probe, all at 0, so
+// that rate() and increase() work from a probe's first run on.
+func (d *Daemon) announce() {
+	for _, name := range probeNames(d.sc.Get()) {
+		d.coll.Live(name)
+	}
+}
+
+func probeNames(c *config.Config) []string {
+	if c == nil {
+		return nil
+	}
+	names := make([]string, len(c.Probes))
+	for i, p := range c.Probes {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Snapshot implements collector.Source from the loaded config and the
+// latest results; the scheduler feeds the results.
+func (d *Daemon) Snapshot() []collector.ProbeState {
+	cfg := d.sc.Get()
+	if cfg == nil {
+		return nil
+	}
+	return d.results.states(cfg.Probes)
+}
+
+func (d *Daemon) routes() (http.Handler, error) {
+	mux := http.NewServeMux()
+
+	metrics := promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+		ErrorLog:          log.New(slogWriter{d.logger}, "", 0),
+		ErrorHandling:     promhttp.ContinueOnError,
+		Registry:          d.reg,
+		EnableOpenMetrics: true,
+	})
+	mux.Handle("/metrics", promhttp.InstrumentMetricHandler(d.reg, metrics))
+
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "loadprobe is Healthy.")
+	})
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.ready.Load() {
+			http.Error(w, "loadprobe is not ready: the config is not loaded yet.", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "loadprobe is Ready.")
+	})
+	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, r *http.Request) {
+		if !d.opts.EnableLifecycle {
+			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP.", http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
+			return
+		}
+		if err := d.reload(); err != nil {
+			http.Error(w, fmt.Sprintf("failed to reload config: %s", err), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintln(w, "Config reloaded.")
+	})
+	mux.HandleFunc("/config", func(w http.ResponseWriter, _ *http.Request) {
+		cfg := d.sc.Get()
+		if cfg == nil {
+			http.Error(w, "no config loaded", http.StatusServiceUnavailable)
+			return
+		}
+		out, err := cfg.Redacted()
+		if err != nil {
+			d.logger.Warn("Error marshalling the config", "err", err)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write(out)
+	})
+	mux.Handle("/api/v1/results", d.results)
+
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "loadprobe",
+		Description: "Prometheus-native exporter and continuous capacity prober",
+		Version:     version.Info(),
+		Profiling:   "false",
+		Links: []web.LandingLinks{
+			{Address: "/metrics", Text: "Metrics", Description: "What loadprobe measures, in the Prometheus exposition format"},
+			{Address: "/api/v1/results", Text: "Results", Description: "The latest result of every probe, as JSON"},
+			{Address: "/config", Text: "Configuration", Description: "The loaded configuration, secrets hidden"},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// slogWriter turns the standard logger promhttp writes to into slog records.
+type slogWriter struct{ l *slog.Logger }
+
+func (s slogWriter) Write(p []byte) (int, error) {
+	s.l.Error(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// Results holds the latest finished result of every probe, and the run under
+// way, for /api/v1/results and the per-run metrics. The scheduler feeds it.
+type Results struct {
+	mu     sync.RWMutex
+	probes map[string]*probeResults
+}
+
+type probeResults struct {
+	last          *prober.Result
+	current       *prober.Result
+	lastCompleted time.Time
+}
+
+// NewResults returns an empty store.
+func NewResults() *Results { return &Results{probes: map[string]*probeResults{}} }
+
+// Update records r: a result of "running" is the run under way (with the
+// steps finished so far); any other result ends that run and becomes the
+// probe's latest.
+func (rs *Results) Update(r prober.Result) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	p := rs.probes[r.Name]
+	if p == nil {
+		p = &probeResults{}
+		rs.probes[r.Name] = p
+	}
+	if r.Result == prober.ResultRunning {
+		p.current = &r
+		return
+	}
+	p.current = nil
+	p.last = &r
+	if r.Result == prober.ResultCompleted {
+		p.lastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
+	}
+}
+
+// List returns the latest finished result of every probe, by name.
+func (rs *Results) List() []prober.Result {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	out := make([]prober.Result, 0, len(rs.probes))
+	for _, p := range rs.probes {
+		if p.last != nil {
+			out = append(out, *p.last)
+		}
+	}
+	slices.SortFunc(out, func(a, b prober.Result) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Retain forgets every probe not named, after a reload removed them.
+func (rs *Results) Retain(names []string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for name := range rs.probes {
+		if !slices.Contains(names, name) {
+			delete(rs.probes, name)
+		}
+	}
+}
+
+func (rs *Results) states(probes []config.Probe) []collector.ProbeState {
+	rs.mu.RLock()
+	defer rs.mu.RUnlock()
+	out := make([]collector.ProbeState, len(probes))
+	for i, p := range probes {
+		out[i].Probe = p
+		if r := rs.probes[p.Name]; r != nil {
+			out[i].Last, out[i].Current, out[i].LastCompleted = r.last, r.current, r.lastCompleted
+		}
+	}
+	return out
+}
+
+// ServeHTTP answers /api/v1/results: {"probes": [...]}.
+func (rs *Results) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(struct {
+		Probes []prober.Result `json:"probes"`
+	}{rs.List()})
+}

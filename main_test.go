@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is loadprobe built once for the tests that run it as a process.
+var binary string
+
+const testVersion = "0.0.0-test"
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "loadprobe-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, "loadprobe")
+		build := exec.Command("go", "build", "-o", binary,
+			"-ldflags", "-X github.com/prometheus/common/version.Version="+testVersion, ".")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building loadprobe:", err)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// loadprobe runs the binary with args and returns its exit code and output.
+func loadprobe(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func TestConfigCheck(t *testing.T) {
+	example := filepath.Join("examples", "loadprobe.yml")
+	if _, err := os.Stat(example); err != nil {
+		example = filepath.Join(t.TempDir(), "loadprobe.yml")
+		writeFile(t, example, goodConfig)
+	}
+	code, stdout, stderr := loadprobe(t, "--config.check", "--config.file="+example)
+	if code != 0 {
+		t.Errorf("--config.check on %s: exit %d, want 0\n%s%s", example, code, stdout, stderr)
+	}
+	contains(t, "the output of a good check", stdout, example, "valid")
+
+	bad := filepath.Join(t.TempDir(), "bad.yml")
+	writeFile(t, bad, badConfig)
+	code, stdout, stderr = loadprobe(t, "--config.check", "--config.file="+bad)
+	if code != 1 {
+		t.Errorf("--config.check on a bad config: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	contains(t, "stderr of a bad check", stderr, bad+":4:")
+
+	code, _, stderr = loadprobe(t, "--config.check", "--config.file="+filepath.Join(t.TempDir(), "missing.yml"))
+	if code != 1 {
+		t.Errorf("--config.check on a missing file: exit %d, want 1\n%s", code, stderr)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	code, stdout, stderr := loadprobe(t, "--version")
+	if code != 0 {
+		t.Errorf("--version: exit %d, want 0\n%s", code, stderr)
+	}
+	contains(t, "--version", stdout, "loadprobe, version "+testVersion, "go version:")
+
+	code, _, stderr = loadprobe(t, "--no-such-flag")
+	if code != 2 {
+		t.Errorf("an unknown flag: exit %d, want 2", code)
+	}
+	contains(t, "stderr of an unknown flag", stderr, "no-such-flag")
+
+	code, stdout, _ = loadprobe(t, "--help")
+	if code != 0 {
+		t.Errorf("--help: exit %d, want 0", code)
+	}
+	contains(t, "--help", stdout, "--config.file", "config.check", "--web.listen-address=:10471",
+		"--web.config.file", "web.enable-lifecycle", "--log.level", "--log.format")
+}
+
+// TestProcess runs the daemon as a process: it serves, reloads on a real
+// SIGHUP and exits 0 soon after SIGTERM.
+func TestProcess(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "loadprobe.yml")
+	writeFile(t, file, goodConfig)
+	cmd := exec.Command(binary, "--config.file="+file, "--web.listen-address=127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	// The bound address is in the log line exporter-toolkit writes.
+	lines := make(chan string, 100)
+	go func() {
+		s := bufio.NewScanner(stderr)
+		for s.Scan() {
+			lines <- s.Text()
+		}
+		close(lines)
+	}()
+	listening := regexp.MustCompile(`msg="Listening on" address=(\S+)`)
+	var base string
+	deadline := time.After(10 * time.Second)
+	for base == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("loadprobe exited before listening")
+			}
+			if m := listening.FindStringSubmatch(l); m != nil {
+				base = "http://" + m[1]
+			}
+		case <-deadline:
+			t.Fatal("loadprobe did not listen within 10s")
+		}
+	}
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	contains(t, "/metrics", get("/metrics"), `loadprobe_build_info{branch="",goarch=`, `version="`+testVersion+`"`)
+
+	writeFile(t, file, otherConfig)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the SIGHUP reload", func() bool { return strings.Contains(get("/config"), "name: other") })
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range lines { // drain, so the process never blocks on a full pipe
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("loadprobe after SIGTERM: %v, want exit 0", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("loadprobe did not exit within 2s of SIGTERM")
+	}
+}
