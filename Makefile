@@ -1,0 +1,67 @@
+# loadprobe's build, test and development targets. `make test` works on a fresh
+# Debian 12 machine with Go installed, as root: it installs what the tests need.
+
+GO      ?= go
+BINARY  ?= loadprobe
+PKGS    ?= ./...
+
+# Build metadata for --version and loadprobe_build_info.
+VERSION_PKG := github.com/prometheus/common/version
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null | sed 's/^v//' || true)
+REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null)
+BRANCH      ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+BUILD_USER  ?= $(shell id -un 2>/dev/null)@$(shell hostname 2>/dev/null)
+BUILD_DATE  ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+LDFLAGS     := -X $(VERSION_PKG).Version=$(or $(VERSION),unknown) \
+               -X $(VERSION_PKG).Revision=$(or $(REVISION),unknown) \
+               -X $(VERSION_PKG).Branch=$(or $(BRANCH),unknown) \
+               -X $(VERSION_PKG).BuildUser=$(BUILD_USER) \
+               -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
+
+# The race detector needs cgo; without a C compiler the tests run without it.
+RACE        ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && echo -race)
+TEST_FLAGS  ?= $(RACE) -count=1 -timeout=12m
+
+# Debian packages the tests use: promtool and prometheus (rule tests, queries
+# against a real server) and headless Chromium (page tests).
+APT_PACKAGES := prometheus chromium
+
+.PHONY: all build test deps lint fmt-check vet bench demo clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
+
+# Install what is missing, with one apt-get update first; nothing when all is there.
+deps:
+	@missing=""; \
+	command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		echo ">> installing$$missing"; \
+		apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+test: deps fmt-check vet
+	$(GO) test $(TEST_FLAGS) $(PKGS)
+
+fmt-check:
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo "gofmt -l: these files need formatting:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+# staticcheck is not available offline here; gofmt and vet are the lint.
+lint: fmt-check vet
+
+bench:
+	$(GO) test -run '^$$' -bench . $(PKGS)
+
+demo:
+	$(GO) run . demo
+
+clean:
+	rm -f $(BINARY)
