@@ -1,0 +1,94 @@
+package prober
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// classify maps the error that ended an attempt to its Outcome. Both client
+// implementations use it, so one condition gets one reason whichever path
+// sent the request. It runs only on failures, so it may look at error text
+// where the standard library offers no type.
+//
+// The order matters: the client's own deadline wins over whatever the
+// deadline interrupted (a DNS lookup, a TLS handshake, a read), and
+// a specific cause wins over the generic timeout flag of net.Error.
+func classify(err error) Outcome {
+	if err == nil {
+		return Other
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return Timeout
+	}
+	if errors.As(err, new(*net.DNSError)) {
+		return DNS
+	}
+	if isTLSError(err) {
+		return TLS
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return Refused
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return Reset
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return Timeout
+	}
+	msg := err.Error()
+	for _, s := range resetMessages {
+		if strings.Contains(msg, s) {
+			return Reset
+		}
+	}
+	return Other
+}
+
+// resetMessages are errors of net/http (and its bundled HTTP/2) that mean the
+// peer closed or abandoned the connection before a response, and that have no
+// exported type to test for.
+var resetMessages = []string{
+	"server closed idle connection", // net/http: errServerClosedIdle
+	"connection reset by peer",      // text of a wrapped ECONNRESET that lost its type
+	"broken pipe",                   // likewise EPIPE
+	"server sent GOAWAY",            // HTTP/2 GOAWAY
+	"stream error",                  // HTTP/2 RST_STREAM
+	"client connection lost",        // HTTP/2 connection lost
+	"http2: client connection force closed via ClientConn.Close",
+}
+
+// isTLSError reports a failed handshake: an alert from either side, a
+// record that is not TLS, or a certificate that did not verify.
+func isTLSError(err error) bool {
+	var (
+		alert    tls.AlertError
+		record   tls.RecordHeaderError
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		roots    x509.SystemRootsError
+		ech      *tls.ECHRejectionError
+	)
+	switch {
+	case errors.As(err, &alert), errors.As(err, &record), errors.As(err, &verify),
+		errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid),
+		errors.As(err, &roots), errors.As(err, &ech):
+		return true
+	}
+	// Locally raised alerts ("local error: tls: ...") and handshake errors
+	// ("tls: ...") are unexported types or plain strings.
+	msg := err.Error()
+	return strings.Contains(msg, "tls: ") || strings.Contains(msg, "x509: ") ||
+		strings.Contains(msg, "server gave HTTP response to HTTPS client")
+}

@@ -1,0 +1,324 @@
+package prober
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/version"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// maxBodyBytes is how much of a response body an attempt reads. Beyond it the
+// connection is closed instead of reading on: the status code is what counts,
+// and a huge body would measure the generator's network more than the target.
+const maxBodyBytes = 10 << 20
+
+// Client sends one probe's request. It is built once per run from
+// config.Request and hands each worker a Conn of its own.
+//
+// Plain http:// requests whose settings need nothing of net/http go through
+// a lean HTTP/1.1 client (client_fast.go) that serializes the request once
+// and allocates nothing per attempt; everything else (https, proxies, OAuth2,
+// redirects, http_headers) goes through net/http configured by prometheus/common
+// (client_std.go). Both keep one TCP connection per Conn (but for OAuth2, see
+// client_std.go) and classify failures the same way (classify.go).
+//
+// Both paths behave alike where it shows in the figures:
+//   - basic_auth, authorization and bearer_token, with their *_file variants,
+//     are read once, when the client is built, and sent as a fixed header on
+//     the fast path; a header set in headers, or user information in the URL,
+//     comes first, as in net/http;
+//   - a body is read to its end and dropped, up to maxBodyBytes; past it the
+//     connection is closed and the response counts by its status code;
+//   - a request that found its kept-alive connection closed by the server
+//     before any byte of a response is sent again once on a new connection
+//     when it is idempotent, as net/http does, so that the keep-alive race is
+//     not counted as a reset of the target;
+//   - a redirect is the response, unless follow_redirects is set; then only
+//     redirects to the same host are followed.
+type Client struct {
+	fast *fastClient // nil when the std path is used
+	std  *stdClient
+	// why names the setting that sent the request to the std path.
+	why string
+}
+
+// Conn is one worker's connection: one keep-alive TCP connection, redialled
+// when needed, or a fresh connection per attempt when keep_alive is false.
+// A Conn is not safe for concurrent use; each worker has its own.
+type Conn interface {
+	// Do sends the request and reads the whole response, giving up at
+	// deadline. It returns the status code (0 when there was no complete
+	// response) and the outcome.
+	Do(deadline time.Time) (code int, o Outcome)
+	// Close closes the connection.
+	Close()
+}
+
+// NewClient builds the client of the probe name from req. The error names
+// what is wrong with the request settings; it does not dial.
+func NewClient(req config.Request, name string) (*Client, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+	default:
+		return nil, fmt.Errorf("url %q: scheme must be http or https", req.URL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("url %q: no host", req.URL)
+	}
+	if req.Method == "" {
+		req.Method = "GET"
+	}
+	if !validToken(req.Method) {
+		return nil, fmt.Errorf("method %q is not a valid HTTP method", req.Method)
+	}
+	for k, v := range req.Headers {
+		if !validToken(k) {
+			return nil, fmt.Errorf("header name %q is not valid", k)
+		}
+		if !validHeaderValue(v) {
+			return nil, fmt.Errorf("header %s: value contains a control character", k)
+		}
+	}
+	if why := needsStd(req, u); why != "" {
+		std, err := newStdClient(req, u, name)
+		if err != nil {
+			return nil, err
+		}
+		return &Client{std: std, why: why}, nil
+	}
+	fast, err := newFastClient(req, u)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{fast: fast}, nil
+}
+
+// NewConn returns one worker's connection. It does not dial: the first Do does.
+func (c *Client) NewConn() Conn {
+	if c.fast != nil {
+		return c.fast.newConn()
+	}
+	return c.std.newConn()
+}
+
+// Close releases the connections of every Conn that is still open. Call it
+// once the workers have stopped; a Conn used afterwards redials.
+func (c *Client) Close() {
+	if c.fast != nil {
+		c.fast.close()
+		return
+	}
+	c.std.close()
+}
+
+// path names the implementation in use, and for the std path the setting
+// that chose it; for tests and debug logs.
+func (c *Client) path() string {
+	if c.fast != nil {
+		return "fast"
+	}
+	return "std (" + c.why + ")"
+}
+
+// needsStd says why a request must go through net/http, or "" when the lean
+// client can send it. Authentication that resolves to a fixed header
+// (basic_auth, authorization, bearer_token, with their *_file variants) is
+// resolved once by the lean client; only secret-manager references need the
+// std path.
+func needsStd(req config.Request, u *url.URL) string {
+	hc := req.HTTPClientConfig
+	switch {
+	case u.Scheme != "http":
+		return "scheme " + u.Scheme
+	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
+		return "proxy"
+	case hc.OAuth2 != nil:
+		return "oauth2"
+	case hc.FollowRedirects:
+		return "follow_redirects"
+	case hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0:
+		return "http_headers"
+	case hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != ""):
+		return "basic_auth secret reference"
+	case hc.Authorization != nil && hc.Authorization.CredentialsRef != "":
+		return "authorization secret reference"
+	}
+	return ""
+}
+
+// userAgent is the User-Agent of every request unless headers set one.
+func userAgent() string {
+	v := version.Version
+	if v == "" {
+		v = "unknown"
+	}
+	return "loadprobe/" + v
+}
+
+// staticAuthorization resolves the configured credentials to the value of an
+// Authorization header, read once (files included), or "" when there are none.
+// A file that changes during the run is read again by the next run's client.
+// It follows prometheus/common: credentials and usernames are taken as read
+// from files with surrounding space trimmed, and the type defaults to Bearer.
+func staticAuthorization(hc commoncfg.HTTPClientConfig, u *url.URL) (string, error) {
+	if u.User != nil {
+		// User information in the URL comes first, as in net/http.
+		pass, _ := u.User.Password()
+		return basicAuth(u.User.Username(), pass), nil
+	}
+	read := func(inline commoncfg.Secret, file string) (string, error) {
+		if file != "" {
+			return commoncfg.NewFileSecret(file).Fetch(context.Background())
+		}
+		return string(inline), nil
+	}
+	switch {
+	case hc.BasicAuth != nil:
+		user, err := read(commoncfg.Secret(hc.BasicAuth.Username), hc.BasicAuth.UsernameFile)
+		if err != nil {
+			return "", fmt.Errorf("basic_auth username: %w", err)
+		}
+		pass, err := read(hc.BasicAuth.Password, hc.BasicAuth.PasswordFile)
+		if err != nil {
+			return "", fmt.Errorf("basic_auth password: %w", err)
+		}
+		return basicAuth(user, pass), nil
+	case hc.Authorization != nil:
+		typ := strings.TrimSpace(hc.Authorization.Type)
+		if typ == "" {
+			typ = "Bearer"
+		}
+		cred, err := read(hc.Authorization.Credentials, hc.Authorization.CredentialsFile)
+		if err != nil {
+			return "", fmt.Errorf("authorization credentials: %w", err)
+		}
+		return typ + " " + cred, nil
+	case hc.BearerToken != "" || hc.BearerTokenFile != "":
+		cred, err := read(hc.BearerToken, hc.BearerTokenFile)
+		if err != nil {
+			return "", fmt.Errorf("bearer_token: %w", err)
+		}
+		return "Bearer " + cred, nil
+	}
+	return "", nil
+}
+
+func basicAuth(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+}
+
+// validToken reports whether s is an RFC 9110 token (a method or header name).
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue rejects values that would break the request framing.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// invalidHost reports a name under .invalid, which RFC 6761 reserves to never
+// resolve; the client answers it without asking a resolver.
+func invalidHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return host == "invalid" || strings.HasSuffix(host, ".invalid")
+}
+
+// dial opens a TCP connection to addr, failing at deadline (zero: no limit
+// beyond ctx's).
+func dial(ctx context.Context, addr string, deadline time.Time) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if invalidHost(host) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{
+			Err: "no such host", Name: host, IsNotFound: true,
+		}}
+	}
+	d := net.Dialer{Deadline: deadline}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// connSet tracks the open connections of a client's Conns, so that
+// Client.Close can release them.
+type connSet[T comparable] struct {
+	mu  sync.Mutex
+	set map[T]struct{}
+}
+
+func (s *connSet[T]) add(c T) {
+	s.mu.Lock()
+	if s.set == nil {
+		s.set = make(map[T]struct{})
+	}
+	s.set[c] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *connSet[T]) remove(c T) {
+	s.mu.Lock()
+	delete(s.set, c)
+	s.mu.Unlock()
+}
+
+// drain empties the set and returns what it held.
+func (s *connSet[T]) drain() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]T, 0, len(s.set))
+	for c := range s.set {
+		out = append(out, c)
+	}
+	clear(s.set)
+	return out
+}
+
+// codeTable answers req.ValidCode for every three-digit status code, so that
+// an attempt looks its outcome up instead of calling through the config.
+type codeTable [1000]bool
+
+func newCodeTable(req config.Request) *codeTable {
+	var t codeTable
+	for code := range t {
+		t[code] = req.ValidCode(code)
+	}
+	return &t
+}
+
+func (t *codeTable) outcome(code int) Outcome {
+	if code >= 0 && code < len(t) && t[code] {
+		return Success
+	}
+	return HTTPError
+}

@@ -1,0 +1,231 @@
+package prober
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// The std path: net/http, configured by prometheus/common from the probe's
+// inline HTTP client settings (TLS, auth, proxy, OAuth2, HTTP/2, headers).
+//
+// Every Conn gets a RoundTripper of its own, as k6 gives each virtual user
+// its own transport: a worker then owns exactly one connection, as on the fast
+// path, whatever the level. A shared Transport would keep at most 1000 idle
+// connections per host (prometheus/common's MaxIdleConnsPerHost), so above
+// that level workers would close and redial connections between requests;
+// all workers would contend on its pool lock; and with HTTP/2 it would carry
+// every worker's requests as streams of one or a few connections, so the
+// "connections" of a concurrency level would not be connections at all.
+// The TLS configuration is built once and cloned for each Conn.
+//
+// OAuth2 is the exception: its round tripper fetches and caches a token, and
+// one round tripper per Conn would ask the token endpoint once per worker.
+// With oauth2 every Conn shares one RoundTripper, and with it one pool.
+
+type stdClient struct {
+	cfg     commoncfg.HTTPClientConfig
+	name    string
+	opts    []commoncfg.HTTPClientOption
+	tmpl    *http.Request // method, URL, Host and headers of every attempt
+	payload []byte
+	follow  bool // follow redirects, to the same host only
+	valid   *codeTable
+
+	// base is built by newStdClient, which so checks the settings. With
+	// oauth2 every Conn shares it; otherwise it serves only a Conn whose
+	// own RoundTripper could not be built.
+	base   http.RoundTripper
+	shared bool
+	rts    connSet[http.RoundTripper] // the Conns' own RoundTrippers
+}
+
+func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, error) {
+	cfg := req.HTTPClientConfig
+	tmpl, err := http.NewRequest(req.Method, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	ua := true
+	for k, v := range req.Headers {
+		switch textproto.CanonicalMIMEHeaderKey(k) {
+		case "Host":
+			tmpl.Host = v
+			continue
+		case "User-Agent":
+			ua = false
+		}
+		tmpl.Header.Set(k, v)
+	}
+	if u.User != nil && tmpl.Header.Get("Authorization") == "" {
+		// What http.Client does for a URL with user information, done once
+		// here since the round tripper is called directly.
+		pass, _ := u.User.Password()
+		tmpl.Header.Set("Authorization", basicAuth(u.User.Username(), pass))
+	}
+	c := &stdClient{
+		cfg:     cfg,
+		name:    name,
+		tmpl:    tmpl,
+		payload: req.Payload,
+		follow:  cfg.FollowRedirects,
+		valid:   newCodeTable(req),
+		shared:  cfg.OAuth2 != nil,
+	}
+	c.opts = append(c.opts, commoncfg.WithDialContextFunc(func(ctx context.Context, _, addr string) (net.Conn, error) {
+		return dial(ctx, addr, time.Time{})
+	}))
+	if ua {
+		c.opts = append(c.opts, commoncfg.WithUserAgent(userAgent()))
+	}
+	if !req.KeepAlive {
+		c.opts = append(c.opts, commoncfg.WithKeepAlivesDisabled())
+	}
+	if !c.shared {
+		tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
+		if err != nil {
+			return nil, fmt.Errorf("tls_config: %w", err)
+		}
+		c.opts = append(c.opts, commoncfg.WithNewTLSConfigFunc(
+			func(context.Context, *commoncfg.TLSConfig, ...commoncfg.TLSConfigOption) (*tls.Config, error) {
+				return tlsConfig.Clone(), nil
+			}))
+	}
+	c.base, err = commoncfg.NewRoundTripperFromConfig(cfg, name, c.opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *stdClient) newConn() Conn {
+	sc := &stdConn{c: c, rt: c.base}
+	if !c.shared {
+		// The settings were checked by newStdClient; should a file they
+		// name have gone since, the Conn falls back to sharing base.
+		if rt, err := commoncfg.NewRoundTripperFromConfig(c.cfg, c.name, c.opts...); err == nil {
+			sc.rt, sc.own = rt, true
+			c.rts.add(rt)
+		}
+	}
+	sc.client = &http.Client{Transport: sc.rt, CheckRedirect: c.checkRedirect}
+	return sc
+}
+
+func (c *stdClient) close() {
+	for _, rt := range c.rts.drain() {
+		closeIdle(rt)
+	}
+	closeIdle(c.base)
+}
+
+// checkRedirect follows redirects only when follow_redirects says so, and
+// only to the same host: a load probe must not carry its load to a host the
+// operator did not name. A redirect it does not follow is the response.
+func (c *stdClient) checkRedirect(req *http.Request, via []*http.Request) error {
+	switch {
+	case !c.follow:
+		return http.ErrUseLastResponse
+	case len(via) >= 10:
+		return errors.New("stopped after 10 redirects")
+	case !strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()):
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+func (c *stdClient) getBody() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(c.payload)), nil
+}
+
+func closeIdle(rt http.RoundTripper) {
+	if ci, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+type stdConn struct {
+	c      *stdClient
+	rt     http.RoundTripper
+	own    bool // rt is this Conn's alone
+	client *http.Client
+}
+
+func (sc *stdConn) Do(deadline time.Time) (int, Outcome) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	req := sc.c.tmpl.WithContext(ctx)
+	if p := sc.c.payload; len(p) > 0 {
+		// A new reader each time: the transport may still be closing the
+		// last one after RoundTrip returned.
+		req.Body, _ = sc.c.getBody()
+		req.GetBody = sc.c.getBody
+		req.ContentLength = int64(len(p))
+	}
+	var resp *http.Response
+	var err error
+	if sc.c.follow {
+		resp, err = sc.client.Do(req)
+	} else {
+		// Without redirects, http.Client only adds copies of the request.
+		resp, err = sc.rt.RoundTrip(req)
+	}
+	if err != nil {
+		return 0, failure(ctx, err)
+	}
+	err = drainBody(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return 0, failure(ctx, err)
+	}
+	return resp.StatusCode, sc.c.valid.outcome(resp.StatusCode)
+}
+
+func (sc *stdConn) Close() {
+	if sc.own {
+		sc.c.rts.remove(sc.rt)
+		closeIdle(sc.rt)
+	}
+}
+
+// failure classifies err, except that once the attempt's own deadline has
+// passed, whatever broke was broken by it.
+func failure(ctx context.Context, err error) Outcome {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return Timeout
+	}
+	return classify(err)
+}
+
+// drainBody reads a body to its end, or to the body limit: closing it unread
+// beyond that makes the transport close the connection instead of reading on.
+func drainBody(body io.Reader) error {
+	bp := scratch.Get().(*[]byte)
+	defer scratch.Put(bp)
+	buf := *bp
+	var total int64
+	for total <= maxBodyBytes {
+		n, err := body.Read(buf[:min(int64(len(buf)), maxBodyBytes+1-total)])
+		total += int64(n)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
