@@ -1,0 +1,682 @@
+package dashboards
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// families are the metric families DESIGN.md names, with their labels beyond the
+// job/instance target labels. Keep in step with DESIGN.md's Metrics section.
+var families = map[string][]string{
+	// live, per request
+	"loadprobe_requests_total":         {"probe", "outcome"},
+	"loadprobe_responses_total":        {"probe", "code"},
+	"loadprobe_in_flight_requests":     {"probe"},
+	"loadprobe_concurrency":            {"probe"},
+	"loadprobe_offered_rate":           {"probe"},
+	"loadprobe_dropped_requests_total": {"probe"},
+	// per step
+	"loadprobe_step_throughput":           {"probe", "level"},
+	"loadprobe_step_goodput":              {"probe", "level"},
+	"loadprobe_step_latency_seconds":      {"probe", "level", "quantile"},
+	"loadprobe_step_latency_mean_seconds": {"probe", "level"},
+	"loadprobe_step_error_ratio":          {"probe", "level"},
+	"loadprobe_step_in_flight":            {"probe", "level"},
+	"loadprobe_step_load_held_ratio":      {"probe", "level"},
+	"loadprobe_step_responses":            {"probe", "level", "code"},
+	"loadprobe_step_errors":               {"probe", "level", "reason"},
+	// per run
+	"loadprobe_breaking_point_level":                 {"probe", "rule"},
+	"loadprobe_breaking_point_throughput":            {"probe", "rule"},
+	"loadprobe_peak_throughput":                      {"probe"},
+	"loadprobe_capacity_level":                       {"probe"},
+	"loadprobe_capacity_throughput":                  {"probe"},
+	"loadprobe_expected_min_capacity":                {"probe"},
+	"loadprobe_run_valid":                            {"probe"},
+	"loadprobe_run_last_completed_timestamp_seconds": {"probe"},
+	"loadprobe_run_duration_seconds":                 {"probe"},
+	"loadprobe_runs_total":                           {"probe", "result"},
+	"loadprobe_running":                              {"probe"},
+	"loadprobe_schedule_interval_seconds":            {"probe"},
+	// process
+	"loadprobe_build_info":                                   {"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},
+	"loadprobe_config_last_reload_successful":                {},
+	"loadprobe_config_last_reload_success_timestamp_seconds": {},
+	"process_start_time_seconds":                             {},
+	// added by Prometheus
+	"up": {},
+}
+
+// histograms are exported in classic and native form: name_bucket/_sum/_count, or name.
+var histograms = map[string][]string{
+	"loadprobe_request_duration_seconds": {"probe", "outcome"},
+	"loadprobe_send_delay_seconds":       {"probe"},
+}
+
+// knownMetrics returns every selectable name with its labels (beyond job and instance):
+// the families, both forms of the histograms, and the recording rules of rules.yml
+// (their level, e.g. probe_rule, names their labels).
+func knownMetrics(t *testing.T) map[string][]string {
+	t.Helper()
+	known := map[string][]string{}
+	for n, l := range families {
+		known[n] = l
+	}
+	for n, l := range histograms {
+		known[n] = l
+		known[n+"_bucket"] = append(slices.Clone(l), "le")
+		known[n+"_sum"] = l
+		known[n+"_count"] = l
+	}
+	rf, err := parseRuleFile("rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				known[r.Record] = strings.Split(strings.SplitN(r.Record, ":", 2)[0], "_")
+			}
+		}
+	}
+	return known
+}
+
+type dashboardSpec struct {
+	file, uid  string
+	probeMulti bool
+}
+
+var dashboards = []dashboardSpec{
+	{"loadprobe-overview.json", "loadprobe-overview", true},
+	{"loadprobe-probe.json", "loadprobe-probe", false},
+}
+
+func readJSON(t *testing.T, file string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return d
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func obj(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+func list(v any) []any { l, _ := v.([]any); return l }
+
+// datasourceIsVariable accepts {"type":"prometheus","uid":"${datasource}"} and the older
+// plain string "${datasource}".
+func datasourceIsVariable(v any) bool {
+	if s, ok := v.(string); ok {
+		return s == "${datasource}" || s == "$datasource"
+	}
+	m := obj(v)
+	return m != nil && (str(m["uid"]) == "${datasource}" || str(m["uid"]) == "$datasource")
+}
+
+func TestDashboardConventions(t *testing.T) {
+	known := knownMetrics(t)
+	for _, spec := range dashboards {
+		t.Run(spec.file, func(t *testing.T) {
+			d := readJSON(t, spec.file)
+			if got := str(d["uid"]); got != spec.uid {
+				t.Errorf("uid = %q, want the fixed %q", got, spec.uid)
+			}
+			if v, _ := d["schemaVersion"].(float64); v < 36 {
+				t.Errorf("schemaVersion = %v, want >= 36", d["schemaVersion"])
+			}
+			if str(d["title"]) == "" || str(d["description"]) == "" {
+				t.Error("dashboard needs a title and a description")
+			}
+			if !slices.Contains(list(d["tags"]), any("loadprobe")) {
+				t.Error(`dashboard is not tagged "loadprobe" (the dashboard links use the tag)`)
+			}
+			checkVariables(t, obj(d["templating"]), spec, known)
+
+			ids := map[float64]string{}
+			n := 0
+			for _, p := range allPanels(list(d["panels"])) {
+				title := str(p["title"])
+				id, _ := p["id"].(float64)
+				if other, dup := ids[id]; dup {
+					t.Errorf("panels %q and %q share id %v", other, title, id)
+				}
+				ids[id] = title
+				gp := obj(p["gridPos"])
+				if x, w := gp["x"].(float64), gp["w"].(float64); w <= 0 || x+w > 24 {
+					t.Errorf("panel %q: gridPos %v outside the 24-column grid", title, gp)
+				}
+				if str(p["type"]) == "row" {
+					continue
+				}
+				n++
+				checkPanel(t, p, known)
+			}
+			if n == 0 {
+				t.Fatal("no panels")
+			}
+		})
+	}
+}
+
+// allPanels returns the panels in order, with the panels nested in rows after their row.
+func allPanels(ps []any) []map[string]any {
+	var out []map[string]any
+	for _, p := range ps {
+		m := obj(p)
+		out = append(out, m)
+		out = append(out, allPanels(list(m["panels"]))...)
+	}
+	return out
+}
+
+func checkVariables(t *testing.T, templating map[string]any, spec dashboardSpec, known map[string][]string) {
+	t.Helper()
+	vars := map[string]map[string]any{}
+	var order []string
+	for _, v := range list(templating["list"]) {
+		m := obj(v)
+		vars[str(m["name"])] = m
+		order = append(order, str(m["name"]))
+	}
+	if want := []string{"datasource", "job", "instance", "probe"}; !slices.Equal(order, want) {
+		t.Errorf("template variables %v, want %v in this order (each refines the next)", order, want)
+	}
+	ds := vars["datasource"]
+	if str(ds["type"]) != "datasource" || str(ds["query"]) != "prometheus" {
+		t.Errorf(`variable datasource: type %q query %q, want type "datasource" query "prometheus"`, ds["type"], ds["query"])
+	}
+	// Each variable must depend on the ones before it.
+	needs := map[string][]string{"job": nil, "instance": {`job=~"$job"`}, "probe": {`job=~"$job"`, `instance=~"$instance"`}}
+	for _, name := range []string{"job", "instance", "probe"} {
+		v := vars[name]
+		if v == nil {
+			continue
+		}
+		if str(v["type"]) != "query" || !datasourceIsVariable(v["datasource"]) {
+			t.Errorf("variable %s: want a query variable on ${datasource}", name)
+		}
+		q, err := variableQuery(mustJSON(t, v["query"]))
+		if err != nil {
+			t.Errorf("variable %s: %v", name, err)
+		}
+		m := labelValuesRE.FindStringSubmatch(q)
+		if m == nil || !strings.HasSuffix(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(q), ")")), name) {
+			t.Errorf("variable %s: query %q, want label_values(SELECTOR, %s)", name, q, name)
+			continue
+		}
+		for _, need := range needs[name] {
+			if !strings.Contains(q, need) {
+				t.Errorf("variable %s: query %q does not narrow by %s", name, q, need)
+			}
+		}
+		for _, metric := range MetricNames(m[1]) {
+			if _, ok := known[metric]; !ok {
+				t.Errorf("variable %s: unknown metric %s", name, metric)
+			}
+		}
+		multi := v["multi"] == true && v["includeAll"] == true && str(v["allValue"]) == ".*"
+		if wantMulti := name != "probe" || spec.probeMulti; multi != wantMulti {
+			t.Errorf("variable %s: multi/includeAll/allValue=.* is %v, want %v", name, multi, wantMulti)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func checkPanel(t *testing.T, p map[string]any, known map[string][]string) {
+	t.Helper()
+	title := str(p["title"])
+	if title == "" {
+		t.Errorf("panel %v has no title", p["id"])
+	}
+	if !datasourceIsVariable(p["datasource"]) {
+		t.Errorf("panel %q: datasource %v, want ${datasource}", title, p["datasource"])
+	}
+	if strings.TrimSpace(str(p["description"])) == "" {
+		t.Errorf("panel %q: no description", title)
+	}
+	if str(obj(obj(p["fieldConfig"])["defaults"])["unit"]) == "" {
+		t.Errorf("panel %q: no unit (fieldConfig.defaults.unit)", title)
+	}
+	targets := list(p["targets"])
+	if len(targets) == 0 {
+		t.Errorf("panel %q: no queries", title)
+	}
+	refs := map[string]bool{}
+	for _, tg := range targets {
+		m := obj(tg)
+		ref := str(m["refId"])
+		if ref == "" || refs[ref] {
+			t.Errorf("panel %q: missing or repeated refId %q", title, ref)
+		}
+		refs[ref] = true
+		if ds, ok := m["datasource"]; ok && !datasourceIsVariable(ds) {
+			t.Errorf("panel %q / %s: datasource %v, want ${datasource}", title, ref, ds)
+		}
+		expr := str(m["expr"])
+		if strings.TrimSpace(expr) == "" {
+			t.Errorf("panel %q / %s: empty expr", title, ref)
+			continue
+		}
+		for _, problem := range dashboardExprProblems(expr, known) {
+			t.Errorf("panel %q / %s: %s\n%s", title, ref, problem, expr)
+		}
+	}
+}
+
+// dashboardExprProblems checks one dashboard query: every selector names a known metric,
+// is narrowed by the job, instance and (where the metric has it) probe variables, and
+// uses only labels the metric has; every range is $__rate_interval.
+func dashboardExprProblems(expr string, known map[string][]string) []string {
+	var problems []string
+	s := scanExpr(expr)
+	if len(s.selectors) == 0 {
+		problems = append(problems, "no metric selector")
+	}
+	for _, sel := range s.selectors {
+		labels, ok := known[sel.name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("metric %q is neither exported by loadprobe nor recorded by rules.yml", sel.name))
+			continue
+		}
+		want := map[string]string{"job": "$job", "instance": "$instance"}
+		if slices.Contains(labels, "probe") {
+			want["probe"] = "$probe"
+		}
+		for _, m := range sel.matchers {
+			if w, ok := want[m.label]; ok && m.op == "=~" && m.value == w {
+				delete(want, m.label)
+				continue
+			}
+			if m.label != "job" && m.label != "instance" && !slices.Contains(labels, m.label) {
+				problems = append(problems, fmt.Sprintf("%s has no label %q", sel.name, m.label))
+			}
+		}
+		for _, l := range sortedKeys(want) {
+			problems = append(problems, fmt.Sprintf(`%s is not narrowed by %s=~"%s"`, sel.name, l, want[l]))
+		}
+	}
+	for _, r := range s.ranges {
+		if r != "$__rate_interval" {
+			problems = append(problems, fmt.Sprintf("range [%s]: dashboards use [$__rate_interval] in every rate() and increase()", r))
+		}
+	}
+	for _, c := range s.calls {
+		if (c == "rate" || c == "increase" || c == "irate") && len(s.ranges) == 0 {
+			problems = append(problems, c+"() without a range")
+		}
+	}
+	return problems
+}
+
+func TestDashboardExprProblemsCatchesMistakes(t *testing.T) {
+	known := map[string][]string{"loadprobe_requests_total": {"probe", "outcome"}, "up": {}}
+	for expr, want := range map[string]string{
+		`sum(rate(loadprobe_requests_total{job=~"$job", instance=~"$instance", probe=~"$probe"}[$__rate_interval]))`: "",
+		`up{job=~"$job", instance=~"$instance"}`:                                                                            "",
+		`sum(rate(loadprobe_requests_total{job=~"$job", instance=~"$instance"}[$__rate_interval]))`:                         `not narrowed by probe`,
+		`rate(loadprobe_requests_total{job=~"$job", instance=~"$instance", probe=~"$probe"}[5m])`:                           `range [5m]`,
+		`rate(loadprobe_request_total{job=~"$job", instance=~"$instance", probe=~"$probe"}[$__rate_interval])`:              `metric "loadprobe_request_total"`,
+		`loadprobe_requests_total{job=~"$job", instance=~"$instance", probe=~"$probe", reason="timeout"}`:                   `no label "reason"`,
+		`loadprobe_requests_total{job="$job", instance=~"$instance", probe=~"$probe"}`:                                      `not narrowed by job`,
+		`sum by (probe) (loadprobe_requests_total{job=~"$job", instance=~"$instance", probe=~"$probe"}) or up{job=~"$job"}`: `up is not narrowed by instance`,
+	} {
+		got := strings.Join(dashboardExprProblems(expr, known), "; ")
+		if want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("%s\n  problems %q, want one containing %q", expr, got, want)
+		}
+	}
+}
+
+var (
+	recordNameRE = regexp.MustCompile(`^[a-z][a-z_]*:[a-z][a-z0-9_]*:[a-z0-9_]+$`)
+	// The only windows rules.yml and alerts.yml may use: the substitution contract.
+	allowedRange = map[string]bool{"[7d]": true, "[15m]": true, "[5m]": true}
+	// Alerts on a state (0 or 1), where $value tells nothing.
+	valuelessAlerts = map[string]bool{"LoadprobeRunInvalid": true, "LoadprobeConfigReloadFailed": true, "LoadprobeDown": true}
+)
+
+func TestRuleFiles(t *testing.T) {
+	known := knownMetrics(t)
+	for _, file := range ruleFiles {
+		rf, err := parseRuleFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range rf.Groups {
+			for _, r := range g.Rules {
+				name := r.Record + r.Alert
+				for _, rng := range scanExpr(r.Expr).ranges {
+					if !allowedRange["["+rng+"]"] {
+						t.Errorf("%s: %s: window [%s] is not one of the substitution tokens %v (see the file's header)", file, name, rng, sortedKeys(allowedRange))
+					}
+				}
+				for _, m := range MetricNames(r.Expr) {
+					if _, ok := known[m]; !ok {
+						t.Errorf("%s: %s: unknown metric %s", file, name, m)
+					}
+				}
+				if r.Record != "" {
+					if !recordNameRE.MatchString(r.Record) {
+						t.Errorf("%s: recording rule %s: want level:metric:operations", file, r.Record)
+					}
+					continue
+				}
+				if r.For == "" {
+					t.Errorf("%s: alert %s has no for:", file, name)
+				}
+				if s := r.Labels["severity"]; s != "critical" && s != "warning" {
+					t.Errorf("%s: alert %s: severity %q, want critical or warning", file, name, s)
+				}
+				for _, a := range []string{"summary", "description", "runbook"} {
+					if strings.TrimSpace(r.Annotations[a]) == "" {
+						t.Errorf("%s: alert %s has no %s annotation", file, name, a)
+					}
+				}
+				desc := r.Annotations["description"]
+				if !strings.Contains(desc, "$labels") {
+					t.Errorf("%s: alert %s: the description does not name the series ($labels)", file, name)
+				}
+				if !strings.Contains(desc, "$value") && !valuelessAlerts[name] {
+					t.Errorf("%s: alert %s: the description does not show the measured value ($value)", file, name)
+				}
+			}
+		}
+	}
+}
+
+func stripComments(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// Every alert needs a firing case (with labels and all three annotations) and a
+// not-firing case in alerts_test.yml.
+func TestEveryAlertIsUnitTested(t *testing.T) {
+	rf, err := parseRuleFile("alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("alerts_test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []struct {
+					ExpLabels      map[string]string `yaml:"exp_labels"`
+					ExpAnnotations map[string]string `yaml:"exp_annotations"`
+				} `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(raw, &tests); err != nil {
+		t.Fatal(err)
+	}
+	firing, quiet := map[string]bool{}, map[string]bool{}
+	for _, tc := range tests.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) == 0 {
+				quiet[a.Alertname] = true
+			}
+			for _, e := range a.ExpAlerts {
+				if e.ExpLabels["severity"] != "" && e.ExpAnnotations["summary"] != "" && e.ExpAnnotations["description"] != "" && e.ExpAnnotations["runbook"] != "" {
+					firing[a.Alertname] = true
+				}
+			}
+		}
+	}
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			if !firing[r.Alert] {
+				t.Errorf("alert %s: no firing case with exp_labels (severity) and exp_annotations (summary, description, runbook) in alerts_test.yml", r.Alert)
+			}
+			if !quiet[r.Alert] {
+				t.Errorf("alert %s: no not-firing case (exp_alerts: []) in alerts_test.yml", r.Alert)
+			}
+		}
+	}
+}
+
+func TestExpressions(t *testing.T) {
+	exprs, err := Expressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	seen := map[string]bool{}
+	for _, e := range exprs {
+		count[e.File+" "+e.Kind]++
+		key := strings.TrimPrefix(e.File, "dashboards/") + "|" + e.Source
+		if seen[key] {
+			t.Errorf("two expressions at %s", key)
+		}
+		seen[key] = true
+		if strings.TrimSpace(e.Expr) == "" {
+			t.Errorf("%s: empty", key)
+		}
+		if !e.ExpectData && e.Why == "" {
+			t.Errorf("%s: may be empty but says not why", key)
+		}
+		if e.Kind == "alert" && e.ExpectData {
+			t.Errorf("%s: an alert expression cannot be expected to hold data", key)
+		}
+	}
+	for _, key := range sortedKeys(mayBeEmpty) {
+		if !seen[key] {
+			t.Errorf("mayBeEmpty names %q, which is no longer an expression", key)
+		}
+	}
+	for _, want := range []string{
+		"dashboards/loadprobe-overview.json panel", "dashboards/loadprobe-overview.json variable",
+		"dashboards/loadprobe-probe.json panel", "dashboards/loadprobe-probe.json variable",
+		"dashboards/rules.yml record", "dashboards/alerts.yml alert",
+	} {
+		if count[want] == 0 {
+			t.Errorf("no %s expressions", want)
+		}
+	}
+	// Every dashboard target is reported: compare with a count straight from the JSON.
+	for _, spec := range dashboards {
+		n := 0
+		for _, p := range allPanels(list(readJSON(t, spec.file)["panels"])) {
+			n += len(list(p["targets"]))
+		}
+		if got := count["dashboards/"+spec.file+" panel"]; got != n {
+			t.Errorf("%s: Expressions reports %d panel queries, the file has %d", spec.file, got, n)
+		}
+	}
+	t.Logf("%v", count)
+}
+
+func TestSubstituteTemplateVars(t *testing.T) {
+	vars := map[string]string{"job": "loadprobe", "$instance": ".*", "probe": "work", "__rate_interval": "1m", "__range": "1h"}
+	for in, want := range map[string]string{
+		`rate(x{job=~"$job", instance=~"$instance", probe=~"$probe"}[$__rate_interval])`: `rate(x{job=~"loadprobe", instance=~".*", probe=~"work"}[1m])`,
+		`x{job=~"${job}", probe=~"${probe:regex}"}[[probe]]`:                             `x{job=~"loadprobe", probe=~"work"}work`,
+		`$__range_s $__range $jobs $__interval`:                                          `$__range_s 1h $jobs $__interval`,
+		`no vars; $ alone; price $5`:                                                     `no vars; $ alone; price $5`,
+	} {
+		if got := SubstituteTemplateVars(in, vars); got != want {
+			t.Errorf("SubstituteTemplateVars(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+func TestMetricNames(t *testing.T) {
+	for expr, want := range map[string][]string{
+		`histogram_quantile(0.99, sum by (le) (rate(a_bucket{x="y"}[5m]))) or histogram_quantile(0.99, sum(rate(a[5m])))`: {"a", "a_bucket"},
+		`b{rule="knee"} < on (job, instance, probe, rule) 0.8 * c:d:e unless ignoring(le) f offset 1h`:                    {"b", "c:d:e", "f"},
+		`sum without (code) (g) / count(h) by (probe) > bool 2`:                                                           {"g", "h"},
+		`{__name__="i", job="j"} and label_replace(up, "a", "$1", "b", "(.*)")`:                                           {"i", "up"},
+		`time() - 1e3 * max_over_time(k[1h:5m])`:                                                                          {"k"},
+	} {
+		if got := MetricNames(expr); !slices.Equal(got, want) {
+			t.Errorf("MetricNames(%s) = %v, want %v", expr, got, want)
+		}
+	}
+}
+
+func TestShortenWindows(t *testing.T) {
+	for _, file := range ruleFiles {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := ShortenWindows(string(raw), Windows{Baseline: "2m", Steady: "1m", Rate: "30s", For: "0s"})
+		for token := range allowedRange {
+			if strings.Contains(stripComments(short), token) {
+				t.Errorf("%s: %s survived ShortenWindows", file, token)
+			}
+		}
+		if m := regexp.MustCompile(`(?m)^\s*for:\s*(\S+)`).FindAllStringSubmatch(short, -1); file == "alerts.yml" {
+			if len(m) == 0 {
+				t.Errorf("%s: no for: lines", file)
+			}
+			for _, f := range m {
+				if f[1] != "0s" {
+					t.Errorf("%s: for: %s survived ShortenWindows", file, f[1])
+				}
+			}
+		}
+		if strings.Contains(short, "median_2m") || !strings.Contains(short, "median_7d") {
+			t.Errorf("%s: ShortenWindows must keep rule names", file)
+		}
+	}
+}
+
+// promtool finds promtool. Locally a missing promtool skips the test; under CI=true it
+// fails it, because then the real part of this package's tests did not run.
+func promtool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool not found and CI=true: install Debian's prometheus package (make test does)")
+		}
+		t.Skip("promtool not found (apt-get install --no-install-recommends prometheus); CI=true makes this fatal")
+	}
+	return p
+}
+
+func runPromtool(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(promtool(t), args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	t.Logf("promtool %s\n%s", strings.Join(args, " "), out)
+}
+
+func TestPromtoolCheckRules(t *testing.T) {
+	runPromtool(t, ".", "check", "rules", "rules.yml", "alerts.yml")
+}
+
+func TestPromtoolTestRules(t *testing.T) {
+	runPromtool(t, ".", "test", "rules", "alerts_test.yml", "rules_test.yml")
+}
+
+// The short-window copy an integration test makes must still be valid rules.
+func TestPromtoolShortWindows(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range ruleFiles {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := ShortenWindows(string(raw), Windows{Baseline: "2m", Steady: "1m", Rate: "30s", For: "0s"})
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(short), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runPromtool(t, dir, "check", "rules", "rules.yml", "alerts.yml")
+}
+
+// Every dashboard and variable query, its template variables filled in, parses in the
+// Prometheus that promtool belongs to (2.42 on Debian): each is checked as the expression
+// of a recording rule.
+func TestPromtoolParsesDashboardQueries(t *testing.T) {
+	exprs, err := Expressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"job": ".*", "instance": ".*", "probe": ".*", "__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
+	type rule struct {
+		Record string `yaml:"record"`
+		Expr   string `yaml:"expr"`
+	}
+	var rules []rule
+	seen := map[string]bool{}
+	for _, e := range exprs {
+		if e.Kind != "panel" && e.Kind != "variable" {
+			continue
+		}
+		q := SubstituteTemplateVars(e.Expr, vars)
+		if strings.Contains(q, "$") {
+			t.Errorf("%s %s: template variable left after substitution: %s", e.File, e.Source, q)
+		}
+		if seen[q] {
+			continue
+		}
+		seen[q] = true
+		rules = append(rules, rule{Record: fmt.Sprintf("dashboard:query:n%d", len(rules)), Expr: q})
+		t.Logf("%s %s -> dashboard:query:n%d", e.File, e.Source, len(rules)-1)
+	}
+	doc := map[string]any{"groups": []any{map[string]any{"name": "dashboard-queries", "rules": rules}}}
+	raw, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "queries.yml"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPromtool(t, dir, "check", "rules", "queries.yml")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
