@@ -354,3 +354,23 @@ func TestErrorsInFileOrder(t *testing.T) {
 		last = n
 	}
 }
+
+func TestTypeErrorPaths(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"allowed_targets: [a]\nprobes:\n - name: [a]\n",
+			`x.yml:3: probes[0].name: expected a string, got a list`},
+		{"allowed_targets: &a [b]\nprobes:\n - name: *a\n - name: *a\n",
+			"x.yml:3: probes[0].name: expected a string, got a list\nx.yml:4: probes[1].name: expected a string, got a list"},
+		{"allowed_targets: [a]\nprobes:\n - load: {concurrency: [[1], 2]}\n",
+			`x.yml:3: probes[0].load.concurrency[0]: expected an integer, got a list`},
+		{"allowed_targets: [a]\nprobes:\n - load: {step_duration: [1]}\n",
+			`x.yml:3: probes[0].load.step_duration: expected a string, got a list`},
+		{"allowed_targets: [a]\nprobes: {name: a}\n",
+			`x.yml:2: probes: expected a list, got a mapping`},
+	} {
+		_, err := Parse("x.yml", []byte(tc.in))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Parse(%q):\n got: %v\nwant: %s", tc.in, err, tc.want)
+		}
+	}
+}

@@ -3,8 +3,8 @@ package config
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"sort"
@@ -201,25 +201,34 @@ func decodeErrors(file string, data []byte, doc *yaml.Node, err error) error {
 	if !errors.As(err, &te) {
 		return otherError(file, data, doc, err)
 	}
-	var idx []indexed
+	byLine := map[int][]indexed{}
+	var aliases []indexed
 	if doc != nil {
-		idx = index(doc)
+		for _, n := range index(doc) {
+			if n.node.Kind == yaml.AliasNode {
+				aliases = append(aliases, n)
+			} else {
+				byLine[n.node.Line] = append(byLine[n.node.Line], n)
+			}
+		}
 	}
+	used := map[*yaml.Node]bool{} // aliases already blamed
 	errs := make([]*Error, 0, len(te.Errors))
 	for _, s := range te.Errors {
 		e := &Error{File: file, Msg: s}
 		if m := reLine.FindStringSubmatch(s); m != nil {
 			e.Line, _ = strconv.Atoi(m[1])
 			e.Msg = m[2]
-			rewrite(e, idx)
+			rewrite(e, byLine[e.Line], aliases, used)
 		}
 		errs = append(errs, e)
 	}
 	return joinSorted(errs)
 }
 
-// rewrite turns one of yaml.v3's strict-decoding messages into loadprobe's words.
-func rewrite(e *Error, idx []indexed) {
+// rewrite turns one of yaml.v3's strict-decoding messages into loadprobe's
+// words; idx holds the nodes on the error's line, aliases every alias.
+func rewrite(e *Error, idx, aliases []indexed, used map[*yaml.Node]bool) {
 	findKey := func(name string) *indexed {
 		for i := range idx {
 			if idx[i].isKey && idx[i].node.Line == e.Line && idx[i].node.Value == name {
@@ -259,23 +268,64 @@ func rewrite(e *Error, idx []indexed) {
 	if m := reUnmarshal.FindStringSubmatch(e.Msg); m != nil {
 		tag, value, goType := m[1], m[2], m[3]
 		got := describeTag(tag)
-		for i := range idx {
-			n := idx[i].node
-			if idx[i].isKey || n.Line != e.Line || n.ShortTag() != tag && n.Tag != tag {
-				continue
+		// Of the nodes on the line with that tag and value, the one that
+		// decodes into that Go type, else the deepest: on "- name: [a]"
+		// the list [a], not the probe list that starts on the same line.
+		// An alias is decoded as the node it names, so the error names the
+		// anchor's line; when the alias's place has that type, report the
+		// alias instead.
+		var best *indexed
+		bestScore := -1
+		consider := func(c *indexed, n *yaml.Node, alias bool) {
+			if c.isKey || n == nil || n.Line != e.Line || n.ShortTag() != tag && n.Tag != tag {
+				return
 			}
 			if n.Kind == yaml.ScalarNode && !strings.HasPrefix(n.Value, strings.TrimSuffix(value, "...")) {
-				continue
+				return
 			}
-			e.Path = idx[i].path.String()
-			value = n.Value
-			break
+			score := len(c.path)
+			if typeMatches(typeAt(reflect.TypeFor[Config](), c.path), goType) {
+				score += 1 << 20
+			} else if alias {
+				return
+			}
+			if score > bestScore {
+				best, bestScore = c, score
+			}
+		}
+		for i := range idx {
+			consider(&idx[i], idx[i].node, false)
+		}
+		for i := range aliases {
+			if !used[aliases[i].node] {
+				consider(&aliases[i], aliases[i].node.Alias, true)
+			}
+		}
+		if best != nil {
+			e.Path = best.path.String()
+			value = deref(best.node).Value
+			if best.node.Kind == yaml.AliasNode {
+				e.Line = best.node.Line
+				used[best.node] = true
+			}
 		}
 		if value != "" && tag != "!!seq" && tag != "!!map" {
 			got += " " + strconv.Quote(truncate(value, 40))
 		}
 		e.Msg = fmt.Sprintf("expected %s, got %s", describeGoType(goType), got)
 	}
+}
+
+// typeMatches reports whether yaml.v3 names t as goType in its messages;
+// the sections decode through local types called plain.
+func typeMatches(t reflect.Type, goType string) bool {
+	if t == nil {
+		return false
+	}
+	if t.String() == goType {
+		return true
+	}
+	return t.Kind() == reflect.Struct && (strings.HasSuffix(goType, ".plain") || strings.HasPrefix(goType, "struct {"))
 }
 
 func truncate(s string, n int) string {
@@ -361,8 +411,9 @@ func otherError(file string, data []byte, doc *yaml.Node, err error) error {
 
 // syntaxLine finds the line of a syntax error. yaml.v3 names the line where
 // the enclosing block starts (0-based for parser errors), not the line at
-// fault; that is the first line whose addition makes the text fail with the
-// same message. The search starts at the reported line and is bounded.
+// fault. The line at fault is the first one whose addition makes the text
+// fail with the same message: parsing stops at the error, so every longer
+// prefix fails alike, which lets a binary search find it.
 func syntaxLine(data []byte, reported int, msg string) int {
 	var ends []int // ends[k-1]: offset after line k
 	for i, b := range data {
@@ -373,18 +424,27 @@ func syntaxLine(data []byte, reported int, msg string) int {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		ends = append(ends, len(data))
 	}
-	start := max(reported, 1)
-	for k := start; k <= len(ends) && k < start+500; k++ {
+	fails := func(k int) bool {
 		err := parseAll(data[:ends[k-1]])
 		if err == nil {
-			continue
+			return false
 		}
 		m := reLine.FindStringSubmatch(strings.TrimPrefix(err.Error(), "yaml: "))
-		if m != nil && m[2] == msg {
-			return k
+		return m != nil && m[2] == msg
+	}
+	lo, hi := max(reported, 1)-1, len(ends) // fails(lo) is taken as false, fails(hi) must be true
+	if hi <= lo || len(data) > 1<<20 || !fails(hi) {
+		return max(reported, 1)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	return reported
+	return hi
 }
 
 // parseAll parses every document of data into nodes.
