@@ -34,6 +34,7 @@ var badConfigs = map[string]string{
 	"duplicate-name.yml":          "testdata/bad/duplicate-name.yml:8: probes[1].name: duplicate probe name \"work\" (first used by probes[0])",
 	"empty-levels.yml":            "testdata/bad/empty-levels.yml:7: probes[0].load.concurrency: at least one level is required",
 	"error-ratio-budget.yml":      "testdata/bad/error-ratio-budget.yml:9: probes[0].rules.error_ratio_budget: must be in [0, 1) (got 1)",
+	"glob-ipv6-brackets.yml":      "testdata/bad/glob-ipv6-brackets.yml:3: allowed_targets: \"[::1]\" is a one-character class: write an IPv6 host without brackets (\"::1\")",
 	"glob-with-port.yml":          "testdata/bad/glob-with-port.yml:1: allowed_targets: \"127.0.0.1:8080\" has a port: globs match the host alone",
 	"glob-with-scheme.yml":        "testdata/bad/glob-with-scheme.yml:2: allowed_targets: \"http://127.0.0.1\" is not a host glob: give the host alone, without scheme or path",
 	"host-not-allowed.yml":        "testdata/bad/host-not-allowed.yml:5: probes[0].request.url: host \"example.com\" is not in allowed_targets",
@@ -294,6 +295,10 @@ func TestParseErrors(t *testing.T) {
 		{"control character", "allowed_targets: [a]\n\x01\n", "x.yml:2: control characters are not allowed"},
 		{"tab", "allowed_targets:\n\t- a\n", "x.yml:2: found character that cannot start any token"},
 		{"unclosed quote", "allowed_targets: [a]\nprobes:\n  - name: \"work\n", "x.yml:3: found unexpected end of stream"},
+		{"empty list elements", "allowed_targets: [a]\nprobes:\n  -\n  - ~\n  - name: a\n    load: {concurrency: [1, ~, 2]}\n    request: {url: 'http://b/'}\n",
+			"x.yml:3: probes[0]: empty list element\n" +
+				"x.yml:4: probes[1]: empty list element\n" +
+				"x.yml:6: probes[2].load.concurrency[1]: empty list element"},
 		{"anchor holder", "allowed_targets: [127.0.0.1]\nbase: &base\n  url: http://10.0.0.1/\nprobes:\n  - name: a\n    request:\n      <<: *base\n    load: {rate: [1]}\n",
 			"x.yml:2: unknown key \"base\""},
 		{"string level", "allowed_targets: [a]\nprobes:\n  - name: a\n    load: {rate: [1, \"2\"]}\n",

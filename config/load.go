@@ -50,7 +50,21 @@ func Parse(filename string, data []byte) (*Config, error) {
 
 	dir := filepath.Dir(filename)
 	v := &validator{}
-	v.config(&cfg, dir)
+	// yaml.v3 drops a null list element ("-" alone, "~"): a probe, a phase
+	// or a level would vanish without a word. As the later elements then
+	// move up, validation (whose paths count the decoded elements) waits
+	// until there are none.
+	for _, n := range index(&doc) {
+		if n.isKey || len(n.path) == 0 || n.node.Kind != yaml.ScalarNode || n.node.ShortTag() != "!!null" {
+			continue
+		}
+		if _, elem := n.path[len(n.path)-1].(int); elem {
+			v.errorf(n.path, "empty list element")
+		}
+	}
+	if len(v.issues) == 0 {
+		v.config(&cfg, dir)
+	}
 	if len(v.issues) == 0 {
 		return &cfg, nil
 	}

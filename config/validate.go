@@ -40,6 +40,8 @@ func (v *validator) config(c *Config, dir string) {
 			v.errorAt(at, el, "empty host glob")
 		case strings.Contains(g, "/"):
 			v.errorAt(at, el, "%q is not a host glob: give the host alone, without scheme or path", g)
+		case strings.HasPrefix(g, "[") && strings.HasSuffix(g, "]") && strings.Contains(g, ":"):
+			v.errorAt(at, el, "%q is a one-character class: write an IPv6 host without brackets (%q)", g, strings.Trim(g, "[]"))
 		case strings.Count(g, ":") == 1:
 			v.errorAt(at, el, "%q has a port: globs match the host alone", g)
 		default:
