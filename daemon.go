@@ -31,8 +31,8 @@ import (
 )
 
 // shutdownTimeout bounds how long in-flight HTTP requests may take once the
-// daemon is told to stop.
-const shutdownTimeout = 5 * time.Second
+// daemon is told to stop; then their connections are closed.
+const shutdownTimeout = 2 * time.Second
 
 // DaemonOptions configure a Daemon.
 type DaemonOptions struct {
@@ -117,12 +117,7 @@ func (d *Daemon) Addrs() []net.Addr { return d.addrs }
 // of the Hup channel and shuts the server down cleanly. It returns an error
 // when the config does not load or the server cannot start.
 func (d *Daemon) Run(ctx context.Context) error {
-	if err := d.sc.ReloadConfig(d.opts.ConfigFile, d.logger); err != nil {
-		return fmt.Errorf("loading config: %w", err)
-	}
-	d.announce()
-	d.ready.Store(true)
-
+	// Catch SIGHUP before anything else: its default action ends the process.
 	hup := d.opts.Hup
 	if hup == nil {
 		ch := make(chan os.Signal, 1)
@@ -130,6 +125,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		defer signal.Stop(ch)
 		hup = ch
 	}
+	if err := d.sc.ReloadConfig(d.opts.ConfigFile, d.logger); err != nil {
+		return fmt.Errorf("loading config: %w", err)
+	}
+	d.announce()
+	d.ready.Store(true)
 
 	srv := &http.Server{
 		Handler:           d.handler,
@@ -164,7 +164,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil {
-				return fmt.Errorf("shutting down the HTTP server: %w", err)
+				d.logger.Warn("Closing HTTP connections still busy at shutdown", "err", err)
+				srv.Close()
 			}
 			if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
