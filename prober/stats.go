@@ -45,6 +45,7 @@ type stepRecorder struct {
 	outcomes   [NumOutcomes]int64
 	codes      [maxStatusCode]int64 // responses by status code; out-of-range codes at 0
 	seconds    []secondCounts       // by whole second since the start of the measured window
+	lastDone   time.Duration        // when the last attempt ended, since the start of the measured window
 }
 
 func newStepRecorder() *stepRecorder {
@@ -64,6 +65,7 @@ func (r *stepRecorder) record(o Outcome, code int, latency time.Duration, at tim
 		o = Other
 	}
 	r.outcomes[o]++
+	r.lastDone = max(r.lastDone, at+latency)
 	if o == Success || o == HTTPError {
 		if uint(code) >= maxStatusCode {
 			code = 0
@@ -110,6 +112,7 @@ func (r *stepRecorder) reset() {
 	r.outcomes = [NumOutcomes]int64{}
 	clear(r.codes[:])
 	r.seconds = r.seconds[:0]
+	r.lastDone = 0
 }
 
 // merge adds everything o recorded to r; o is unchanged.
@@ -117,6 +120,7 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	r.hist.Merge(o.hist)
 	r.latencySum += o.latencySum
 	r.latencyMax = max(r.latencyMax, o.latencyMax)
+	r.lastDone = max(r.lastDone, o.lastDone)
 	for i, n := range o.outcomes {
 		r.outcomes[i] += n
 	}

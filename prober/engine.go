@@ -1,0 +1,316 @@
+package prober
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// Options wires a run to whoever watches it.
+type Options struct {
+	Live     Live           // live metrics; NopLive when nil
+	Progress func(Progress) // called about twice a second while a step runs
+	OnStep   func(Result)   // called after each step with the run so far
+
+	beforeSend func() // tests: holds up the open-loop sender to mimic a busy generator
+}
+
+// Progress is what a watcher sees of a run under way.
+type Progress struct {
+	Probe     string
+	Step      int // 1-based
+	Steps     int
+	Level     float64
+	Name      string // phase name, if any
+	Elapsed   time.Duration
+	Remaining time.Duration // an estimate: the steps left at step_duration each
+	Requests  int64         // attempts so far in the run
+}
+
+// settleMargin is added to the first level's p99 to decide that the target
+// has worked off the last step's backlog (DESIGN.md, point 9).
+const settleMargin = 5 * time.Millisecond
+
+// stage is one step of a run's plan: a closed-loop level, an open-loop rate
+// level, or a phase of a rate profile.
+type stage struct {
+	level    float64 // connections or requests per second (the start rate of a phase)
+	rampTo   float64 // phases: the rate at the end of the stage; equal to level when flat
+	name     string
+	duration time.Duration
+}
+
+// plan lists the stages of a probe's load in the order they run.
+func plan(l config.Load) []stage {
+	step := time.Duration(l.StepDuration)
+	var stages []stage
+	switch l.Mode() {
+	case config.ModeConcurrency:
+		for _, c := range l.Concurrency {
+			stages = append(stages, stage{level: float64(c), rampTo: float64(c), duration: step})
+		}
+	case config.ModeRate:
+		for _, r := range l.Rate {
+			stages = append(stages, stage{level: r, rampTo: r, duration: step})
+		}
+	case config.ModePhases:
+		for _, ph := range l.Phases {
+			to := ph.Rate
+			if ph.RampTo != nil {
+				to = *ph.RampTo
+			}
+			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
+		}
+	}
+	return stages
+}
+
+// engine is the state of one run of one probe.
+type engine struct {
+	probe    config.Probe
+	opts     Options
+	live     Live
+	client   *Client
+	conns    []Conn          // closed loop: one per worker, kept across steps
+	recs     []*stepRecorder // one per worker (or sender), merged at step end
+	total    *stepRecorder   // the merge
+	attempts atomic.Int64    // attempts so far in the run, for progress
+	stop     atomic.Bool     // set when the run's context ends
+	stages   []stage
+	started  time.Time
+	done     <-chan struct{} // the run's context ending
+
+	pool        senderPool // open loop: the senders, kept across steps
+	measureFrom time.Time  // open loop: start of the current step's measured window
+}
+
+// Run runs probe p once, step by step, and returns its result. It never
+// panics on a misbehaving target: every attempt ends as an outcome. Its
+// load stops when ctx ends (the result is then "canceled").
+func Run(ctx context.Context, p config.Probe, opts Options) Result {
+	e := &engine{probe: p, opts: opts, live: opts.Live, total: newStepRecorder(), stages: plan(p.Load), started: time.Now()}
+	e.pool.max = p.Load.MaxInFlight
+	if e.live == nil {
+		e.live = NopLive{}
+	}
+	r := Result{Name: p.Name, Mode: p.Load.Mode(), Started: e.started, Steps: []Step{}, Diagnosis: []string{}}
+	client, err := NewClient(p.Request, p.Name)
+	if err != nil {
+		r.Result, r.Error = ResultFailed, err.Error()
+		r.DurationSeconds = time.Since(e.started).Seconds()
+		return r
+	}
+	e.client = client
+	defer e.close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.done = ctx.Done()
+	go func() {
+		<-ctx.Done()
+		e.stop.Store(true)
+	}()
+
+	r.Result = ResultCompleted
+	var settleWithin time.Duration
+	for i, st := range e.stages {
+		var settled time.Duration
+		if i > 0 {
+			settled = e.settle(settleWithin)
+		}
+		if e.stop.Load() {
+			r.Result = ResultCanceled
+			break
+		}
+		step := e.runStage(i, st)
+		step.SettleSeconds = settled.Seconds()
+		if i == 0 {
+			settleWithin = time.Duration(step.Latency.P99*float64(time.Second)) + settleMargin
+		}
+		r.Steps = append(r.Steps, step)
+		if e.stop.Load() {
+			r.Result = ResultCanceled
+			break
+		}
+		if step.ErrorRatio > p.Abort.ErrorRatio && i < len(e.stages)-1 {
+			r.Result = ResultAborted
+			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
+				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
+			break
+		}
+		if opts.OnStep != nil && i < len(e.stages)-1 {
+			partial := r
+			partial.Result = ResultRunning
+			partial.DurationSeconds = time.Since(e.started).Seconds()
+			analyze(&partial, p.Rules)
+			opts.OnStep(partial)
+		}
+	}
+	r.DurationSeconds = time.Since(e.started).Seconds()
+	analyze(&r, p.Rules)
+	return r
+}
+
+func (e *engine) close() {
+	e.closeSenders()
+	for _, c := range e.conns {
+		c.Close()
+	}
+	e.client.Close()
+}
+
+// runStage holds one stage for its duration and summarizes it.
+func (e *engine) runStage(i int, st stage) Step {
+	start := time.Now()
+	measureFrom := start.Add(time.Duration(e.probe.Load.Warmup))
+	end := start.Add(st.duration)
+	done := make(chan struct{})
+	go e.report(i, st, start, done)
+	closedLoop := e.probe.Load.Mode() == config.ModeConcurrency
+	var dropped int64
+	if closedLoop {
+		e.closedLoop(int(st.level), measureFrom, end)
+	} else {
+		dropped = e.openLoop(st, start, measureFrom, end)
+	}
+	close(done)
+	e.total.reset()
+	for _, rec := range e.recs {
+		e.total.merge(rec)
+	}
+	measured := end.Sub(measureFrom)
+	if !closedLoop {
+		// An open loop keeps sending whatever the target's pace, so a
+		// target that falls behind is still working off the step's requests
+		// after its end: the figures span until the last one ended, or a
+		// backlog would pass for throughput.
+		measured = max(measured, e.total.lastDone)
+	}
+	// A phase that ramps offers its mean rate over the phase.
+	step := e.total.summarize((st.level+st.rampTo)/2, st.name, measured, closedLoop)
+	step.Dropped = dropped
+	return step
+}
+
+// closedLoop runs level workers, each sending its next request on its own
+// connection as soon as the last one ends, until end. Requests under way at
+// end are finished (bounded by the timeout), not cancelled, so every attempt
+// has an outcome; an attempt counts in the step when it started after
+// measureFrom.
+func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
+	for len(e.conns) < level {
+		e.conns = append(e.conns, e.client.NewConn())
+	}
+	e.useRecorders(level)
+	timeout := time.Duration(e.probe.Request.Timeout)
+	e.live.Concurrency(level)
+	defer e.live.Concurrency(0)
+	var wg sync.WaitGroup
+	wg.Add(level)
+	for w := 0; w < level; w++ {
+		go func(conn Conn, rec *stepRecorder) {
+			defer wg.Done()
+			now := time.Now()
+			for now.Before(end) && !e.stop.Load() {
+				e.live.InFlight(1)
+				code, o := conn.Do(now.Add(timeout))
+				finished := time.Now()
+				e.live.InFlight(-1)
+				e.observe(rec, o, code, now, finished, measureFrom)
+				now = finished
+			}
+		}(e.conns[w], e.recs[w])
+	}
+	wg.Wait()
+}
+
+// observe records one finished attempt in the live metrics and, when it
+// started inside the measured window, in the step figures. from is the
+// time latency is measured from: the send time in closed loop, the
+// intended send time in open loop.
+func (e *engine) observe(rec *stepRecorder, o Outcome, code int, from, finished, measureFrom time.Time) {
+	latency := finished.Sub(from)
+	e.live.Attempt(o, code, latency.Seconds())
+	if !from.Before(measureFrom) {
+		rec.record(o, code, latency, from.Sub(measureFrom))
+	}
+	e.attempts.Add(1)
+}
+
+// useRecorders gives the step n cleared recorders, reusing their memory
+// (levels only grow within a run).
+func (e *engine) useRecorders(n int) {
+	for len(e.recs) < n {
+		e.recs = append(e.recs, newStepRecorder())
+	}
+	for _, r := range e.recs {
+		r.reset()
+	}
+}
+
+// settle sends single requests, one at a time, until one gets a response
+// within limit, so the next step does not start on the backlog the target
+// still works off (DESIGN.md, point 9). It gives up after settle_timeout.
+func (e *engine) settle(limit time.Duration) time.Duration {
+	start := time.Now()
+	giveUp := start.Add(time.Duration(e.probe.Load.SettleTimeout))
+	if len(e.conns) == 0 {
+		e.conns = append(e.conns, e.client.NewConn())
+	}
+	conn := e.conns[0]
+	timeout := time.Duration(e.probe.Request.Timeout)
+	for !e.stop.Load() {
+		sent := time.Now()
+		if !sent.Before(giveUp) {
+			break
+		}
+		deadline := sent.Add(timeout)
+		if deadline.After(giveUp) {
+			deadline = giveUp
+		}
+		e.live.InFlight(1)
+		code, o := conn.Do(deadline)
+		finished := time.Now()
+		e.live.InFlight(-1)
+		e.live.Attempt(o, code, finished.Sub(sent).Seconds())
+		if o.Responded() && finished.Sub(sent) <= limit {
+			break
+		}
+		if !o.Responded() {
+			// A refused or reset target answers at once; pace the retries
+			// instead of spinning on it.
+			time.Sleep(min(limit, time.Until(giveUp), 100*time.Millisecond))
+		}
+	}
+	return time.Since(start)
+}
+
+// report calls the progress callback about twice a second until done.
+func (e *engine) report(i int, st stage, stepStart time.Time, done <-chan struct{}) {
+	if e.opts.Progress == nil {
+		return
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p := Progress{
+			Probe: e.probe.Name, Step: i + 1, Steps: len(e.stages), Level: st.level, Name: st.name,
+			Elapsed:  time.Since(e.started),
+			Requests: e.attempts.Load(),
+		}
+		p.Remaining = max(0, st.duration-time.Since(stepStart))
+		for _, later := range e.stages[i+1:] {
+			p.Remaining += later.duration
+		}
+		e.opts.Progress(p)
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,392 @@
+package prober
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// probeFor builds a probe the way a user would: from YAML, with the
+// config package's defaults and validation.
+func probeFor(t *testing.T, url, load string) config.Probe {
+	t.Helper()
+	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: p
+    request:
+      url: %s
+      timeout: 1s
+    load:
+%s
+`, url, indent(load, "      "))
+	cfg, err := config.Parse("test.yml", []byte(yml))
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, yml)
+	}
+	return cfg.Probes[0]
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + strings.TrimSpace(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func demoTarget(t *testing.T, opts TargetOptions) string {
+	t.Helper()
+	srv := httptest.NewServer(NewTarget(opts))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func levels(r Result) []float64 {
+	var ls []float64
+	for _, s := range r.Steps {
+		ls = append(ls, s.Level)
+	}
+	return ls
+}
+
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
+
+func TestRunWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
+	url := demoTarget(t, TargetOptions{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
+	p := probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
+step_duration: 2s
+warmup: 200ms`)
+	r := Run(context.Background(), p, Options{})
+
+	if r.Result != ResultCompleted || len(r.Steps) != 6 {
+		t.Fatalf("result %s with levels %v, want completed with 6 levels; error %q", r.Result, levels(r), r.Error)
+	}
+	if k := r.BreakingPoints.Knee; k == nil || k.Level != 4 {
+		t.Errorf("knee %+v, want level 4", k)
+	}
+	if !within(r.PeakThroughput, 400, 0.10) {
+		t.Errorf("peak %.1f/s, want within 10%% of 400/s", r.PeakThroughput)
+	}
+	for i, s := range r.Steps {
+		if !within(s.InFlight, s.Level, 0.10) {
+			t.Errorf("level %g: Little's-law in-flight %.2f, want within 10%% of the level", s.Level, s.InFlight)
+		}
+		if s.Level > 4 && s.Latency.P99 <= r.Steps[i-1].Latency.P99 {
+			t.Errorf("level %g: p99 %.4fs does not grow past the knee (previous %.4fs)", s.Level, s.Latency.P99, r.Steps[i-1].Latency.P99)
+		}
+		if s.ErrorRatio != 0 || s.Responses["200"] != s.Attempts {
+			t.Errorf("level %g: error ratio %g, responses %v of %d attempts; want all 200", s.Level, s.ErrorRatio, s.Responses, s.Attempts)
+		}
+	}
+	if r.BreakingPoints.FirstFailure != nil {
+		t.Errorf("first failure %+v on a target that never fails", r.BreakingPoints.FirstFailure)
+	}
+	if !r.Valid {
+		t.Errorf("run not valid: %v", r.Diagnosis)
+	}
+}
+
+func TestRunShedFailsFirstAboveItsLimit(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/shed"
+	p := probeFor(t, url, `concurrency: [2, 4, 8, 16, 32]
+step_duration: 1s`)
+	r := Run(context.Background(), p, Options{})
+	for _, s := range r.Steps {
+		if s.Level <= 8 && s.ErrorRatio != 0 {
+			t.Errorf("level %g: error ratio %g, want no failure through 8", s.Level, s.ErrorRatio)
+		}
+	}
+	ff := r.BreakingPoints.FirstFailure
+	if ff == nil || ff.Level != 16 {
+		t.Fatalf("first failure %+v, want level 16; levels %v", ff, levels(r))
+	}
+	s := r.Steps[3]
+	if s.Responses["503"] == 0 || s.Responses["503"]+s.Responses["200"] != s.Attempts {
+		t.Errorf("level 16: responses %v errors %v of %d attempts; want the failures as 503", s.Responses, s.Errors, s.Attempts)
+	}
+}
+
+func TestRunLimitedCountsTheLimiterApartAndNamesTheCap(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/limited"
+	p := probeFor(t, url, `concurrency: [1, 2, 4]
+step_duration: 3s`)
+	p.Abort.ErrorRatio = 1
+	r := Run(context.Background(), p, Options{})
+	for _, s := range r.Steps {
+		if s.Responses["429"] == 0 || s.Responses["503"] != 0 {
+			t.Errorf("level %g: responses %v; want 429s and no 503", s.Level, s.Responses)
+		}
+		// The limiter's windows are wall-clock seconds: a 3s step overlaps four.
+		if s.Goodput > 400*4/3.0*1.01 {
+			t.Errorf("level %g: goodput %.1f/s above the 400/s limit", s.Level, s.Goodput)
+		}
+		for _, sec := range s.PerSecond {
+			if sec.Success > 2*400 {
+				t.Errorf("level %g second %d: %d successes, more than two limiter windows allow", s.Level, sec.Second, sec.Success)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(r.Diagnosis, "\n"), "cap") {
+		t.Errorf("diagnosis does not name the cap: %q", r.Diagnosis)
+	}
+}
+
+func TestRunClosedPortIsRefusedNotHealthy(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/"
+	l.Close()
+	p := probeFor(t, url, `concurrency: [1, 2, 4]
+step_duration: 500ms`)
+	r := Run(context.Background(), p, Options{})
+	if len(r.Steps) == 0 {
+		t.Fatalf("no steps: %+v", r)
+	}
+	s := r.Steps[0]
+	if s.Attempts == 0 || s.Errors["refused"] != s.Attempts || s.ErrorRatio != 1 || s.Throughput != 0 {
+		t.Errorf("first level: %d attempts, errors %v, error ratio %g, throughput %g; want every attempt refused",
+			s.Attempts, s.Errors, s.ErrorRatio, s.Throughput)
+	}
+	if ff := r.BreakingPoints.FirstFailure; ff == nil || ff.Level != 1 {
+		t.Errorf("first failure %+v, want level 1", ff)
+	}
+	if r.Result != ResultAborted || len(r.Steps) != 1 {
+		t.Errorf("result %s after levels %v; want aborted after the first level", r.Result, levels(r))
+	}
+	if r.Capacity != nil {
+		t.Errorf("capacity %+v for a dead target", r.Capacity)
+	}
+}
+
+func TestRunSlowTargetTimesOut(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/slow"
+	p := probeFor(t, url, `concurrency: [2]
+step_duration: 2s`)
+	r := Run(context.Background(), p, Options{})
+	s := r.Steps[0]
+	if s.Attempts < 2 || s.Errors["timeout"] != s.Attempts || len(s.Responses) != 0 {
+		t.Errorf("%d attempts, errors %v, responses %v; want every attempt a timeout", s.Attempts, s.Errors, s.Responses)
+	}
+}
+
+func TestRunStopsWhenCanceled(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/noop"
+	p := probeFor(t, url, `concurrency: [1, 2]
+step_duration: 30s`)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := Run(ctx, p, Options{})
+	if r.Result != ResultCanceled {
+		t.Errorf("result %s, want canceled", r.Result)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("run went on %s after its context ended", d)
+	}
+}
+
+// recordingLive keeps what the engine reports live, for assertions.
+type recordingLive struct {
+	NopLive
+	mu           sync.Mutex
+	maxSendDelay float64
+	dropped      int
+}
+
+func (l *recordingLive) SendDelay(s float64) {
+	l.mu.Lock()
+	l.maxSendDelay = max(l.maxSendDelay, s)
+	l.mu.Unlock()
+}
+
+func (l *recordingLive) Dropped() {
+	l.mu.Lock()
+	l.dropped++
+	l.mu.Unlock()
+}
+
+func TestOpenLoopHoldsItsRate(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/noop"
+	p := probeFor(t, url, `rate: [1000]
+step_duration: 5s`)
+	r := Run(context.Background(), p, Options{})
+	s := r.Steps[0]
+	if !within(float64(s.Attempts)/5, 1000, 0.01) || !within(s.Throughput, 1000, 0.01) {
+		t.Errorf("%d attempts, throughput %.1f/s; want 1000/s within 1%%", s.Attempts, s.Throughput)
+	}
+	if s.Dropped != 0 || s.ErrorRatio != 0 {
+		t.Errorf("dropped %d, error ratio %g; want none", s.Dropped, s.ErrorRatio)
+	}
+}
+
+func TestOpenLoopRateRampFindsTheKnee(t *testing.T) {
+	url := demoTarget(t, TargetOptions{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
+	p := probeFor(t, url, `rate: [100, 200, 300, 400, 500, 600]
+step_duration: 2s`)
+	r := Run(context.Background(), p, Options{})
+	if len(r.Steps) != 6 {
+		t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Result, r.Error)
+	}
+	if k := r.BreakingPoints.Knee; k == nil || k.Level != 400 {
+		t.Errorf("knee %+v, want 400 req/s", k)
+	}
+	for i, s := range r.Steps {
+		if s.Level <= 300 && s.LoadHeldRatio < 0.95 {
+			t.Errorf("%g req/s: load held %.2f below capacity", s.Level, s.LoadHeldRatio)
+		}
+		if s.Level > 400 {
+			if s.LoadHeldRatio >= 0.9 {
+				t.Errorf("%g req/s: load held %.2f, want below 0.9 past the knee", s.Level, s.LoadHeldRatio)
+			}
+			prev := r.Steps[i-1]
+			if s.Dropped <= prev.Dropped && s.Latency.P99 <= prev.Latency.P99 {
+				t.Errorf("%g req/s: neither drops (%d) nor p99 (%.3fs) rise past the knee", s.Level, s.Dropped, s.Latency.P99)
+			}
+		}
+	}
+}
+
+// stallingTarget answers at once, except that every request arriving in
+// the second second of its life waits until that second is over.
+func stallingTarget(t *testing.T) (url string, arrivals func() []time.Duration) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		start time.Time
+		seen  []time.Duration
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if start.IsZero() {
+			start = time.Now()
+		}
+		at := time.Since(start)
+		seen = append(seen, at)
+		mu.Unlock()
+		if at >= 2*time.Second && at < 3*time.Second {
+			time.Sleep(3*time.Second - at)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Duration(nil), seen...)
+	}
+}
+
+func TestOpenLoopChargesAStallToEveryRequestDueDuringIt(t *testing.T) {
+	url, _ := stallingTarget(t)
+	p := probeFor(t, url, `rate: [100]
+step_duration: 5s`)
+	r := Run(context.Background(), p, Options{})
+	s := r.Steps[0]
+	if s.Latency.P99 < 0.8 || s.Latency.P99 > 1.1 {
+		t.Errorf("p99 %.3fs, want near 1s: the stall is charged to the requests due during it", s.Latency.P99)
+	}
+	if s.Dropped != 0 {
+		t.Errorf("dropped %d with room in the pool", s.Dropped)
+	}
+}
+
+func TestOpenLoopDropsWhatFindsThePoolFull(t *testing.T) {
+	url, arrivals := stallingTarget(t)
+	p := probeFor(t, url, `rate: [100]
+step_duration: 5s
+max_in_flight: 10`)
+	live := &recordingLive{}
+	r := Run(context.Background(), p, Options{Live: live})
+	s := r.Steps[0]
+	// 100 requests are due during the 1s stall; 10 fill the pool, the rest are dropped.
+	if s.Dropped < 80 || s.Dropped > 95 || live.dropped != int(s.Dropped) {
+		t.Errorf("dropped %d in the step, %d live; want about 90", s.Dropped, live.dropped)
+	}
+	if s.Attempts+s.Dropped < 495 || s.Attempts+s.Dropped > 505 {
+		t.Errorf("%d attempts + %d dropped, want the 500 scheduled", s.Attempts, s.Dropped)
+	}
+	// Dropped means never sent: no burst reaches the target when the stall ends.
+	burst := 0
+	for _, at := range arrivals() {
+		if at >= 3*time.Second && at < 3*time.Second+50*time.Millisecond {
+			burst++
+		}
+	}
+	if burst > 10+6 {
+		t.Errorf("%d requests arrived in the 50ms after the stall: dropped requests were sent late in a burst", burst)
+	}
+}
+
+func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/noop"
+	p := probeFor(t, url, `rate: [200]
+step_duration: 2s`)
+	var n int
+	var mu sync.Mutex
+	live := &recordingLive{}
+	r := Run(context.Background(), p, Options{Live: live, beforeSend: func() {
+		mu.Lock()
+		n++
+		hold := n == 100
+		mu.Unlock()
+		if hold {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}})
+	if live.maxSendDelay < 0.3 {
+		t.Errorf("largest send delay %.3fs, want the 300ms the sender was held up", live.maxSendDelay)
+	}
+	if m := r.Steps[0].Latency.Max; m < 0.3 {
+		t.Errorf("max latency %.3fs from the intended send time, want at least the 300ms lag", m)
+	}
+}
+
+func TestPhasesReportOneStepPerPhase(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/noop"
+	p := probeFor(t, url, `phases:
+  - {name: warm up, duration: 1s, rate: 50}
+  - {name: ramp up, duration: 1s, rate: 50, ramp_to: 150}
+  - {name: sustained, duration: 1s, rate: 150}`)
+	r := Run(context.Background(), p, Options{})
+	var names []string
+	for _, s := range r.Steps {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "warm up,ramp up,sustained" {
+		t.Fatalf("steps %q, want one per phase", names)
+	}
+	if a := r.Steps[1].Attempts; a < 95 || a > 105 {
+		t.Errorf("ramp 50→150 over 1s sent %d requests, want about 100", a)
+	}
+	if r.Mode != config.ModePhases {
+		t.Errorf("mode %q", r.Mode)
+	}
+}
+
+func TestStageOffsetIntegratesTheRate(t *testing.T) {
+	tests := []struct {
+		st   stage
+		n    int
+		want time.Duration
+	}{
+		{stage{level: 100, rampTo: 100, duration: time.Second}, 50, 500 * time.Millisecond},
+		{stage{level: 0, rampTo: 200, duration: time.Second}, 100, time.Second},        // N(t) = 100t²
+		{stage{level: 0, rampTo: 200, duration: time.Second}, 25, 500 * time.Millisecond},
+		{stage{level: 200, rampTo: 0, duration: time.Second}, 100, time.Second},
+	}
+	for _, tt := range tests {
+		if got := tt.st.offset(tt.n); (got - tt.want).Abs() > time.Microsecond {
+			t.Errorf("%+v offset(%d) = %s, want %s", tt.st, tt.n, got, tt.want)
+		}
+	}
+}

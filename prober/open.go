@@ -1,0 +1,153 @@
+package prober
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// offset is when request n of a stage is due, from the stage start: the
+// time at which the integral of the offered rate reaches n. Scheduling
+// every request from the stage start, never from the previous send, keeps
+// the pacing from drifting.
+func (st stage) offset(n int) time.Duration {
+	r0, r1, T := st.level, st.rampTo, st.duration.Seconds()
+	var t float64
+	if r1 == r0 {
+		t = float64(n) / r0
+	} else {
+		// N(t) = r0·t + (r1-r0)·t²/(2T); solve N(t) = n for t ≥ 0.
+		a := (r1 - r0) / (2 * T)
+		t = (-r0 + math.Sqrt(r0*r0+4*a*float64(n))) / (2 * a)
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+// offered is the rate the stage asks for at elapsed time d.
+func (st stage) offered(d time.Duration) float64 {
+	return st.level + (st.rampTo-st.level)*d.Seconds()/st.duration.Seconds()
+}
+
+// job is one scheduled request handed to a sender.
+type job struct {
+	due  time.Time
+	done *sync.WaitGroup
+}
+
+// sender owns one connection and sends the jobs it is handed, one at a time.
+type sender struct {
+	conn Conn
+	rec  *stepRecorder
+	jobs chan job
+}
+
+// senderPool hands each due request to an idle sender, most recently used
+// first so that a low rate keeps reusing few connections. It grows up to
+// max_in_flight senders; a request that finds them all busy is dropped.
+type senderPool struct {
+	mu   sync.Mutex
+	idle []*sender
+	all  []*sender
+	max  int
+}
+
+func (p *senderPool) get() (s *sender, isNew bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.idle); n > 0 {
+		s = p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return s, false
+	}
+	if len(p.all) >= p.max {
+		return nil, false
+	}
+	return nil, true
+}
+
+func (p *senderPool) put(s *sender) {
+	p.mu.Lock()
+	p.idle = append(p.idle, s)
+	p.mu.Unlock()
+}
+
+// newSender starts a sender goroutine; it ends when the pool is closed.
+func (e *engine) newSender(measureFrom *time.Time) *sender {
+	s := &sender{conn: e.client.NewConn(), rec: newStepRecorder(), jobs: make(chan job, 1)}
+	e.pool.all = append(e.pool.all, s)
+	e.recs = append(e.recs, s.rec)
+	timeout := time.Duration(e.probe.Request.Timeout)
+	go func() {
+		for j := range s.jobs {
+			if e.opts.beforeSend != nil {
+				e.opts.beforeSend()
+			}
+			sent := time.Now()
+			e.live.SendDelay(sent.Sub(j.due).Seconds())
+			e.live.InFlight(1)
+			code, o := s.conn.Do(sent.Add(timeout))
+			finished := time.Now()
+			e.live.InFlight(-1)
+			// Latency runs from the intended send time, so a stall is
+			// charged to every request that should have gone out during it.
+			e.observe(s.rec, o, code, j.due, finished, *measureFrom)
+			e.pool.put(s)
+			j.done.Done()
+		}
+	}()
+	return s
+}
+
+// openLoop sends the stage's requests at their scheduled times until end,
+// whatever the target's pace, then waits for the ones under way.
+func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped int64) {
+	e.measureFrom = measureFrom
+	for _, r := range e.recs {
+		r.reset()
+	}
+	e.live.OfferedRate(st.level)
+	defer e.live.OfferedRate(0)
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for n := 0; ; n++ {
+		due := start.Add(st.offset(n))
+		if !due.Before(end) {
+			return dropped
+		}
+		if wait := time.Until(due); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-e.done:
+				return dropped
+			}
+		}
+		if e.stop.Load() {
+			return dropped
+		}
+		if st.rampTo != st.level {
+			e.live.OfferedRate(st.offered(due.Sub(start)))
+		}
+		s, isNew := e.pool.get()
+		if isNew {
+			s = e.newSender(&e.measureFrom)
+		}
+		if s == nil {
+			e.live.Dropped()
+			dropped++
+			continue
+		}
+		inFlight.Add(1)
+		s.jobs <- job{due: due, done: &inFlight}
+	}
+}
+
+// closeSenders ends every sender goroutine; they are all idle by then.
+func (e *engine) closeSenders() {
+	for _, s := range e.pool.all {
+		close(s.jobs)
+		s.conn.Close()
+	}
+}
