@@ -380,7 +380,7 @@ func TestStageOffsetIntegratesTheRate(t *testing.T) {
 		want time.Duration
 	}{
 		{stage{level: 100, rampTo: 100, duration: time.Second}, 50, 500 * time.Millisecond},
-		{stage{level: 0, rampTo: 200, duration: time.Second}, 100, time.Second},        // N(t) = 100t²
+		{stage{level: 0, rampTo: 200, duration: time.Second}, 100, time.Second}, // N(t) = 100t²
 		{stage{level: 0, rampTo: 200, duration: time.Second}, 25, 500 * time.Millisecond},
 		{stage{level: 200, rampTo: 0, duration: time.Second}, 100, time.Second},
 	}
