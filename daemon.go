@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +27,7 @@ import (
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
+	statuspage "github.com/loadprobe/loadprobe/web"
 )
 
 // shutdownTimeout bounds how long in-flight HTTP requests may take once the
@@ -38,21 +38,23 @@ const shutdownTimeout = 2 * time.Second
 type DaemonOptions struct {
 	ConfigFile      string
 	Web             *web.FlagConfig // listen addresses and --web.config.file
-	EnableLifecycle bool            // POST /-/reload
+	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
+	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
 	Logger          *slog.Logger
 	// Hup delivers reload requests; nil means the process's SIGHUP.
 	Hup <-chan os.Signal
 }
 
 // Daemon is loadprobe's long-running server: it holds the config, the
-// registry, the collector and the latest results, and serves them over HTTP.
+// registry, the collector and the scheduler, and serves them over HTTP.
 type Daemon struct {
 	opts    DaemonOptions
 	logger  *slog.Logger
 	reg     *prometheus.Registry
 	sc      *config.SafeConfig
 	coll    *collector.Collector
-	results *Results
+	sched   *prober.Scheduler
+	stop    context.CancelFunc // ends every run
 	handler http.Handler
 
 	reloadMu sync.Mutex
@@ -72,7 +74,6 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 		opts:    o,
 		logger:  o.Logger,
 		reg:     prometheus.NewRegistry(),
-		results: NewResults(),
 		started: make(chan struct{}),
 	}
 	d.reg.MustRegister(
@@ -81,7 +82,23 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	d.sc = config.NewSafeConfig(d.reg)
+	var store *prober.Store
+	if o.StoragePath != "" {
+		var err error
+		if store, err = prober.NewStore(o.StoragePath); err != nil {
+			return nil, err
+		}
+	}
+	// Runs outlive no daemon: Run ends them when its context ends.
+	ctx, stop := context.WithCancel(context.Background())
+	d.stop = stop
 	d.coll = collector.New(d.reg, d)
+	sched, err := prober.NewScheduler(ctx, d.coll, store, o.Logger)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	d.sched = sched
 	h, err := d.routes()
 	if err != nil {
 		return nil, err
@@ -99,8 +116,8 @@ func (d *Daemon) Config() *config.SafeConfig { return d.sc }
 // Collector takes the live figures of the runs.
 func (d *Daemon) Collector() *collector.Collector { return d.coll }
 
-// Results holds the latest result of every probe.
-func (d *Daemon) Results() *Results { return d.results }
+// Scheduler runs the configured probes and keeps their results.
+func (d *Daemon) Scheduler() *prober.Scheduler { return d.sched }
 
 // Handler serves every endpoint of the daemon.
 func (d *Daemon) Handler() http.Handler { return d.handler }
@@ -125,10 +142,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		defer signal.Stop(ch)
 		hup = ch
 	}
+	defer d.stopRuns()
 	if err := d.sc.ReloadConfig(d.opts.ConfigFile, d.logger); err != nil {
 		return fmt.Errorf("loading config: %w", err)
 	}
-	d.announce()
+	d.apply()
 	d.ready.Store(true)
 
 	srv := &http.Server{
@@ -161,6 +179,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return err
 		case <-ctx.Done():
 			d.logger.Info("Shutting down")
+			// Load stops first: SIGTERM must end it within a second.
+			d.stopRuns()
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil {
@@ -216,51 +236,33 @@ func (d *Daemon) listen() ([]net.Listener, error) {
 func (d *Daemon) reload() error {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	before := probeNames(d.sc.Get())
 	if err := d.sc.ReloadConfig(d.opts.ConfigFile, d.logger); err != nil {
 		d.logger.Warn("Keeping the running config", "file", d.opts.ConfigFile)
 		return err
 	}
-	after := probeNames(d.sc.Get())
-	for _, name := range before {
-		if !slices.Contains(after, name) {
-			d.coll.Forget(name)
-		}
-	}
-	d.results.Retain(after)
-	d.announce()
-	d.ready.Store(true)
+	d.apply()
 	return nil
 }
 
-// announce creates the live series of every configured probe, all at 0, so
-// that rate() and increase() work from a probe's first run on.
-func (d *Daemon) announce() {
-	for _, name := range probeNames(d.sc.Get()) {
-		d.coll.Live(name)
-	}
-}
-
-func probeNames(c *config.Config) []string {
-	if c == nil {
-		return nil
-	}
-	names := make([]string, len(c.Probes))
-	for i, p := range c.Probes {
-		names[i] = p.Name
-	}
-	return names
-}
-
-// Snapshot implements collector.Source from the loaded config and the
-// latest results; the scheduler feeds the results.
-func (d *Daemon) Snapshot() []collector.ProbeState {
+// apply hands the loaded config to the scheduler (which forgets the series
+// of removed probes) and creates the live series of every configured probe,
+// all at 0, so that rate() and increase() work from a probe's first run on.
+func (d *Daemon) apply() {
 	cfg := d.sc.Get()
-	if cfg == nil {
-		return nil
+	d.sched.Apply(cfg)
+	for _, p := range cfg.Probes {
+		d.coll.Live(p.Name)
 	}
-	return d.results.states(cfg.Probes)
 }
+
+// stopRuns ends every run and waits for their load to stop.
+func (d *Daemon) stopRuns() {
+	d.stop()
+	d.sched.Wait()
+}
+
+// Snapshot implements collector.Source: every configured probe's state.
+func (d *Daemon) Snapshot() []prober.ProbeState { return d.sched.Snapshot() }
 
 func (d *Daemon) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
@@ -314,22 +316,34 @@ func (d *Daemon) routes() (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write(out)
 	})
-	mux.Handle("/api/v1/results", d.results)
-
-	landing, err := web.NewLandingPage(web.LandingConfig{
-		Name:        "loadprobe",
-		Description: "Prometheus-native exporter and continuous capacity prober",
-		Version:     version.Info(),
-		Profiling:   "false",
-		Links: []web.LandingLinks{
-			{Address: "/metrics", Text: "Metrics", Description: "What loadprobe measures, in the Prometheus exposition format"},
-			{Address: "/api/v1/results", Text: "Results", Description: "The latest result of every probe, as JSON"},
-			{Address: "/config", Text: "Configuration", Description: "The loaded configuration, secrets hidden"},
-		},
+	mux.HandleFunc("/api/v1/results", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Probes []prober.Result `json:"probes"`
+		}{d.sched.Results()}); err != nil {
+			d.logger.Warn("Error writing results", "err", err)
+		}
 	})
-	if err != nil {
-		return nil, err
-	}
+	mux.HandleFunc("POST /api/v1/probes/{name}/run", func(w http.ResponseWriter, r *http.Request) {
+		if !d.opts.EnableLifecycle {
+			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to start runs over HTTP.", http.StatusForbidden)
+			return
+		}
+		name := r.PathValue("name")
+		if err := d.sched.Trigger(name); err != nil {
+			http.Error(w, fmt.Sprintf("%s: %q", err, name), http.StatusNotFound)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		fmt.Fprintf(w, "Run of %s requested.\n", name)
+	})
+	landing := statuspage.StatusHandler(version.Info(), []statuspage.Link{
+		{Href: "/metrics", Text: "Metrics"},
+		{Href: "/api/v1/results", Text: "Results"},
+		{Href: "/config", Text: "Configuration"},
+	}, d.sched.Snapshot)
 	mux.Handle("/", landing)
 	return mux, nil
 }
@@ -340,90 +354,4 @@ type slogWriter struct{ l *slog.Logger }
 func (s slogWriter) Write(p []byte) (int, error) {
 	s.l.Error(strings.TrimSpace(string(p)))
 	return len(p), nil
-}
-
-// Results holds the latest finished result of every probe, and the run under
-// way, for /api/v1/results and the per-run metrics. The scheduler feeds it.
-type Results struct {
-	mu     sync.RWMutex
-	probes map[string]*probeResults
-}
-
-type probeResults struct {
-	last          *prober.Result
-	current       *prober.Result
-	lastCompleted time.Time
-}
-
-// NewResults returns an empty store.
-func NewResults() *Results { return &Results{probes: map[string]*probeResults{}} }
-
-// Update records r: a result of "running" is the run under way (with the
-// steps finished so far); any other result ends that run and becomes the
-// probe's latest.
-func (rs *Results) Update(r prober.Result) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	p := rs.probes[r.Name]
-	if p == nil {
-		p = &probeResults{}
-		rs.probes[r.Name] = p
-	}
-	if r.Result == prober.ResultRunning {
-		p.current = &r
-		return
-	}
-	p.current = nil
-	p.last = &r
-	if r.Result == prober.ResultCompleted {
-		p.lastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
-	}
-}
-
-// List returns the latest finished result of every probe, by name.
-func (rs *Results) List() []prober.Result {
-	rs.mu.RLock()
-	defer rs.mu.RUnlock()
-	out := make([]prober.Result, 0, len(rs.probes))
-	for _, p := range rs.probes {
-		if p.last != nil {
-			out = append(out, *p.last)
-		}
-	}
-	slices.SortFunc(out, func(a, b prober.Result) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// Retain forgets every probe not named, after a reload removed them.
-func (rs *Results) Retain(names []string) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for name := range rs.probes {
-		if !slices.Contains(names, name) {
-			delete(rs.probes, name)
-		}
-	}
-}
-
-func (rs *Results) states(probes []config.Probe) []collector.ProbeState {
-	rs.mu.RLock()
-	defer rs.mu.RUnlock()
-	out := make([]collector.ProbeState, len(probes))
-	for i, p := range probes {
-		out[i].Probe = p
-		if r := rs.probes[p.Name]; r != nil {
-			out[i].Last, out[i].Current, out[i].LastCompleted = r.last, r.current, r.lastCompleted
-		}
-	}
-	return out
-}
-
-// ServeHTTP answers /api/v1/results: {"probes": [...]}.
-func (rs *Results) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(struct {
-		Probes []prober.Result `json:"probes"`
-	}{rs.List()})
 }

@@ -12,26 +12,16 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
 )
 
 const namespace = "loadprobe"
 
 // Source gives the collector a consistent view of every configured probe at scrape time.
-type Source interface{ Snapshot() []ProbeState }
-
-// ProbeState is what the collector needs to know about one probe at scrape time.
-type ProbeState struct {
-	Probe         config.Probe   // its config (expect.min_capacity, schedule.interval)
-	Last          *prober.Result // latest finished run, nil before the first
-	Current       *prober.Result // run under way with the steps finished so far, nil when idle
-	LastCompleted time.Time      // end of the last run whose result was "completed" (zero: never)
-}
+type Source interface{ Snapshot() []prober.ProbeState }
 
 // Results of a run, as in loadprobe_runs_total{result}; every probe starts
 // with all four at 0 so that rate() and increase() work from the first run.
@@ -63,6 +53,7 @@ type Collector struct {
 	sendDelay   *prometheus.HistogramVec
 	runs        *prometheus.CounterVec
 	running     *prometheus.GaugeVec
+	waited      *prometheus.CounterVec
 
 	mu   sync.Mutex
 	live map[string]*Live
@@ -128,11 +119,16 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 			Name:      "running",
 			Help:      "1 while a run of the probe is under way, else 0.",
 		}, []string{"probe"}),
+		waited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "run_wait_seconds_total",
+			Help:      "Seconds runs spent waiting to start: for another probe against the same host to finish, or for room under max_concurrency / max_rate.",
+		}, []string{"probe"}),
 		live: map[string]*Live{},
 	}
 	reg.MustRegister(
 		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
-		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running,
+		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running, c.waited,
 		newResultCollector(src),
 	)
 	return c
@@ -159,6 +155,11 @@ func (c *Collector) RunEnded(probe, result string) {
 	c.runs.WithLabelValues(probe, result).Inc()
 }
 
+// Waited counts the time a run of probe waited for its host or the caps.
+func (c *Collector) Waited(probe string, seconds float64) {
+	c.waited.WithLabelValues(probe).Add(seconds)
+}
+
 // Forget deletes the live series of a probe that a reload removed. A recorder
 // handed out before keeps working but no longer shows up in scrapes.
 func (c *Collector) Forget(probe string) {
@@ -176,6 +177,7 @@ func (c *Collector) Forget(probe string) {
 	c.sendDelay.DeletePartialMatch(l)
 	c.runs.DeletePartialMatch(l)
 	c.running.DeletePartialMatch(l)
+	c.waited.DeletePartialMatch(l)
 }
 
 func (c *Collector) get(probe string) *Live {

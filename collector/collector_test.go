@@ -18,16 +18,16 @@ import (
 // fakeSource hands out whatever the test put in it.
 type fakeSource struct {
 	mu     sync.Mutex
-	states []ProbeState
+	states []prober.ProbeState
 }
 
-func (f *fakeSource) Snapshot() []ProbeState {
+func (f *fakeSource) Snapshot() []prober.ProbeState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]ProbeState(nil), f.states...)
+	return append([]prober.ProbeState(nil), f.states...)
 }
 
-func (f *fakeSource) set(states ...ProbeState) {
+func (f *fakeSource) set(states ...prober.ProbeState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.states = states
@@ -173,7 +173,7 @@ func newTest(t testing.TB) (*prometheus.Registry, *fakeSource, *Collector) {
 
 func TestCompletedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(ProbeState{
+	src.set(prober.ProbeState{
 		Probe:         probeConfig("work", 400),
 		Last:          completedRun(),
 		LastCompleted: time.Unix(1700000012, 500000000),
@@ -187,7 +187,7 @@ func TestCompletedRun(t *testing.T) {
 func TestBeforeFirstRun(t *testing.T) {
 	reg, src, _ := newTest(t)
 	// No run yet, no min_capacity: only the schedule interval is known.
-	src.set(ProbeState{Probe: probeConfig("work", 0)})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 0)})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(intervalExposition), resultFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 
 	// A new run under way with no step finished yet clears the old step series,
 	// while the per-run families still describe the last run.
-	src.set(ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &prober.Result{Name: "work", Result: prober.ResultRunning}})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &prober.Result{Name: "work", Result: prober.ResultRunning}})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(""), stepFamilies...); err != nil {
 		t.Fatalf("steps of the old run still exported: %v", err)
 	}
@@ -210,14 +210,14 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 
 	// Its first step shows up alone.
 	cur := &prober.Result{Name: "work", Result: prober.ResultRunning, Steps: []prober.Step{step(8, 700)}}
-	src.set(ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
 
 	// Once it ends, it is the last run.
 	cur.Result = prober.ResultCompleted
-	src.set(ProbeState{Probe: probeConfig("work", 400), Last: cur})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
 	reg, src, _ := newTest(t)
 	r := completedRun()
 	r.Steps = []prober.Step{step(1, 10), step(1, 20)} // two phases at the same rate
-	src.set(ProbeState{Probe: probeConfig("work", 0), Last: r})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 0), Last: r})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:9]...); err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +384,7 @@ func TestForget(t *testing.T) {
 		c.Live(p).Attempt(prober.Success, 200, 0.01)
 		c.Live(p).SendDelay(0.001)
 	}
-	src.set(ProbeState{Probe: probeConfig("b", 0)})
+	src.set(prober.ProbeState{Probe: probeConfig("b", 0)})
 	c.Forget("a")
 
 	mfs, err := reg.Gather()
@@ -413,7 +413,7 @@ func TestForget(t *testing.T) {
 
 func TestLint(t *testing.T) {
 	reg, src, c := newTest(t)
-	src.set(ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
 	c.RunStarted("work")
 	l := c.Live("work")
 	l.Attempt(prober.Success, 200, 0.01)
@@ -437,7 +437,7 @@ func TestLint(t *testing.T) {
 // its per-run figures and no step series.
 func TestFailedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(ProbeState{Probe: probeConfig("work", 0), Last: &prober.Result{Name: "work", Result: prober.ResultFailed, Error: "dial tcp: refused"}})
+	src.set(prober.ProbeState{Probe: probeConfig("work", 0), Last: &prober.Result{Name: "work", Result: prober.ResultFailed, Error: "dial tcp: refused"}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

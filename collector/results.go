@@ -100,7 +100,7 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 // FormatLevel is the level label value of a step.
 func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
 
-func collectProbe(ch chan<- prometheus.Metric, ps ProbeState) {
+func collectProbe(ch chan<- prometheus.Metric, ps prober.ProbeState) {
 	name := ps.Probe.Name
 
 	gauge(ch, scheduleInterval, time.Duration(ps.Probe.Schedule.Interval).Seconds(), name)

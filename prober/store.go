@@ -1,0 +1,100 @@
+package prober
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Store keeps the latest result of every probe in one JSON file, so that a
+// restarted daemon serves the last breaking points with their original
+// timestamps instead of nothing.
+type Store struct {
+	path string
+}
+
+// storedProbe is one probe's entry in the file.
+type storedProbe struct {
+	Result        Result    `json:"result"`
+	LastCompleted time.Time `json:"last_completed"`
+}
+
+type storedFile struct {
+	Probes []storedProbe `json:"probes"`
+}
+
+// NewStore keeps results in dir/results.json, creating dir if needed.
+func NewStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage path: %w", err)
+	}
+	return &Store{path: filepath.Join(dir, "results.json")}, nil
+}
+
+// Load returns the stored states (only Probe.Name is set of their
+// config); none when nothing was stored yet.
+func (s *Store) Load() ([]ProbeState, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f storedFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	states := make([]ProbeState, 0, len(f.Probes))
+	for _, sp := range f.Probes {
+		st := ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted}
+		st.Probe.Name = sp.Result.Name
+		states = append(states, st)
+	}
+	return states, nil
+}
+
+// Save writes the latest result of every probe that has one, atomically:
+// a crash leaves either the old file or the new one, never half of one.
+func (s *Store) Save(states []ProbeState) error {
+	var f storedFile
+	for _, st := range states {
+		if st.Last != nil {
+			f.Probes = append(f.Probes, storedProbe{Result: *st.Last, LastCompleted: st.LastCompleted})
+		}
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".results-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		return err
+	}
+	// The rename itself is durable only once the directory is synced.
+	dir, err := os.Open(filepath.Dir(s.path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
