@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,7 @@ type Scheduler struct {
 	usedConc  int
 	usedRate  float64
 	freed     chan struct{} // closed and replaced whenever a run frees its host and share of the caps
+	queue     []*waiter     // runs waiting in acquire, in the order they came
 }
 
 // probeLoop is the goroutine that schedules one probe.
@@ -293,17 +295,24 @@ func demand(p config.Probe) (host string, conc int, rate float64) {
 }
 
 // acquire waits until p's host is free and its load fits under the caps,
-// then reserves both. It returns false when ctx ends first.
+// then reserves both. Waiters for one host go in the order they came, so a
+// continuous probe that asks again the moment its run ends cannot starve a
+// ramp against the same host. It returns false when ctx ends first.
 func (s *Scheduler) acquire(ctx context.Context, p config.Probe) bool {
 	host, conc, rate := demand(p)
+	me := &waiter{host: host}
+	s.mu.Lock()
+	s.queue = append(s.queue, me)
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		fits := !s.busyHosts[host] &&
+		fits := !s.busyHosts[host] && s.first(me) &&
 			s.usedConc+conc <= s.cfg.MaxConcurrency && s.usedRate+rate <= s.cfg.MaxRate
 		if fits {
 			s.busyHosts[host] = true
 			s.usedConc += conc
 			s.usedRate += rate
+			s.leave(me)
 			s.mu.Unlock()
 			return true
 		}
@@ -312,9 +321,40 @@ func (s *Scheduler) acquire(ctx context.Context, p config.Probe) bool {
 		select {
 		case <-freed:
 		case <-ctx.Done():
+			s.mu.Lock()
+			s.leave(me)
+			s.wake()
+			s.mu.Unlock()
 			return false
 		}
 	}
+}
+
+// waiter is a run waiting in acquire.
+type waiter struct{ host string }
+
+// first reports whether no earlier waiter wants w's host. Callers hold s.mu.
+func (s *Scheduler) first(w *waiter) bool {
+	for _, q := range s.queue {
+		if q == w {
+			return true
+		}
+		if q.host == w.host {
+			return false
+		}
+	}
+	return true
+}
+
+// leave takes w out of the queue. Callers hold s.mu.
+func (s *Scheduler) leave(w *waiter) {
+	s.queue = slices.DeleteFunc(s.queue, func(q *waiter) bool { return q == w })
+}
+
+// wake tells every waiter to look again. Callers hold s.mu.
+func (s *Scheduler) wake() {
+	close(s.freed)
+	s.freed = make(chan struct{})
 }
 
 func (s *Scheduler) release(p config.Probe) {
@@ -323,7 +363,6 @@ func (s *Scheduler) release(p config.Probe) {
 	delete(s.busyHosts, host)
 	s.usedConc -= conc
 	s.usedRate -= rate
-	close(s.freed)
-	s.freed = make(chan struct{})
+	s.wake()
 	s.mu.Unlock()
 }
