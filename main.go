@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
 )
 
 // defaultListenAddress is outside the fully allocated 9100–9999 exporter range.
@@ -34,6 +35,7 @@ type globalFlags struct {
 	configCheck     *bool
 	web             *web.FlagConfig
 	enableLifecycle *bool
+	storagePath     *string
 }
 
 func newApp() (*kingpin.Application, *globalFlags) {
@@ -47,7 +49,8 @@ func newApp() (*kingpin.Application, *globalFlags) {
 	g.configFile = app.Flag("config.file", "loadprobe configuration file.").Default("loadprobe.yml").String()
 	g.configCheck = app.Flag("config.check", "Validate the configuration file and exit: 0 when it is valid, 1 when it is not.").Bool()
 	g.web = kingpinflag.AddFlags(app, defaultListenAddress)
-	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload.").Bool()
+	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload and POST /api/v1/probes/NAME/run.").Bool()
+	g.storagePath = app.Flag("storage.path", "Directory where the latest results are kept, so a restarted daemon serves them at once. Empty: keep none.").Default("").String()
 	return app, g
 }
 
@@ -57,9 +60,21 @@ func main() {
 
 func run() int {
 	app, g := newApp()
-	// The daemon is the default command. Other commands (run, target, demo)
-	// add their clause here and their case to the switch below.
+	// The daemon is the default command.
 	daemonCmd := app.Command("daemon", "Schedule the configured probes and serve /metrics (the default).").Default().Hidden()
+
+	runCmd := app.Command("run", "Run probes once in the foreground and print their results; exit 0 when every expectation holds, 1 when one does not, 2 on a usage or config error.")
+	runProbes := runCmd.Flag("probe", "Name of a probe to run (repeatable); default: all.").Strings()
+	runOutput := runCmd.Flag("output", "Result format: table or json.").Default("table").Enum("table", "json")
+
+	targetCmd := app.Command("target", "Serve the built-in demo target on loopback.")
+	targetListen := targetCmd.Flag("listen", "Loopback address to listen on.").Default("127.0.0.1:8080").String()
+	targetOpts := prober.TargetOptions{}
+	targetCmd.Flag("workers", "Size of the /work pool: its knee.").Default("4").IntVar(&targetOpts.Workers)
+	targetCmd.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&targetOpts.WorkTime)
+	targetWork := targetCmd.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")
+
+	demoCmd := app.Command("demo", "Start the demo target on a free loopback port and the daemon probing it with an embedded demo config.")
 
 	cmd, err := app.Parse(os.Args[1:])
 	if err != nil {
@@ -75,6 +90,15 @@ func run() int {
 	switch cmd {
 	case daemonCmd.FullCommand():
 		return runDaemon(g, logger)
+	case runCmd.FullCommand():
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runOnce(ctx, *g.configFile, *runProbes, *runOutput, os.Stdout, os.Stderr)
+	case targetCmd.FullCommand():
+		targetOpts.CPU = *targetWork == "cpu"
+		return serveTarget(*targetListen, targetOpts, logger)
+	case demoCmd.FullCommand():
+		return runDemo(g, logger, os.Stdout)
 	default:
 		fmt.Fprintf(os.Stderr, "loadprobe: unknown command %q\n", cmd)
 		return 2
@@ -101,6 +125,7 @@ func runDaemon(g *globalFlags, logger *slog.Logger) int {
 		ConfigFile:      *g.configFile,
 		Web:             g.web,
 		EnableLifecycle: *g.enableLifecycle,
+		StoragePath:     *g.storagePath,
 		Logger:          logger,
 	})
 	if err != nil {

@@ -174,8 +174,21 @@ func (a *analysis) point(i int) *Point {
 	return &Point{Level: s.Level, Throughput: s.Goodput}
 }
 
-// held reports whether s held its load.
-func held(s Step) bool { return s.LoadHeldRatio >= heldRatio }
+// held reports whether the generator put s's load on the target. In closed
+// loop that is Little's-law in-flight against the connections asked for. In
+// open loop it is the requests sent (or dropped for want of room under
+// max_in_flight) against the offered rate: an achieved rate below the offered
+// one is what the target did, a finding of the run (see shortfallLine), not
+// a run that failed to hold its load.
+func (a *analysis) held(s Step) bool {
+	if a.closedLoop() {
+		return s.LoadHeldRatio >= heldRatio
+	}
+	return s.Level <= 0 || s.DurationSeconds <= 0 || sentRate(s)/s.Level >= heldRatio
+}
+
+// sentRate is the requests per second an open-loop step scheduled and sent or dropped.
+func sentRate(s Step) float64 { return float64(s.Attempts+s.Dropped) / s.DurationSeconds }
 
 // validUpTo is the last step whose load-holding counts toward validity.
 func (a *analysis) validUpTo() int {
@@ -190,7 +203,7 @@ func (a *analysis) valid() bool {
 		return false
 	}
 	for _, s := range a.r.Steps[:a.validUpTo()+1] {
-		if !held(s) {
+		if !a.held(s) {
 			return false
 		}
 	}

@@ -30,8 +30,40 @@ func (a *analysis) diagnose() []string {
 	add(a.failureLine())
 	add(a.shapeLine())
 	add(a.capacityLine())
+	add(a.shortfallLine())
 	add(a.heldLine())
 	return out
+}
+
+// shortfallLine names the open-loop levels whose achieved rate fell short of
+// the offered one: the target did not keep up.
+func (a *analysis) shortfallLine() string {
+	if a.closedLoop() {
+		return ""
+	}
+	var short []Step
+	for _, s := range a.r.Steps {
+		if s.LoadHeldRatio < heldRatio {
+			short = append(short, s)
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	s := short[0]
+	line := fmt.Sprintf("%s only %s responses per second came back (load held %s", a.at(s), fmtNum(s.Throughput), fmtPct(s.LoadHeldRatio))
+	if s.Dropped > 0 {
+		line += fmt.Sprintf(", %d requests dropped at max_in_flight", s.Dropped)
+	}
+	line += "): the target did not keep up with the offered rate"
+	if len(short) > 1 {
+		names := make([]string, 0, len(short)-1)
+		for _, o := range short[1:] {
+			names = append(names, a.levelText(o))
+		}
+		line += " (also " + strings.Join(names, ", ") + ")"
+	}
+	return line
 }
 
 // Shape thresholds (DESIGN point 7).
@@ -165,7 +197,7 @@ func (a *analysis) capacityLine() string {
 func (a *analysis) heldLine() string {
 	var bad []Step
 	for _, s := range a.r.Steps[:a.validUpTo()+1] {
-		if !held(s) {
+		if !a.held(s) {
 			bad = append(bad, s)
 		}
 	}
@@ -184,7 +216,7 @@ func (a *analysis) heldLine() string {
 		}
 		line = fmt.Sprintf("%s only %s %s in flight (load held %s)", a.at(s), n, were, fmtPct(s.LoadHeldRatio))
 	default:
-		line = fmt.Sprintf("%s only %s responses per second came back (load held %s)", a.at(s), fmtNum(s.Throughput), fmtPct(s.LoadHeldRatio))
+		line = fmt.Sprintf("%s the generator sent only %s requests per second", a.at(s), fmtNum(sentRate(s)))
 	}
 	if noResp := noResponses(s); s.Attempts > 0 && noResp*2 > s.Attempts {
 		line += fmt.Sprintf(", %s of attempts got no response (%s)", fmtPct(float64(noResp)/float64(s.Attempts)), topReason(s))

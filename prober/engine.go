@@ -84,8 +84,9 @@ type engine struct {
 	started  time.Time
 	done     <-chan struct{} // the run's context ending
 
-	pool        senderPool // open loop: the senders, kept across steps
-	measureFrom time.Time  // open loop: start of the current step's measured window
+	pool        senderPool    // open loop: the senders, kept across steps
+	measureFrom time.Time     // open loop: start of the current step's measured window
+	window      time.Duration // length of the current step's measured window
 }
 
 // Run runs probe p once, step by step, and returns its result. It never
@@ -182,16 +183,8 @@ func (e *engine) runStage(i int, st stage) Step {
 	for _, rec := range e.recs {
 		e.total.merge(rec)
 	}
-	measured := end.Sub(measureFrom)
-	if !closedLoop {
-		// An open loop keeps sending whatever the target's pace, so a
-		// target that falls behind is still working off the step's requests
-		// after its end: the figures span until the last one ended, or a
-		// backlog would pass for throughput.
-		measured = max(measured, e.total.lastDone)
-	}
 	// A phase that ramps offers its mean rate over the phase.
-	step := e.total.summarize((st.level+st.rampTo)/2, st.name, measured, closedLoop)
+	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
 	return step
 }
@@ -205,7 +198,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	for len(e.conns) < level {
 		e.conns = append(e.conns, e.client.NewConn())
 	}
-	e.useRecorders(level)
+	e.useRecorders(level, end.Sub(measureFrom))
 	timeout := time.Duration(e.probe.Request.Timeout)
 	e.live.Concurrency(level)
 	defer e.live.Concurrency(0)
@@ -241,14 +234,16 @@ func (e *engine) observe(rec *stepRecorder, o Outcome, code int, from, finished,
 	e.attempts.Add(1)
 }
 
-// useRecorders gives the step n cleared recorders, reusing their memory
-// (levels only grow within a run).
-func (e *engine) useRecorders(n int) {
+// useRecorders gives the step at least n cleared recorders for its measured
+// window, reusing their memory (levels only grow within a run).
+func (e *engine) useRecorders(n int, window time.Duration) {
+	e.window = window
 	for len(e.recs) < n {
 		e.recs = append(e.recs, newStepRecorder())
 	}
 	for _, r := range e.recs {
 		r.reset()
+		r.within(window)
 	}
 }
 

@@ -74,6 +74,7 @@ func (p *senderPool) put(s *sender) {
 // newSender starts a sender goroutine; it ends when the pool is closed.
 func (e *engine) newSender(measureFrom *time.Time) *sender {
 	s := &sender{conn: e.client.NewConn(), rec: newStepRecorder(), jobs: make(chan job, 1)}
+	s.rec.within(e.window)
 	e.pool.all = append(e.pool.all, s)
 	e.recs = append(e.recs, s.rec)
 	timeout := time.Duration(e.probe.Request.Timeout)
@@ -102,9 +103,7 @@ func (e *engine) newSender(measureFrom *time.Time) *sender {
 // whatever the target's pace, then waits for the ones under way.
 func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped int64) {
 	e.measureFrom = measureFrom
-	for _, r := range e.recs {
-		r.reset()
-	}
+	e.useRecorders(0, end.Sub(measureFrom))
 	e.live.OfferedRate(st.level)
 	defer e.live.OfferedRate(0)
 	var inFlight sync.WaitGroup

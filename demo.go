@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+//go:embed examples/demo.yml
+var demoConfig string
+
+// runDemo is `loadprobe demo`: the demo target on a free loopback port and
+// the daemon probing it with the embedded demo config, until SIGINT or
+// SIGTERM.
+func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	targetAddr := make(chan net.Addr, 1)
+	targetDone := make(chan error, 1)
+	go func() {
+		targetDone <- prober.ServeTarget(ctx, "127.0.0.1:0", prober.TargetOptions{}, logger, func(a net.Addr) { targetAddr <- a })
+	}()
+	var target net.Addr
+	select {
+	case target = <-targetAddr:
+	case err := <-targetDone:
+		logger.Error("Demo target failed", "err", err)
+		return 1
+	}
+
+	dir, err := os.MkdirTemp("", "loadprobe-demo-")
+	if err != nil {
+		logger.Error("Cannot write the demo config", "err", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "demo.yml")
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(demoConfig, "TARGET", target.String())), 0o600); err != nil {
+		logger.Error("Cannot write the demo config", "err", err)
+		return 1
+	}
+
+	d, err := NewDaemon(DaemonOptions{
+		ConfigFile:      file,
+		Web:             g.web,
+		EnableLifecycle: *g.enableLifecycle,
+		StoragePath:     *g.storagePath,
+		Logger:          logger,
+	})
+	if err != nil {
+		logger.Error("Error setting up", "err", err)
+		return 1
+	}
+	daemonDone := make(chan error, 1)
+	go func() { daemonDone <- d.Run(ctx) }()
+	select {
+	case <-d.Started():
+	case err := <-daemonDone:
+		logger.Error("Error running loadprobe", "err", err)
+		return 1
+	}
+	base := "http://" + hostPort(d.Addrs())
+	fmt.Fprintf(stdout, `loadprobe demo is running; Ctrl-C stops it.
+  demo target:    http://%s/  (config: %s)
+  status page:    %s/
+  metrics:        %s/metrics
+  results (JSON): %s/api/v1/results
+The first breaking points show within about 20 seconds.
+`, target, file, base, base, base)
+
+	err = <-daemonDone
+	<-targetDone
+	if err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("Error running loadprobe", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// hostPort is the first listen address as a browser would open it: an
+// unspecified host (":10471") becomes localhost.
+func hostPort(addrs []net.Addr) string {
+	if len(addrs) == 0 {
+		return "localhost:10471"
+	}
+	tcp, ok := addrs[0].(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		_, port, _ := net.SplitHostPort(addrs[0].String())
+		return net.JoinHostPort("localhost", port)
+	}
+	return tcp.String()
+}

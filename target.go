@@ -1,0 +1,27 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+// serveTarget is `loadprobe target`: the built-in demo target, until
+// SIGINT or SIGTERM.
+func serveTarget(listen string, opts prober.TargetOptions, logger *slog.Logger) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := prober.ServeTarget(ctx, listen, opts, logger, func(a net.Addr) {
+		logger.Info("Demo target listening", "address", a.String())
+	})
+	if err != nil {
+		logger.Error("Demo target failed", "err", err)
+		return 1
+	}
+	return 0
+}
