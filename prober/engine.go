@@ -114,6 +114,9 @@ func Run(ctx context.Context, p config.Probe, opts Options) Result {
 	go func() {
 		<-ctx.Done()
 		e.stop.Store(true)
+		// Closing the connections cuts short the requests under way, so
+		// the load stops at once, not a timeout later.
+		client.Close()
 	}()
 
 	r.Result = ResultCompleted
@@ -226,6 +229,9 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // time latency is measured from: the send time in closed loop, the
 // intended send time in open loop.
 func (e *engine) observe(rec *stepRecorder, o Outcome, code int, from, finished, measureFrom time.Time) {
+	if e.stop.Load() {
+		return // cut short by the end of the run, not by the target
+	}
 	latency := finished.Sub(from)
 	e.live.Attempt(o, code, latency.Seconds())
 	if !from.Before(measureFrom) {
