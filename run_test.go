@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+// rampConfig is a short /work ramp against target, expecting minCapacity.
+func rampConfig(t *testing.T, target string, minCapacity int) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "loadprobe.yml")
+	writeFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "%s/work"}
+    load: {concurrency: [1, 2, 4, 8], step_duration: 500ms}
+    expect: {min_capacity: %d}
+  - name: shed
+    request: {url: "%s/shed"}
+    load: {concurrency: [8, 16], step_duration: 500ms}
+`, target, minCapacity, target))
+	return file
+}
+
+func workTarget(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(prober.NewTarget(prober.TargetOptions{Workers: 4, WorkTime: 10 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestRunPrintsTheRampTable(t *testing.T) {
+	file := rampConfig(t, workTarget(t), 300)
+	code, stdout, stderr := loadprobe(t, "run", "--config.file="+file, "--probe=work")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (capacity above 300/s)\n%s\n%s", code, stdout, stderr)
+	}
+	contains(t, "the table", stdout,
+		"probe work: concurrency ramp, completed",
+		"conns", "goodput", "p99", "in-flight",
+		"knee            4 conns",
+		"latency budget  never",
+		"first failure   never",
+		"expected at least 300/s: met",
+		"valid: yes",
+		"throughput stopped improving at 4 connections",
+	)
+	lacks(t, "the table of one probe", stdout, "probe shed")
+	contains(t, "the progress on stderr", stderr, "work: step 1/4 (level 1)", "work: step 4/4 (level 8)")
+}
+
+func TestRunJSON(t *testing.T) {
+	file := rampConfig(t, workTarget(t), 300)
+	code, stdout, stderr := loadprobe(t, "run", "--config.file="+file, "--output=json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, stderr)
+	}
+	var out struct {
+		Probes []map[string]json.RawMessage `json:"probes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("stdout is not the result JSON: %v\n%s", err, stdout)
+	}
+	if len(out.Probes) != 2 {
+		t.Fatalf("%d probes in the JSON, want both", len(out.Probes))
+	}
+	for _, key := range []string{"name", "mode", "result", "started", "duration_seconds", "steps",
+		"peak_throughput", "breaking_points", "capacity", "valid", "diagnosis"} {
+		if _, ok := out.Probes[0][key]; !ok {
+			t.Errorf("result JSON lacks %q", key)
+		}
+	}
+	var shed prober.Result
+	raw, _ := json.Marshal(out.Probes[1])
+	if err := json.Unmarshal(raw, &shed); err != nil {
+		t.Fatal(err)
+	}
+	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses["503"] == 0 {
+		t.Errorf("shed: first failure %+v, responses %v; want 503s from 16 connections", ff, shed.Steps[len(shed.Steps)-1].Responses)
+	}
+	var bp map[string]json.RawMessage
+	if err := json.Unmarshal(out.Probes[0]["breaking_points"], &bp); err != nil {
+		t.Fatal(err)
+	}
+	if string(bp["first_failure"]) != "null" || string(bp["knee"]) == "null" {
+		t.Errorf("work breaking points %s, want a knee and first_failure null", out.Probes[0]["breaking_points"])
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	target := workTarget(t)
+	bad := filepath.Join(t.TempDir(), "bad.yml")
+	writeFile(t, bad, badConfig)
+	tests := []struct {
+		name string
+		args []string
+		want int
+		says string
+	}{
+		{"capacity below expectation", []string{"--config.file=" + rampConfig(t, target, 1000), "--probe=work"}, 1, "expected at least 1000/s: NOT met"},
+		{"bad config", []string{"--config.file=" + bad}, 2, "bad.yml:4:"},
+		{"unknown probe", []string{"--config.file=" + rampConfig(t, target, 0), "--probe=nope"}, 2, `no probe named "nope"`},
+		{"bad output", []string{"--config.file=" + rampConfig(t, target, 0), "--output=xml"}, 2, "xml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := loadprobe(t, append([]string{"run"}, tt.args...)...)
+			if code != tt.want {
+				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.want, stdout, stderr)
+			}
+			contains(t, "the output", stdout+stderr, tt.says)
+		})
+	}
+}
+
+// TestDemo is the README's first command: within 30 s of `loadprobe demo`
+// the breaking points are on the status page and in /metrics, and Ctrl-C
+// stops it cleanly.
+func TestDemo(t *testing.T) {
+	cmd := exec.Command(binary, "demo", "--web.listen-address=127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+
+	base := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`status page:\s+(http://\S+)/`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				base <- m[1]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-base:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("demo printed no status page URL\n%s", stderr.String())
+	}
+
+	get := func(path string) string {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(get("/metrics"), `loadprobe_breaking_point_level{probe="work",rule="knee"}`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no knee of the work probe in /metrics within 30s\n%s", stderr.String())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	contains(t, "the status page", get("/"), `<svg class="ramp"`, "connections (")
+
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Errorf("demo exited with %v after Ctrl-C\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("demo did not stop within 5s of Ctrl-C")
+	}
+}
