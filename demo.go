@@ -52,13 +52,7 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
 		return 1
 	}
 
-	d, err := NewDaemon(DaemonOptions{
-		ConfigFile:      file,
-		Web:             g.web,
-		EnableLifecycle: *g.enableLifecycle,
-		StoragePath:     *g.storagePath,
-		Logger:          logger,
-	})
+	d, err := g.newDaemon(file, logger)
 	if err != nil {
 		logger.Error("Error setting up", "err", err)
 		return 1

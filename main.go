@@ -117,17 +117,22 @@ func checkConfig(file string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runDaemon(g *globalFlags, logger *slog.Logger) int {
-	logger.Info("Starting loadprobe", "version", version.Info())
-	logger.Info("Build context", "build_context", version.BuildContext())
-
-	d, err := NewDaemon(DaemonOptions{
-		ConfigFile:      *g.configFile,
+// newDaemon builds the daemon the flags describe, reading configFile.
+func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*Daemon, error) {
+	return NewDaemon(DaemonOptions{
+		ConfigFile:      configFile,
 		Web:             g.web,
 		EnableLifecycle: *g.enableLifecycle,
 		StoragePath:     *g.storagePath,
 		Logger:          logger,
 	})
+}
+
+func runDaemon(g *globalFlags, logger *slog.Logger) int {
+	logger.Info("Starting loadprobe", "version", version.Info())
+	logger.Info("Build context", "build_context", version.BuildContext())
+
+	d, err := g.newDaemon(*g.configFile, logger)
 	if err != nil {
 		logger.Error("Error setting up", "err", err)
 		return 1
