@@ -56,14 +56,20 @@ func (a *analysis) shortfallLine() string {
 		line += fmt.Sprintf(", %d requests dropped at max_in_flight", s.Dropped)
 	}
 	line += "): the target did not keep up with the offered rate"
-	if len(short) > 1 {
-		names := make([]string, 0, len(short)-1)
-		for _, o := range short[1:] {
-			names = append(names, a.levelText(o))
-		}
-		line += " (also " + strings.Join(names, ", ") + ")"
+	return line + a.also(short[1:])
+}
+
+// also names more levels where a line's finding holds too: " (also 16
+// connections, 32 connections)"; empty when there are none.
+func (a *analysis) also(steps []Step) string {
+	if len(steps) == 0 {
+		return ""
 	}
-	return line
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = a.levelText(s)
+	}
+	return " (also " + strings.Join(names, ", ") + ")"
 }
 
 // Shape thresholds (DESIGN point 7).
@@ -222,14 +228,7 @@ func (a *analysis) heldLine() string {
 		line += fmt.Sprintf(", %s of attempts got no response (%s)", fmtPct(float64(noResp)/float64(s.Attempts)), topReason(s))
 	}
 	line += ": the run did not hold the load it claims"
-	if len(bad) > 1 {
-		names := make([]string, 0, len(bad)-1)
-		for _, o := range bad[1:] {
-			names = append(names, a.levelText(o))
-		}
-		line += " (also " + strings.Join(names, ", ") + ")"
-	}
-	return line
+	return line + a.also(bad[1:])
 }
 
 // tick is one whole second of one step.
