@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
@@ -23,42 +25,70 @@ type Observer interface {
 	RunEnded(probe, result string)
 	// Waited records how long a run waited for its host or the caps.
 	Waited(probe string, seconds float64)
+	// Forget is called once a removed probe's last run has ended: nothing
+	// is reported about the probe after it (unless it is configured again).
 	Forget(probe string)
 }
 
 // ProbeState is what the daemon knows of one configured probe.
 type ProbeState struct {
 	Probe         config.Probe
-	Last          *Result   // latest finished run, nil before the first
+	Last          *Result   // latest finished run (not canceled), nil before the first
 	Current       *Result   // run under way with the steps finished so far, nil when idle
 	LastCompleted time.Time // end of the last completed run; zero: never
+	// Waiting is true while a run waits for its host to be free or for
+	// room under max_concurrency / max_rate.
+	Waiting bool
+	// Next is when the next run is due; zero while a run waits or runs,
+	// and for a continuous probe.
+	Next time.Time
 }
 
 // ErrUnknownProbe is returned by Trigger for a name the config lacks.
 var ErrUnknownProbe = errors.New("no such probe")
 
+// failedRetry is how long a continuous probe whose run failed (its client
+// could not even be built) waits before it tries again, instead of spinning.
+const failedRetry = 5 * time.Second
+
+// resolveTimeout bounds the name lookup that tells which probes share a host.
+const resolveTimeout = 2 * time.Second
+
 // Scheduler runs every configured probe on its schedule, one run at a time
 // per probe, never two probes against one host at once, and within the
 // config's caps on total concurrency and rate.
+//
+// Two targets are one host when their host names are equal or resolve to a
+// common address: 127.0.0.1 and localhost are one host, and so are two
+// names of one server. Ports do not matter: two services on one machine
+// share its CPU, and one's load would corrupt the other's figures.
 type Scheduler struct {
 	obs    Observer
 	logger *slog.Logger
 	store  *Store // nil: results are not kept across restarts
 
-	ctx  context.Context
-	wg   sync.WaitGroup
+	// lookup resolves a host name to its addresses; tests replace it.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	ctx    context.Context
+	wg     sync.WaitGroup
+	saveMu sync.Mutex // one Save at a time, each of the latest snapshot
+
 	mu   sync.Mutex
 	cfg  *config.Config
 	runs map[string]*probeLoop
-	// kept holds results read back from the store for probes not yet
-	// started, so a restart serves the last breaking points at once.
+	// stopping holds, by name, the canceled loops that have not ended yet:
+	// a probe's new loop starts only after its old one has ended.
+	stopping map[string]*probeLoop
+	// kept holds the states of probes not running yet: read back from the
+	// store, or carried over from a probe's loop that a reload replaced.
 	kept map[string]ProbeState
 
-	busyHosts map[string]bool
-	usedConc  int
-	usedRate  float64
-	freed     chan struct{} // closed and replaced whenever a run frees its host and share of the caps
-	queue     []*waiter     // runs waiting in acquire, in the order they came
+	busy     map[string]bool // host keys of the runs under way
+	usedConc int
+	usedRate float64
+	freed    chan struct{} // closed and replaced whenever the waiters must look again
+	queue    []*claim      // runs waiting in acquire, in the order they came
 }
 
 // probeLoop is the goroutine that schedules one probe.
@@ -73,10 +103,16 @@ type probeLoop struct {
 // NewScheduler returns a scheduler whose runs stop when ctx ends. With a
 // store, it starts from the results the store holds.
 func NewScheduler(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (*Scheduler, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	s := &Scheduler{
 		obs: obs, logger: logger, store: store, ctx: ctx,
-		runs: map[string]*probeLoop{}, kept: map[string]ProbeState{},
-		busyHosts: map[string]bool{}, freed: make(chan struct{}),
+		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+		runs: map[string]*probeLoop{}, stopping: map[string]*probeLoop{}, kept: map[string]ProbeState{},
+		busy: map[string]bool{}, freed: make(chan struct{}),
 	}
 	if store != nil {
 		states, err := store.Load()
@@ -92,7 +128,8 @@ func NewScheduler(ctx context.Context, obs Observer, store *Store, logger *slog.
 
 // Apply schedules the probes of cfg: a new probe starts now, an unchanged
 // one goes on untouched, a changed or removed one has its run canceled
-// (the changed one then starts over with its new config).
+// (the changed one then starts over with its new config, once its old run
+// has ended). A removed probe is forgotten once its last run has ended.
 func (s *Scheduler) Apply(cfg *config.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,18 +138,36 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 	for _, p := range cfg.Probes {
 		wanted[p.Name] = p
 	}
-	var stopped []*probeLoop
 	for name, l := range s.runs {
-		if p, ok := wanted[name]; !ok || !reflect.DeepEqual(p, l.probe) {
-			l.cancel()
-			stopped = append(stopped, l)
-			delete(s.runs, name)
-			s.kept[name] = l.state
-			if !ok {
-				delete(s.kept, name)
+		p, ok := wanted[name]
+		if ok && reflect.DeepEqual(p, l.probe) {
+			continue
+		}
+		l.cancel()
+		delete(s.runs, name)
+		s.stopping[name] = l
+		if ok {
+			// The new config starts from the old one's results; its
+			// canceled run is no result.
+			st := l.state
+			st.Current, st.Waiting, st.Next = nil, false, time.Time{}
+			s.kept[name] = st
+		} else {
+			delete(s.kept, name)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			<-l.done
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.stopping[name] == l {
+				delete(s.stopping, name)
+			}
+			if _, back := s.runs[name]; !back {
 				s.obs.Forget(name)
 			}
-		}
+		}()
 	}
 	for _, p := range cfg.Probes {
 		if _, ok := s.runs[p.Name]; ok {
@@ -124,17 +179,16 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 		l.state.Probe = p
 		delete(s.kept, p.Name)
 		s.runs[p.Name] = l
-		prev := stopped
+		prev := s.stopping[p.Name]
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			defer close(l.done)
 			// A replaced probe's old run must end before the new one can
-			// take the host.
-			for _, old := range prev {
-				if old.probe.Name == p.Name {
-					<-old.done
-				}
+			// start: one run at a time per probe, and its Observer calls
+			// must not interleave with the new run's.
+			if prev != nil {
+				<-prev.done
 			}
 			s.loop(ctx, l)
 		}()
@@ -144,7 +198,8 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 // Wait returns when every probe's loop has ended, after ctx ends.
 func (s *Scheduler) Wait() { s.wg.Wait() }
 
-// Trigger starts a run of the named probe now (or right after the one under way).
+// Trigger starts a run of the named probe now (or right after the one under
+// way; triggers during a run add up to one run).
 func (s *Scheduler) Trigger(name string) error {
 	s.mu.Lock()
 	l, ok := s.runs[name]
@@ -177,7 +232,7 @@ func (s *Scheduler) Snapshot() []ProbeState {
 
 // Results returns the latest run of every probe and the runs under way.
 func (s *Scheduler) Results() []Result {
-	var rs []Result
+	rs := []Result{}
 	for _, st := range s.Snapshot() {
 		if st.Last != nil {
 			rs = append(rs, *st.Last)
@@ -186,9 +241,6 @@ func (s *Scheduler) Results() []Result {
 			rs = append(rs, *st.Current)
 		}
 	}
-	if rs == nil {
-		rs = []Result{}
-	}
 	return rs
 }
 
@@ -196,70 +248,123 @@ func (s *Scheduler) Results() []Result {
 // back to back when continuous, or when triggered, until ctx ends.
 func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 	sched := l.probe.Schedule
-	next := time.Now()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		timer.Reset(time.Until(next))
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
 		case <-l.trigger:
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		started := time.Now()
-		s.runOnce(ctx, l)
-		if sched.Continuous {
+		result := s.runOnce(ctx, l)
+		var next time.Time
+		switch {
+		case sched.Continuous && result == ResultFailed:
+			next = started.Add(failedRetry)
+		case sched.Continuous:
 			next = time.Now()
-			continue
+		default:
+			next = started.Add(time.Duration(sched.Interval))
+			if j := time.Duration(sched.Jitter); j > 0 {
+				next = next.Add(rand.N(j))
+			}
 		}
-		next = started.Add(time.Duration(sched.Interval))
-		if j := time.Duration(sched.Jitter); j > 0 {
-			next = next.Add(rand.N(j))
+		if !sched.Continuous || result == ResultFailed {
+			s.mu.Lock()
+			l.state.Next = next
+			s.mu.Unlock()
 		}
+		timer.Reset(time.Until(next))
 	}
 }
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
-// control, and keeps the result.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) {
+// control, and keeps the result. It returns the run's result.
+func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	p := l.probe
+	s.mu.Lock()
+	l.state.Waiting, l.state.Next = true, time.Time{}
+	s.mu.Unlock()
+	control, hasControl := s.control(p)
+	c := s.claimFor(ctx, p, control, hasControl)
 	waitStart := time.Now()
-	if !s.acquire(ctx, p) {
-		return
-	}
-	defer s.release(p)
+	ok := s.acquire(ctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
+	s.mu.Lock()
+	l.state.Waiting = false
+	s.mu.Unlock()
+	if !ok {
+		return ResultCanceled
+	}
+	defer s.release(c)
 
+	// Every view of this run carries one start time: the scheduler's.
+	started := time.Now()
+	restamp := func(r *Result) {
+		r.DurationSeconds += r.Started.Sub(started).Seconds()
+		r.Started = started
+	}
 	s.obs.RunStarted(p.Name)
-	s.setCurrent(l, &Result{Name: p.Name, Mode: p.Load.Mode(), Result: ResultRunning, Started: time.Now(), Steps: []Step{}, Diagnosis: []string{}})
-	r := Run(ctx, p, Options{Live: s.obs.Live(p.Name), OnStep: func(partial Result) { s.setCurrent(l, &partial) }})
-	if c, ok := s.control(p); ok && r.Result != ResultFailed && r.Result != ResultCanceled {
-		// The control runs under this probe's host reservation: it is the
-		// same generator against the same server.
-		s.obs.RunStarted(c.Name)
-		cr := Run(ctx, c, Options{Live: s.obs.Live(c.Name)})
-		s.obs.RunEnded(c.Name, cr.Result)
+	s.setCurrent(l, &Result{Name: p.Name, Mode: p.Load.Mode(), Result: ResultRunning, Started: started, Steps: []Step{}, Diagnosis: []string{}})
+	r := Run(ctx, p, Options{Live: s.obs.Live(p.Name), OnStep: func(partial Result) {
+		restamp(&partial)
+		s.setCurrent(l, &partial)
+	}})
+	restamp(&r)
+	if hasControl && r.Result != ResultFailed && r.Result != ResultCanceled {
+		// The control runs under this probe's reservation, which covers
+		// its host and its load too: it is the same generator against
+		// the same server, right after the probe.
+		shown := r
+		shown.Result = ResultRunning
+		s.setCurrent(l, &shown)
+		s.obs.RunStarted(control.Name)
+		cr := Run(ctx, control, Options{Live: s.obs.Live(control.Name)})
+		s.obs.RunEnded(control.Name, cr.Result)
 		if cr.Result == ResultCanceled {
 			r.Result = ResultCanceled
+		} else {
+			MarkControl(&r, cr)
 		}
-		MarkControl(&r, cr)
 	}
 	s.obs.RunEnded(p.Name, r.Result)
+	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	s.mu.Lock()
 	l.state.Current = nil
-	l.state.Last = &r
-	if r.Result == ResultCompleted {
-		l.state.LastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
-	}
-	s.mu.Unlock()
-	if s.store != nil {
-		if err := s.store.Save(s.Snapshot()); err != nil {
-			s.logger.Error("Cannot keep the results", "err", err)
+	if r.Result != ResultCanceled {
+		// A canceled run (reload, shutdown) says nothing about the
+		// target: the last finished run stays the result.
+		l.state.Last = &r
+		if r.Result == ResultCompleted {
+			l.state.LastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
 		}
 	}
-	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", time.Duration(r.DurationSeconds*float64(time.Second)).Round(time.Millisecond))
+	s.mu.Unlock()
+	if r.Result != ResultCanceled {
+		s.save()
+	}
+	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
+	return r.Result
+}
+
+// save writes the latest results to the store. Saves are serialized and
+// each takes its snapshot under the lock, so a slower save of an older
+// snapshot can never replace a newer one.
+func (s *Scheduler) save() {
+	if s.store == nil {
+		return
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if err := s.store.Save(s.Snapshot()); err != nil {
+		s.logger.Error("Cannot keep the results", "err", err)
+	}
 }
 
 func (s *Scheduler) setCurrent(l *probeLoop, r *Result) {
@@ -278,11 +383,51 @@ func (s *Scheduler) control(p config.Probe) (config.Probe, bool) {
 	return s.cfg.Probe(p.Control)
 }
 
-// demand is what a run of p holds while it runs: its host and its highest
-// level against the caps.
+// claim is what a run holds while it runs: its hosts (as keys: the host
+// name and each address it resolves to) and its highest load against the
+// caps. A run waiting in acquire holds its claim in the queue.
+type claim struct {
+	keys []string
+	conc int
+	rate float64
+}
+
+// claimFor is the claim of a run of p, and of its control when it has one:
+// the control runs within the probe's reservation.
+func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasControl bool) *claim {
+	c := &claim{}
+	probes := []config.Probe{p}
+	if hasControl {
+		probes = append(probes, control)
+	}
+	for _, q := range probes {
+		host, conc, rate := demand(q)
+		c.conc, c.rate = max(c.conc, conc), max(c.rate, rate)
+		if host == "" {
+			continue
+		}
+		c.keys = append(c.keys, "name "+host)
+		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		addrs, err := s.lookup(rctx, host)
+		cancel()
+		if err != nil {
+			// The run will say what is wrong with the name; the name
+			// alone keys its host.
+			continue
+		}
+		for _, a := range addrs {
+			c.keys = append(c.keys, "addr "+a.Unmap().WithZone("").String())
+		}
+	}
+	slices.Sort(c.keys)
+	c.keys = slices.Compact(c.keys)
+	return c
+}
+
+// demand is what a run of p asks for: its host and its highest level.
 func demand(p config.Probe) (host string, conc int, rate float64) {
 	if u, err := url.Parse(p.Request.URL); err == nil {
-		host = strings.ToLower(u.Hostname())
+		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	}
 	for _, st := range plan(p.Load) {
 		if p.Load.Mode() == config.ModeConcurrency {
@@ -294,25 +439,23 @@ func demand(p config.Probe) (host string, conc int, rate float64) {
 	return host, conc, rate
 }
 
-// acquire waits until p's host is free and its load fits under the caps,
-// then reserves both. Waiters for one host go in the order they came, so a
-// continuous probe that asks again the moment its run ends cannot starve a
-// ramp against the same host. It returns false when ctx ends first.
-func (s *Scheduler) acquire(ctx context.Context, p config.Probe) bool {
-	host, conc, rate := demand(p)
-	me := &waiter{host: host}
+// acquire waits until c's hosts are free and its load fits under the caps,
+// then reserves both. Waiters go first come, first served: a later run
+// starts before an earlier one only when it shares no host with it and
+// leaves it room under the caps, so a continuous probe that asks again the
+// moment its run ends cannot starve a ramp. It returns false when ctx ends
+// first.
+func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 	s.mu.Lock()
-	s.queue = append(s.queue, me)
-	s.mu.Unlock()
+	s.queue = append(s.queue, c)
 	for {
-		s.mu.Lock()
-		fits := !s.busyHosts[host] && s.first(me) &&
-			s.usedConc+conc <= s.cfg.MaxConcurrency && s.usedRate+rate <= s.cfg.MaxRate
-		if fits {
-			s.busyHosts[host] = true
-			s.usedConc += conc
-			s.usedRate += rate
-			s.leave(me)
+		if ctx.Err() == nil && s.grantable(c) {
+			for _, k := range c.keys {
+				s.busy[k] = true
+			}
+			s.usedConc += c.conc
+			s.usedRate += c.rate
+			s.leave(c)
 			s.mu.Unlock()
 			return true
 		}
@@ -321,34 +464,58 @@ func (s *Scheduler) acquire(ctx context.Context, p config.Probe) bool {
 		select {
 		case <-freed:
 		case <-ctx.Done():
-			s.mu.Lock()
-			s.leave(me)
-			s.wake()
+		}
+		s.mu.Lock()
+		if ctx.Err() != nil {
+			s.leave(c)
+			s.wake() // a later waiter may have waited behind this one
 			s.mu.Unlock()
 			return false
 		}
 	}
 }
 
-// waiter is a run waiting in acquire.
-type waiter struct{ host string }
-
-// first reports whether no earlier waiter wants w's host. Callers hold s.mu.
-func (s *Scheduler) first(w *waiter) bool {
-	for _, q := range s.queue {
-		if q == w {
+// grantable reports whether c may take its reservation now. Callers hold s.mu.
+func (s *Scheduler) grantable(c *claim) bool {
+	if s.conflicts(c, 0, 0) {
+		return false
+	}
+	for _, e := range s.queue {
+		if e == c {
 			return true
 		}
-		if q.host == w.host {
+		// An earlier waiter keeps its place: c must not take its host,
+		// nor the room under the caps it will need.
+		if shareKey(e, c) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
 			return false
 		}
 	}
 	return true
 }
 
-// leave takes w out of the queue. Callers hold s.mu.
-func (s *Scheduler) leave(w *waiter) {
-	s.queue = slices.DeleteFunc(s.queue, func(q *waiter) bool { return q == w })
+// conflicts reports whether c cannot run now with extra load reserved
+// besides the runs under way. Callers hold s.mu.
+func (s *Scheduler) conflicts(c *claim, conc int, rate float64) bool {
+	for _, k := range c.keys {
+		if s.busy[k] {
+			return true
+		}
+	}
+	return s.usedConc+conc+c.conc > s.cfg.MaxConcurrency || s.usedRate+rate+c.rate > s.cfg.MaxRate
+}
+
+func shareKey(a, b *claim) bool {
+	for _, k := range a.keys {
+		if slices.Contains(b.keys, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// leave takes c out of the queue. Callers hold s.mu.
+func (s *Scheduler) leave(c *claim) {
+	s.queue = slices.DeleteFunc(s.queue, func(q *claim) bool { return q == c })
 }
 
 // wake tells every waiter to look again. Callers hold s.mu.
@@ -357,12 +524,13 @@ func (s *Scheduler) wake() {
 	s.freed = make(chan struct{})
 }
 
-func (s *Scheduler) release(p config.Probe) {
-	host, conc, rate := demand(p)
+func (s *Scheduler) release(c *claim) {
 	s.mu.Lock()
-	delete(s.busyHosts, host)
-	s.usedConc -= conc
-	s.usedRate -= rate
+	for _, k := range c.keys {
+		delete(s.busy, k)
+	}
+	s.usedConc -= c.conc
+	s.usedRate -= c.rate
 	s.wake()
 	s.mu.Unlock()
 }

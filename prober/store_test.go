@@ -1,0 +1,175 @@
+package prober
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func storedResult(name string, started time.Time) Result {
+	return Result{
+		Name: name, Mode: "concurrency", Result: ResultCompleted, Started: started, DurationSeconds: 12.5,
+		Steps: []Step{{
+			Level: 4, DurationSeconds: 5, Attempts: 2000, Throughput: 400, Goodput: 399.5,
+			Latency:   Latency{Mean: 0.01, P50: 0.01, P90: 0.011, P95: 0.012, P99: 0.015, P999: 0.02, Max: 0.03},
+			Responses: map[string]int64{"200": 1998, "503": 2}, Errors: map[string]int64{"timeout": 0},
+			InFlight: 4, LoadHeldRatio: 1, SettleSeconds: 0.01,
+			PerSecond: []Second{{Second: 0, Success: 400}},
+		}},
+		PeakThroughput: 399.5,
+		BreakingPoints: BreakingPoints{Knee: &Point{Level: 4, Throughput: 399.5}},
+		Capacity:       &Point{Level: 4, Throughput: 399.5},
+		Valid:          true,
+		Diagnosis:      []string{"throughput stopped improving at 4 connections"},
+	}
+}
+
+func TestStoreRoundTripKeepsTimestampsExactly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "state")
+	s, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nanoseconds, a zone other than UTC and a monotonic reading: what
+	// time.Now() gives a run.
+	started := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("CET", 3600))
+	now := time.Now()
+	a, b := storedResult("a", started), storedResult("b", now)
+	b.Result, b.Capacity, b.Valid = ResultAborted, nil, false
+	want := []ProbeState{
+		{Last: &a, LastCompleted: started.Add(12500 * time.Millisecond)},
+		{Last: &b, LastCompleted: now.Add(-time.Hour)},
+	}
+	// A probe without a finished run has nothing to keep.
+	if err := s.Save(append(want, ProbeState{Current: &a})); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("loaded %d states, want 2", len(got))
+	}
+	for i, g := range got {
+		w := want[i]
+		if g.Probe.Name != w.Last.Name {
+			t.Errorf("state %d: probe name %q, want %q", i, g.Probe.Name, w.Last.Name)
+		}
+		if !g.Last.Started.Equal(w.Last.Started) || g.Last.Started.UnixNano() != w.Last.Started.UnixNano() {
+			t.Errorf("%s: started %v, want exactly %v", g.Probe.Name, g.Last.Started, w.Last.Started)
+		}
+		if !g.LastCompleted.Equal(w.LastCompleted) {
+			t.Errorf("%s: last completed %v, want exactly %v", g.Probe.Name, g.LastCompleted, w.LastCompleted)
+		}
+		// The rest comes back as it was.
+		gl, wl := *g.Last, *w.Last
+		gl.Started, wl.Started = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(gl, wl) {
+			t.Errorf("%s: loaded\n%+v\nwant\n%+v", g.Probe.Name, gl, wl)
+		}
+		if g.Current != nil {
+			t.Errorf("%s: a run under way came back from the store", g.Probe.Name)
+		}
+	}
+}
+
+func TestStoreMissingFileIsNoError(t *testing.T) {
+	s, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load()
+	if err != nil || len(got) != 0 {
+		t.Errorf("Load with nothing stored = %v, %v; want nothing, no error", got, err)
+	}
+}
+
+func TestStoreCorruptFileIsAnErrorNamingIt(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "results.json")
+	for _, body := range []string{`{"probes": [{"result": {"name": "a", "started": "yesterday"}}]}`, `{"probes": [`, "\x00\x00"} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Load()
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("Load of %q = %v, want an error naming %s", body, err, path)
+		}
+	}
+	// A scheduler does not start on a file it cannot read: it would
+	// overwrite the results it failed to restore.
+	if _, err := NewScheduler(t.Context(), newRecObserver(), s, nil); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("NewScheduler on a corrupt store = %v, want an error naming %s", err, path)
+	}
+}
+
+func TestStoreWritesAtomically(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leftovers of a crash between write and rename are not read.
+	if err := os.WriteFile(filepath.Join(dir, ".results-123.json"), []byte("{half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first := storedResult("a", time.Now())
+	for i := range 3 {
+		r := first
+		r.DurationSeconds = float64(i)
+		if err := s.Save([]ProbeState{{Last: &r}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !reflect.DeepEqual(names, []string{".results-123.json", "results.json"}) {
+		t.Errorf("storage dir holds %v, want results.json and the old leftover only: no temp file left behind", names)
+	}
+	got, err := s.Load()
+	if err != nil || len(got) != 1 || got[0].Last.DurationSeconds != 2 {
+		t.Errorf("Load = %+v, %v; want the last save", got, err)
+	}
+
+	// A save that cannot write leaves the old file whole.
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	if f, err := os.CreateTemp(dir, "probe"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+		t.Log("directory permissions do not apply (running as root); skipping the failed-save check")
+		return
+	}
+	if err := s.Save([]ProbeState{{Last: &first}}); err == nil {
+		t.Error("Save into a read-only directory succeeded")
+	}
+	if got, err := s.Load(); err != nil || got[0].Last.DurationSeconds != 2 {
+		t.Errorf("after a failed save Load = %+v, %v; want the last good save", got, err)
+	}
+}
+
+func TestNewStoreOnAFileIsAnError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewStore(file); err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("NewStore on a file = %v, want an error naming it", err)
+	}
+}
