@@ -326,9 +326,14 @@ func (d *Daemon) routes() (http.Handler, error) {
 			d.logger.Warn("Error writing results", "err", err)
 		}
 	})
-	mux.HandleFunc("POST /api/v1/probes/{name}/run", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/api/v1/probes/{name}/run", func(w http.ResponseWriter, r *http.Request) {
 		if !d.opts.EnableLifecycle {
 			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to start runs over HTTP.", http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
 			return
 		}
 		name := r.PathValue("name")

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,13 +24,18 @@ import (
 	"github.com/loadprobe/loadprobe/prober"
 )
 
+// The configs name targetURL; startDaemon and td.write replace it with the
+// address of the test's own demo target, so every run the daemon starts
+// goes there, and runs are short.
+const targetURL = "http://127.0.0.1:8080"
+
 const goodConfig = `allowed_targets: ["127.0.0.1"]
 probes:
   - name: work
     request:
       url: http://127.0.0.1:8080/work
       basic_auth: {username: alice, password: hunter2}
-    load: {concurrency: [1, 2, 4]}
+    load: {concurrency: [1, 2], step_duration: 300ms}
     expect: {min_capacity: 400}
 `
 
@@ -34,7 +44,7 @@ const otherConfig = `allowed_targets: ["127.0.0.1"]
 probes:
   - name: other
     request: {url: http://127.0.0.1:8080/noop}
-    load: {rate: [10, 20]}
+    load: {rate: [10, 20], step_duration: 300ms}
     schedule: {interval: 30m}
 `
 
@@ -50,6 +60,7 @@ type testDaemon struct {
 	*Daemon
 	url     string
 	file    string
+	target  string // base URL of the test's demo target
 	hup     chan os.Signal
 	cancel  context.CancelFunc
 	stopped chan error
@@ -62,18 +73,44 @@ func writeFile(t *testing.T, path, body string) {
 	}
 }
 
+// daemonOptions are the knobs a test turns on a daemon.
+type daemonOptions struct {
+	lifecycle bool   // --web.enable-lifecycle
+	storage   string // --storage.path
+	target    string // base URL replacing targetURL; "" starts a fresh demo target
+}
+
 // startDaemon runs a daemon in-process on a free loopback port with config
-// as its config file, and stops it when the test ends.
+// as its config file, against a demo target of its own, and stops it when
+// the test ends.
 func startDaemon(t *testing.T, config string, lifecycle bool) *testDaemon {
 	t.Helper()
+	return startDaemonWith(t, config, daemonOptions{lifecycle: lifecycle})
+}
+
+// demoTarget serves a fresh demo target (4 workers, 10ms of work) on
+// loopback until the test ends, and returns its base URL.
+func demoTarget(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(prober.NewTarget(prober.TargetOptions{}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
+	t.Helper()
+	if o.target == "" {
+		o.target = demoTarget(t)
+	}
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
-	writeFile(t, file, config)
+	writeFile(t, file, strings.ReplaceAll(config, targetURL, o.target))
 	addrs, webConfig, systemd := []string{"127.0.0.1:0"}, "", false
 	hup := make(chan os.Signal, 1)
 	d, err := NewDaemon(DaemonOptions{
 		ConfigFile:      file,
 		Web:             &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &webConfig, WebSystemdSocket: &systemd},
-		EnableLifecycle: lifecycle,
+		EnableLifecycle: o.lifecycle,
+		StoragePath:     o.storage,
 		Logger:          promslog.NewNopLogger(),
 		Hup:             hup,
 	})
@@ -81,7 +118,7 @@ func startDaemon(t *testing.T, config string, lifecycle bool) *testDaemon {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	td := &testDaemon{Daemon: d, file: file, hup: hup, cancel: cancel, stopped: make(chan error, 1)}
+	td := &testDaemon{Daemon: d, file: file, target: o.target, hup: hup, cancel: cancel, stopped: make(chan error, 1)}
 	go func() { td.stopped <- d.Run(ctx) }()
 	select {
 	case <-d.Started():
@@ -93,18 +130,34 @@ func startDaemon(t *testing.T, config string, lifecycle bool) *testDaemon {
 		t.Fatal("daemon did not start within 10s")
 	}
 	td.url = "http://" + d.Addrs()[0].String()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-td.stopped:
-			if err != nil {
-				t.Errorf("Run returned %v after cancel", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("daemon did not stop within 5s of cancel")
-		}
-	})
+	t.Cleanup(func() { td.stop(t) })
 	return td
+}
+
+// stop shuts the daemon down and waits for Run to return; a second call
+// does nothing.
+func (td *testDaemon) stop(t *testing.T) {
+	t.Helper()
+	td.cancel()
+	if td.stopped == nil {
+		return
+	}
+	select {
+	case err := <-td.stopped:
+		if err != nil {
+			t.Errorf("Run returned %v after cancel", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("daemon did not stop within 5s of cancel")
+	}
+	td.stopped = nil
+}
+
+// write replaces the daemon's config file, with targetURL standing for the
+// test's demo target.
+func (td *testDaemon) write(t *testing.T, config string) {
+	t.Helper()
+	writeFile(t, td.file, strings.ReplaceAll(config, targetURL, td.target))
 }
 
 func (td *testDaemon) do(t *testing.T, method, path string) (int, string) {
@@ -171,10 +224,12 @@ func TestMetricsEndpoint(t *testing.T) {
 		"loadprobe_config_last_reload_success_timestamp_seconds ",
 		"go_goroutines ",
 		"process_cpu_seconds_total ",
-		// Every configured probe has its series from the start.
-		`loadprobe_runs_total{probe="work",result="completed"} 0`,
+		// Every configured probe has its series from the start (the run at
+		// start may be under way or over: completed and running vary).
+		`loadprobe_runs_total{probe="work",result="completed"} `,
+		`loadprobe_runs_total{probe="work",result="failed"} 0`,
 		`loadprobe_requests_total{outcome="timeout",probe="work"} 0`,
-		`loadprobe_running{probe="work"} 0`,
+		`loadprobe_running{probe="work"} `,
 		`loadprobe_schedule_interval_seconds{probe="work"} 3600`,
 		`loadprobe_expected_min_capacity{probe="work"} 400`,
 	)
@@ -235,7 +290,7 @@ func TestReloadOverHTTP(t *testing.T) {
 	}
 
 	// bad: refused with the reason, the running config stays.
-	writeFile(t, td.file, badConfig)
+	td.write(t, badConfig)
 	code, body := td.do(t, http.MethodPost, "/-/reload")
 	if code != http.StatusInternalServerError {
 		t.Errorf("POST /-/reload of a bad config: %d, want 500", code)
@@ -248,7 +303,7 @@ func TestReloadOverHTTP(t *testing.T) {
 	contains(t, "/-/ready after a failed reload", td.get(t, "/-/ready"), "Ready")
 
 	// good again, with another probe: the removed probe's series go.
-	writeFile(t, td.file, otherConfig)
+	td.write(t, otherConfig)
 	if code, body := td.do(t, http.MethodPost, "/-/reload"); code != http.StatusOK {
 		t.Fatalf("POST /-/reload of the fixed config: %d %s", code, body)
 	}
@@ -256,20 +311,99 @@ func TestReloadOverHTTP(t *testing.T) {
 		t.Errorf("reload gauge after the fixed config = %s, want 1", g)
 	}
 	contains(t, "/config after the fix", td.get(t, "/config"), "name: other")
-	metrics := td.get(t, "/metrics")
-	contains(t, "/metrics after the fix", metrics, `loadprobe_runs_total{probe="other",result="completed"} 0`, `loadprobe_schedule_interval_seconds{probe="other"} 1800`)
-	lacks(t, "/metrics after the fix", metrics, `probe="work"`)
+	contains(t, "/metrics after the fix", td.get(t, "/metrics"),
+		`loadprobe_runs_total{probe="other",result="failed"} 0`, `loadprobe_schedule_interval_seconds{probe="other"} 1800`)
+	// The removed probe's series go once its run (canceled by the reload,
+	// if still under way) has ended, and do not come back.
+	waitFor(t, "the removed probe's series to go", func() bool { return !strings.Contains(td.get(t, "/metrics"), `probe="work"`) })
+	time.Sleep(100 * time.Millisecond)
+	lacks(t, "/metrics after the fix", td.get(t, "/metrics"), `probe="work"`)
+	lacks(t, "/api/v1/results after the fix", td.get(t, "/api/v1/results"), `"name": "work"`)
 }
 
-func TestReloadNeedsLifecycleFlag(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
-	writeFile(t, td.file, otherConfig)
-	code, body := td.do(t, http.MethodPost, "/-/reload")
-	if code != http.StatusForbidden {
-		t.Errorf("POST /-/reload without --web.enable-lifecycle: %d, want 403", code)
+// The endpoints that change state answer 403 without --web.enable-lifecycle
+// and change nothing; with it, a POST starts a run at once.
+func TestLifecycleEndpoints(t *testing.T) {
+	t.Run("disabled", func(t *testing.T) {
+		td := startDaemon(t, goodConfig, false)
+		td.waitRun(t, "work", 1)
+		td.write(t, otherConfig)
+		for _, path := range []string{"/-/reload", "/api/v1/probes/work/run", "/api/v1/probes/nope/run"} {
+			code, body := td.do(t, http.MethodPost, path)
+			if code != http.StatusForbidden {
+				t.Errorf("POST %s without --web.enable-lifecycle: %d, want 403", path, code)
+			}
+			contains(t, "the refusal", body, "--web.enable-lifecycle")
+		}
+		contains(t, "/config", td.get(t, "/config"), "name: work")
+		time.Sleep(800 * time.Millisecond) // longer than a run
+		m := td.get(t, "/metrics")
+		if n := metricValue(t, m, `loadprobe_runs_total{probe="work",result="completed"}`); n != 1 {
+			t.Errorf("%g completed runs, want 1: a refused POST started a run", n)
+		}
+		contains(t, "/metrics", m, `loadprobe_running{probe="work"} 0`)
+	})
+	t.Run("enabled", func(t *testing.T) {
+		td := startDaemon(t, goodConfig, true)
+		td.waitRun(t, "work", 1)
+		if code, _ := td.do(t, http.MethodGet, "/api/v1/probes/work/run"); code != http.StatusMethodNotAllowed {
+			t.Errorf("GET /api/v1/probes/work/run: %d, want 405", code)
+		}
+		code, body := td.do(t, http.MethodPost, "/api/v1/probes/nope/run")
+		if code != http.StatusNotFound {
+			t.Errorf("POST /api/v1/probes/nope/run: %d, want 404", code)
+		}
+		contains(t, "the 404", body, "nope")
+		// The interval is an hour: a second run is the POST's.
+		if code, body := td.do(t, http.MethodPost, "/api/v1/probes/work/run"); code != http.StatusAccepted {
+			t.Fatalf("POST /api/v1/probes/work/run: %d %s, want 202", code, body)
+		}
+		waitFor(t, "the requested run to start", func() bool {
+			m := td.get(t, "/metrics")
+			return strings.Contains(m, `loadprobe_running{probe="work"} 1`) || metricValue(t, m, `loadprobe_runs_total{probe="work",result="completed"}`) >= 2
+		})
+		td.waitRun(t, "work", 2)
+	})
+}
+
+// metricValue reads one sample, named with its labels as /metrics writes
+// them, from a scrape; it fails the test when the series is missing.
+func metricValue(t *testing.T, scrape, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(scrape, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
 	}
-	contains(t, "the refusal", body, "--web.enable-lifecycle")
-	contains(t, "/config", td.get(t, "/config"), "name: work")
+	t.Fatalf("/metrics has no %s", series)
+	return 0
+}
+
+// results reads /api/v1/results.
+func (td *testDaemon) results(t *testing.T) []prober.Result {
+	t.Helper()
+	var got struct{ Probes []prober.Result }
+	if err := json.Unmarshal([]byte(td.get(t, "/api/v1/results")), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Probes
+}
+
+// waitRun waits (at most 15s) until the probe has completed n runs.
+func (td *testDaemon) waitRun(t *testing.T, probe string, n int) {
+	t.Helper()
+	series := fmt.Sprintf(`loadprobe_runs_total{probe=%q,result="completed"}`, probe)
+	deadline := time.Now().Add(15 * time.Second)
+	for metricValue(t, td.get(t, "/metrics"), series) < float64(n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: fewer than %d completed runs after 15s; results:\n%s", probe, n, td.get(t, "/api/v1/results"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitFor polls cond every 10ms for at most 5s.
@@ -287,12 +421,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestReloadOnSIGHUP(t *testing.T) {
 	td := startDaemon(t, goodConfig, false)
 
-	writeFile(t, td.file, badConfig)
+	td.write(t, badConfig)
 	td.hup <- syscall.SIGHUP
 	waitFor(t, "the reload gauge to drop to 0", func() bool { return td.reloadGauge(t) == "0" })
 	contains(t, "/config after a failed SIGHUP reload", td.get(t, "/config"), "name: work")
 
-	writeFile(t, td.file, otherConfig)
+	td.write(t, otherConfig)
 	td.hup <- syscall.SIGHUP
 	waitFor(t, "the new config", func() bool { return strings.Contains(td.get(t, "/config"), "name: other") })
 	if g := td.reloadGauge(t); g != "1" {
@@ -300,44 +434,186 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	}
 }
 
+// TestResults runs a short ramp against the demo target's /work (4 workers
+// of 10ms: 100/s per connection) and reads it back as JSON and metrics.
 func TestResults(t *testing.T) {
 	td := startDaemon(t, goodConfig, false)
-	body := td.get(t, "/api/v1/results")
-	var empty map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(body), &empty); err != nil {
-		t.Fatal(err)
+
+	// Until the first run ends, the run under way is all there is.
+	sawRunning := false
+	deadline := time.Now().Add(15 * time.Second)
+	var last *prober.Result
+	for last == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no completed run of work within 15s:\n%s", td.get(t, "/api/v1/results"))
+		}
+		for _, r := range td.results(t) {
+			switch {
+			case r.Name == "work" && r.Result == prober.ResultRunning:
+				sawRunning = true
+			case r.Name == "work":
+				last = &r
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	if got := strings.Join(strings.Fields(string(empty["probes"])), ""); got != "[]" || len(empty) != 1 {
-		t.Errorf("/api/v1/results before any run = %s, want {\"probes\": []}", body)
+	if !sawRunning {
+		t.Log("the run under way was not seen in /api/v1/results (the poll missed it)")
+	}
+	if last.Result != prober.ResultCompleted || len(last.Steps) != 2 {
+		t.Fatalf("run %s with %d steps, want completed with 2; error %q", last.Result, len(last.Steps), last.Error)
 	}
 
-	// The scheduler feeds results; they show up as JSON and as metrics.
-	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	run := prober.Result{
-		Name: "work", Mode: "concurrency", Result: prober.ResultRunning, Started: started,
-		Steps: []prober.Step{{Level: 1, Goodput: 100, Throughput: 100}},
+	// The JSON of DESIGN.md, keys and nulls included.
+	var raw struct {
+		Probes []map[string]json.RawMessage `json:"probes"`
 	}
-	td.Results().Update(run)
-	metrics := td.get(t, "/metrics")
-	contains(t, "/metrics during a run", metrics, `loadprobe_step_goodput{level="1",probe="work"} 100`)
-	lacks(t, "/metrics during a run", metrics, "loadprobe_run_valid", "loadprobe_run_last_completed_timestamp_seconds")
-	contains(t, "/api/v1/results during the first run", td.get(t, "/api/v1/results"), `"probes": []`)
-
-	run.Result, run.DurationSeconds, run.Valid = prober.ResultCompleted, 10, true
-	run.Capacity = &prober.Point{Level: 1, Throughput: 100}
-	td.Results().Update(run)
-	var got struct{ Probes []prober.Result }
-	if err := json.Unmarshal([]byte(td.get(t, "/api/v1/results")), &got); err != nil {
+	if err := json.Unmarshal([]byte(td.get(t, "/api/v1/results")), &raw); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Probes) != 1 || got.Probes[0].Name != "work" || got.Probes[0].Result != "completed" || got.Probes[0].Capacity.Throughput != 100 {
-		t.Errorf("/api/v1/results after a run = %+v", got)
+	if len(raw.Probes) != 1 {
+		t.Fatalf("%d results, want 1 (work, idle after its run at start)", len(raw.Probes))
 	}
-	contains(t, "/metrics after a run", td.get(t, "/metrics"),
-		`loadprobe_capacity_throughput{probe="work"} 100`,
-		`loadprobe_run_valid{probe="work"} 1`,
-		`loadprobe_run_last_completed_timestamp_seconds{probe="work"} 1.767323055e+09`,
-	)
+	p := raw.Probes[0]
+	for _, k := range []string{"name", "mode", "result", "started", "duration_seconds", "steps", "peak_throughput", "breaking_points", "capacity", "valid", "diagnosis"} {
+		if _, ok := p[k]; !ok {
+			t.Errorf("result has no %q: %s", k, td.get(t, "/api/v1/results"))
+		}
+	}
+	var bp map[string]json.RawMessage
+	if err := json.Unmarshal(p["breaking_points"], &bp); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"latency_budget": "null", "first_failure": "null"} {
+		if got, ok := bp[k]; !ok || string(got) != want {
+			t.Errorf("breaking_points.%s = %s (present %v), want %s: the rule never fired", k, got, ok, want)
+		}
+	}
+	if k := last.BreakingPoints.Knee; k == nil || k.Level != 2 {
+		t.Errorf("knee %+v, want level 2 (goodput doubles from 1 to 2 connections)", k)
+	}
+	if c := last.Capacity; c == nil || c.Level != 2 || c.Throughput < 150 || c.Throughput > 210 {
+		t.Errorf("capacity %+v, want about 200/s at 2 connections", c)
+	}
+	var steps []map[string]json.RawMessage
+	if err := json.Unmarshal(p["steps"], &steps); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range steps {
+		for _, k := range []string{"level", "name", "duration_seconds", "attempts", "throughput", "goodput", "error_ratio", "latency_seconds", "responses", "errors", "in_flight", "load_held_ratio", "settle_seconds", "per_second"} {
+			if _, ok := st[k]; !ok {
+				t.Errorf("step %d has no %q", i, k)
+			}
+		}
+	}
+	if s := last.Steps[0]; s.Level != 1 || s.Responses["200"] == 0 || s.Latency.P99 <= 0 {
+		t.Errorf("step 1: %+v", s)
+	}
+
+	m := td.get(t, "/metrics")
+	for series, check := range map[string]func(float64) bool{
+		`loadprobe_capacity_throughput{probe="work"}`:                            func(v float64) bool { return v == last.Capacity.Throughput },
+		`loadprobe_capacity_level{probe="work"}`:                                 func(v float64) bool { return v == 2 },
+		`loadprobe_breaking_point_level{probe="work",rule="knee"}`:               func(v float64) bool { return v == 2 },
+		`loadprobe_run_valid{probe="work"}`:                                      func(v float64) bool { return v == 1 },
+		`loadprobe_step_goodput{level="1",probe="work"}`:                         func(v float64) bool { return v > 50 && v < 110 },
+		`loadprobe_step_goodput{level="2",probe="work"}`:                         func(v float64) bool { return v > 150 && v < 210 },
+		`loadprobe_runs_total{probe="work",result="completed"}`:                  func(v float64) bool { return v >= 1 },
+		`loadprobe_requests_total{outcome="success",probe="work"}`:               func(v float64) bool { return v > 0 },
+		`loadprobe_run_last_completed_timestamp_seconds{probe="work"}`:           func(v float64) bool { return math.Abs(v-float64(time.Now().Unix())) < 30 },
+		`loadprobe_run_wait_seconds_total{probe="work"}`:                         func(v float64) bool { return v >= 0 },
+		`loadprobe_responses_total{code="200",probe="work"}`:                     func(v float64) bool { return v > 0 },
+		`loadprobe_step_latency_seconds{level="2",probe="work",quantile="0.99"}`: func(v float64) bool { return v > 0.005 && v < 0.2 },
+	} {
+		if v := metricValue(t, m, series); !check(v) {
+			t.Errorf("%s %g is off", series, v)
+		}
+	}
+	// Rules that never fired have no series.
+	lacks(t, "/metrics", m, `rule="latency_budget"`, `rule="first_failure"`)
+}
+
+// A restarted daemon serves the last results it kept under --storage.path
+// at once, with their original timestamps, before its own first run ends;
+// and shutting it down mid-run does not replace them.
+func TestStorageRestoresResultsAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	target := demoTarget(t)
+	first := startDaemonWith(t, goodConfig, daemonOptions{storage: dir, target: target})
+	first.waitRun(t, "work", 1)
+	before := first.results(t)
+	m := first.get(t, "/metrics")
+	completedAt := metricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`)
+	knee := metricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`)
+	first.stop(t)
+	if len(before) != 1 {
+		t.Fatalf("first daemon served %d results, want 1", len(before))
+	}
+
+	// The second daemon's run at start takes 20s: what it serves meanwhile
+	// is what the first one kept.
+	slow := strings.Replace(goodConfig, "step_duration: 300ms", "step_duration: 10s", 1)
+	second := startDaemonWith(t, slow, daemonOptions{storage: dir, target: target})
+	var restored, running *prober.Result
+	for _, r := range second.results(t) {
+		switch r.Result {
+		case prober.ResultRunning:
+			running = &r
+		default:
+			restored = &r
+		}
+	}
+	if restored == nil {
+		t.Fatalf("the restarted daemon serves no kept result:\n%s", second.get(t, "/api/v1/results"))
+	}
+	if !restored.Started.Equal(before[0].Started) || restored.Result != prober.ResultCompleted {
+		t.Errorf("restored run started %v (%s), want the original %v (completed)", restored.Started, restored.Result, before[0].Started)
+	}
+	if !reflect.DeepEqual(restored.BreakingPoints, before[0].BreakingPoints) || !reflect.DeepEqual(restored.Capacity, before[0].Capacity) {
+		t.Errorf("restored breaking points %+v, capacity %+v; want %+v, %+v", restored.BreakingPoints, restored.Capacity, before[0].BreakingPoints, before[0].Capacity)
+	}
+	if running != nil && running.Started.Equal(before[0].Started) {
+		t.Error("the run under way carries the restored run's start")
+	}
+	m = second.get(t, "/metrics")
+	if v := metricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`); v != completedAt {
+		t.Errorf("restored last completed timestamp %f, want the stored %f", v, completedAt)
+	}
+	if v := metricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`); v != knee {
+		t.Errorf("restored knee %g, want %g", v, knee)
+	}
+	contains(t, "/metrics of the restarted daemon", m, `loadprobe_running{probe="work"} 1`)
+
+	// Stopped mid-run: the canceled run is no result, the kept one stays.
+	second.stop(t)
+	store, err := prober.NewStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || !kept[0].Last.Started.Equal(before[0].Started) {
+		t.Errorf("after a shutdown mid-run the store holds %+v, want the first daemon's run", kept)
+	}
+}
+
+// A results file the daemon cannot read stops it at start, naming the
+// file, rather than being overwritten by the next run.
+func TestStorageCorruptFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "results.json"), "{not json")
+	addrs, webConfig := []string{"127.0.0.1:0"}, ""
+	_, err := NewDaemon(DaemonOptions{
+		ConfigFile:  filepath.Join(dir, "loadprobe.yml"),
+		Web:         &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &webConfig},
+		StoragePath: dir,
+		Logger:      promslog.NewNopLogger(),
+	})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "results.json")) {
+		t.Errorf("NewDaemon with a corrupt results file = %v, want an error naming it", err)
+	}
 }
 
 func TestRunFailsOnBadConfig(t *testing.T) {
