@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromiumPath finds Debian's chromium: the test skips without it locally
+// and fails without it in CI (`make deps` installs it).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is not installed (make deps installs it): %v", err)
+		}
+		t.Skipf("chromium is not installed: %v", err)
+	}
+	return path
+}
+
+// chromium runs headless Chromium with args after the flags it needs here
+// (root, no GPU, a small /dev/shm, no network of its own) and returns its
+// standard output.
+func chromium(t *testing.T, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--disable-quic", "--hide-scrollbars", "--force-device-scale-factor=1",
+		"--user-data-dir=" + t.TempDir(), "--window-size=1280,1000",
+	}
+	cmd := exec.CommandContext(ctx, chromiumPath(t), append(base, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+const browserConfig = `allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "http://127.0.0.1:8080/work"}
+    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
+    rules: {latency_budget: 25ms}
+  - name: shed
+    request: {url: "http://127.0.0.1:8080/shed"}
+    load: {concurrency: [2, 4, 8, 16], step_duration: 300ms}
+    abort: {error_ratio: 1}
+  - name: later
+    request: {url: "http://127.0.0.1:8080/noop"}
+    load: {concurrency: [1], step_duration: 10s}
+`
+
+// TestStatusPageInBrowser loads the status page of a daemon that finished a
+// ramp against the demo target in headless Chromium: the chart and the
+// breaking points are in the rendered page, and a screenshot of it is
+// kept as a test artifact (go test -artifacts keeps it).
+func TestStatusPageInBrowser(t *testing.T) {
+	chromiumPath(t)
+	td := startDaemon(t, browserConfig, false)
+	td.waitRun(t, "work", 1)
+	td.waitRun(t, "shed", 1)
+
+	start := time.Now()
+	dom := string(chromium(t, "--dump-dom", td.url+"/"))
+	t.Logf("chromium --dump-dom took %s", time.Since(start).Round(time.Millisecond))
+	for _, re := range []string{
+		`<svg class="ramp"[^>]*>`,
+		`<polyline class="good" points="[0-9., ]+"`,
+		`<polyline class="lat" points="[0-9., ]+"`,
+		`<g class="mark knee">`,
+		`<g class="mark budget">`,
+		`<g class="mark failure">`,
+		// The /work pool has 4 workers: the knee is at 4 connections.
+		`<td class="knee">4 connections \(`,
+		// 10ms of work: p99 about 14ms at 4 connections, about 20-30ms at
+		// 8 (queueing for the 4 workers) and 40ms or more at 16.
+		`<td class="latency-budget">(8|16) connections \(`,
+		`<td class="first-failure">16 connections \(`,
+		`<tr id="row-later">(?s:.*?)no run yet`,
+	} {
+		if !regexp.MustCompile(re).MatchString(dom) {
+			t.Errorf("the rendered page has no match for %s", re)
+		}
+	}
+	if n := strings.Count(dom, `<svg class="ramp"`); n != 2 {
+		t.Errorf("%d charts, want 2 (work and shed; later has not finished a run)", n)
+	}
+	if t.Failed() {
+		t.Logf("rendered DOM:\n%s", dom)
+	}
+
+	shot := filepath.Join(t.ArtifactDir(), "status.png")
+	start = time.Now()
+	chromium(t, "--screenshot="+shot, td.url+"/")
+	t.Logf("chromium --screenshot took %s; screenshot at %s", time.Since(start).Round(time.Millisecond), shot)
+	png, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%s is not a PNG", shot)
+	}
+	if len(png) < 10<<10 {
+		t.Errorf("%s is %d bytes: a blank page?", shot, len(png))
+	}
+	if dir := os.Getenv("LOADPROBE_ARTIFACTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			os.WriteFile(filepath.Join(dir, "status.png"), png, 0o644)
+		}
+	}
+}

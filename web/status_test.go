@@ -1,0 +1,217 @@
+package web
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+func probe(name string, levels ...int) config.Probe {
+	p := config.DefaultProbe
+	p.Name = name
+	p.Load.Concurrency = levels
+	return p
+}
+
+// finished is a completed ramp whose three rules fired at 4, 8 and 16.
+func finished(name string, started time.Time) *prober.Result {
+	r := &prober.Result{Name: name, Mode: config.ModeConcurrency, Result: prober.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
+	for i, lv := range []float64{1, 2, 4, 8, 16} {
+		good := []float64{100, 200, 400, 405, 300}[i]
+		r.Steps = append(r.Steps, prober.Step{Level: lv, Goodput: good, Throughput: good,
+			Latency: prober.Latency{P99: []float64{0.011, 0.012, 0.014, 0.25, 0.5}[i]}})
+	}
+	r.PeakThroughput = 405
+	r.BreakingPoints = prober.BreakingPoints{
+		Knee:          &prober.Point{Level: 4, Throughput: 400},
+		LatencyBudget: &prober.Point{Level: 8, Throughput: 405},
+		FirstFailure:  &prober.Point{Level: 16, Throughput: 300},
+	}
+	r.Capacity = &prober.Point{Level: 4, Throughput: 400}
+	r.Diagnosis = []string{"throughput stopped improving at 4 connections", "a <b>bold</b> claim"}
+	return r
+}
+
+func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	b, _ := io.ReadAll(rec.Result().Body)
+	return rec.Result(), string(b)
+}
+
+func TestStatusPage(t *testing.T) {
+	now := time.Now()
+	states := []prober.ProbeState{
+		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-90*time.Second)), LastCompleted: now.Add(-60 * time.Second), Next: now.Add(59 * time.Minute)},
+		{Probe: probe("fresh", 1, 2)},
+		{Probe: probe("busy", 1, 2, 4), Current: &prober.Result{Name: "busy", Result: prober.ResultRunning, Started: now, Steps: []prober.Step{{Level: 1, Goodput: 50}}}},
+	}
+	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []prober.ProbeState { return states })
+	resp, body := get(t, h, "/")
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`<td class="knee">4 connections (400/s)</td>`,
+		`<td class="latency-budget">8 connections (405/s)</td>`,
+		`<td class="first-failure">16 connections (300/s)</td>`,
+		`<td class="capacity">4 connections (400/s)</td>`,
+		`idle, next in 59m`,
+		`running, step 2 of 3`,
+		`(version=1.2.3)`, `href="/metrics"`,
+		// The run under way of a probe without a finished run is charted.
+		`busy <span class="muted">· run under way`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`<tr id="row-fresh">(?s:.*?)no run yet(?s:.*?)</tr>`).MatchString(body) {
+		t.Error(`the probe without a run does not say "no run yet"`)
+	}
+	if strings.Contains(body, "<b>bold</b>") || !strings.Contains(body, "&lt;b&gt;bold&lt;/b&gt;") {
+		t.Error("a diagnosis line is not HTML-escaped")
+	}
+
+	svgs := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindAllString(body, -1)
+	if len(svgs) != 2 {
+		t.Fatalf("%d charts, want 2 (work's last run and busy's run under way)", len(svgs))
+	}
+	svg := parseSVG(t, svgs[0])
+	good, lat := svg.find("polyline", "good"), svg.find("polyline", "lat")
+	if len(good) != 1 || len(lat) != 1 {
+		t.Fatalf("%d goodput and %d latency polylines, want one each", len(good), len(lat))
+	}
+	gp, lp := points(t, good[0].attr("points")), points(t, lat[0].attr("points"))
+	if len(gp) != 5 || len(lp) != 5 {
+		t.Fatalf("polylines of %d and %d points, want 5 (one per level)", len(gp), len(lp))
+	}
+	// Goodput rises to the knee: higher on screen is a smaller y.
+	if !(gp[0][1] > gp[1][1] && gp[1][1] > gp[2][1]) {
+		t.Errorf("goodput points %v do not rise from level 1 to 4", gp)
+	}
+	for i, class := range map[int]string{2: "knee", 3: "budget", 4: "failure"} {
+		marks := svg.find("g", "mark "+class)
+		if len(marks) != 1 {
+			t.Errorf("%d %s marks, want 1", len(marks), class)
+			continue
+		}
+		l := marks[0].find("line", "")
+		if len(l) != 1 || num(t, l[0].attr("x1")) != gp[i][0] {
+			t.Errorf("the %s mark is not at level %d's x (%g)", class, []int{1, 2, 4, 8, 16}[i], gp[i][0])
+		}
+	}
+	if c := svg.find("circle", "capacity"); len(c) != 1 || num(t, c[0].attr("cx")) != gp[2][0] {
+		t.Error("the capacity is not ringed at level 4")
+	}
+	if bl := svg.find("g", "budget-line"); len(bl) != 1 {
+		t.Error("the 200ms budget is within the latency axis (p99 up to 500ms) but has no line")
+	}
+	if strings.Contains(svgs[0], "NaN") || strings.Contains(svgs[0], "Inf") {
+		t.Errorf("the chart has non-numbers:\n%s", svgs[0])
+	}
+
+	if resp, _ := get(t, h, "/nope"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /nope: %d, want 404", resp.StatusCode)
+	}
+}
+
+// Whatever a name or a phase holds, it reaches the page as text.
+func TestStatusPageEscapes(t *testing.T) {
+	evil := `x"><script>alert(1)</script>`
+	p := probe(evil)
+	p.Load.Concurrency = nil
+	p.Load.Phases = []config.Phase{{Name: evil, Duration: model.Duration(time.Second), Rate: 1}}
+	r := &prober.Result{Name: evil, Mode: config.ModePhases, Result: prober.ResultFailed, Started: time.Now(), Error: evil,
+		Steps: []prober.Step{{Level: 1, Name: evil}}}
+	h := StatusHandler(evil, []Link{{Href: "/metrics", Text: evil}}, func() []prober.ProbeState {
+		return []prober.ProbeState{{Probe: p, Last: r}}
+	})
+	_, body := get(t, h, "/")
+	if strings.Contains(body, "<script>") {
+		t.Errorf("a name reached the page as markup:\n%s", body)
+	}
+	if n := strings.Count(body, "&lt;script&gt;"); n < 5 {
+		t.Errorf("the name shows escaped %d times, want it everywhere it appears (row, link, heading, error, tick, version)", n)
+	}
+	svg := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(body)
+	parseSVG(t, svg) // well-formed despite the name
+}
+
+func TestNiceStep(t *testing.T) {
+	for _, tc := range []struct{ in, want float64 }{
+		{97.5, 100}, {100, 100}, {101, 200}, {349, 400}, {25, 25}, {0.0071, 0.008}, {0.0026, 0.003}, {0, 0.25}, {-1, 0.25},
+	} {
+		if got := niceStep(tc.in); got != tc.want {
+			t.Errorf("niceStep(%g) = %g, want %g", tc.in, got, tc.want)
+		}
+	}
+}
+
+// node is an element of a parsed SVG.
+type node struct {
+	XMLName  xml.Name
+	Attrs    []xml.Attr `xml:",any,attr"`
+	Children []node     `xml:",any"`
+}
+
+func (n node) attr(name string) string {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// find returns the descendants named name whose class is class ("" for any).
+func (n node) find(name, class string) []node {
+	var out []node
+	for _, c := range n.Children {
+		if c.XMLName.Local == name && (class == "" || c.attr("class") == class) {
+			out = append(out, c)
+		}
+		out = append(out, c.find(name, class)...)
+	}
+	return out
+}
+
+func parseSVG(t *testing.T, s string) node {
+	t.Helper()
+	var n node
+	if err := xml.Unmarshal([]byte(s), &n); err != nil {
+		t.Fatalf("the chart is not well-formed SVG: %v\n%s", err, s)
+	}
+	return n
+}
+
+func points(t *testing.T, s string) [][2]float64 {
+	t.Helper()
+	var ps [][2]float64
+	for _, f := range strings.Fields(s) {
+		x, y, _ := strings.Cut(f, ",")
+		ps = append(ps, [2]float64{num(t, x), num(t, y)})
+	}
+	return ps
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return v
+}
