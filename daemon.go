@@ -101,6 +101,7 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	d.sched = sched
 	h, err := d.routes()
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	d.handler = h

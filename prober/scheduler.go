@@ -134,6 +134,9 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg = cfg
+	if s.ctx.Err() != nil {
+		return // stopped: no new loops while Wait may be waiting
+	}
 	wanted := map[string]config.Probe{}
 	for _, p := range cfg.Probes {
 		wanted[p.Name] = p

@@ -51,6 +51,9 @@ func (s *Store) Load() ([]ProbeState, error) {
 	}
 	states := make([]ProbeState, 0, len(f.Probes))
 	for _, sp := range f.Probes {
+		if sp.Result.Name == "" {
+			continue // nothing to attach it to
+		}
 		st := ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted}
 		st.Probe.Name = sp.Result.Name
 		states = append(states, st)
@@ -61,7 +64,7 @@ func (s *Store) Load() ([]ProbeState, error) {
 // Save writes the latest result of every probe that has one, atomically:
 // a crash leaves either the old file or the new one, never half of one.
 func (s *Store) Save(states []ProbeState) error {
-	var f storedFile
+	f := storedFile{Probes: []storedProbe{}}
 	for _, st := range states {
 		if st.Last != nil {
 			f.Probes = append(f.Probes, storedProbe{Result: *st.Last, LastCompleted: st.LastCompleted})
@@ -76,6 +79,11 @@ func (s *Store) Save(states []ProbeState) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	// The results are no secret: /api/v1/results serves them.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err

@@ -86,6 +86,13 @@ func TestStoreMissingFileIsNoError(t *testing.T) {
 	if err != nil || len(got) != 0 {
 		t.Errorf("Load with nothing stored = %v, %v; want nothing, no error", got, err)
 	}
+	// Nothing to keep yet (no probe has finished a run) round-trips too.
+	if err := s.Save([]ProbeState{{Current: &Result{Name: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Load(); err != nil || len(got) != 0 {
+		t.Errorf("Load after saving no finished run = %v, %v; want nothing, no error", got, err)
+	}
 }
 
 func TestStoreCorruptFileIsAnErrorNamingIt(t *testing.T) {
@@ -143,6 +150,9 @@ func TestStoreWritesAtomically(t *testing.T) {
 	got, err := s.Load()
 	if err != nil || len(got) != 1 || got[0].Last.DurationSeconds != 2 {
 		t.Errorf("Load = %+v, %v; want the last save", got, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "results.json")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("results.json: %v, %v; want mode 0644", fi.Mode(), err)
 	}
 
 	// A save that cannot write leaves the old file whole.
