@@ -492,7 +492,8 @@ func TestResults(t *testing.T) {
 	if k := last.BreakingPoints.Knee; k == nil || k.Level != 2 {
 		t.Errorf("knee %+v, want level 2 (goodput doubles from 1 to 2 connections)", k)
 	}
-	if c := last.Capacity; c == nil || c.Level != 2 || c.Throughput < 150 || c.Throughput > 210 {
+	// About 200/s; less when other work keeps the machine busy.
+	if c := last.Capacity; c == nil || c.Level != 2 || c.Throughput < 100 || c.Throughput > 210 {
 		t.Errorf("capacity %+v, want about 200/s at 2 connections", c)
 	}
 	var steps []map[string]json.RawMessage
@@ -517,7 +518,7 @@ func TestResults(t *testing.T) {
 		`loadprobe_breaking_point_level{probe="work",rule="knee"}`:               func(v float64) bool { return v == 2 },
 		`loadprobe_run_valid{probe="work"}`:                                      func(v float64) bool { return v == 1 },
 		`loadprobe_step_goodput{level="1",probe="work"}`:                         func(v float64) bool { return v > 50 && v < 110 },
-		`loadprobe_step_goodput{level="2",probe="work"}`:                         func(v float64) bool { return v > 150 && v < 210 },
+		`loadprobe_step_goodput{level="2",probe="work"}`:                         func(v float64) bool { return v > 100 && v < 210 },
 		`loadprobe_runs_total{probe="work",result="completed"}`:                  func(v float64) bool { return v >= 1 },
 		`loadprobe_requests_total{outcome="success",probe="work"}`:               func(v float64) bool { return v > 0 },
 		`loadprobe_run_last_completed_timestamp_seconds{probe="work"}`:           func(v float64) bool { return math.Abs(v-float64(time.Now().Unix())) < 30 },

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober"
 )
 
 // chromiumPath finds Debian's chromium: the test skips without it locally
@@ -52,15 +55,12 @@ const browserConfig = `allowed_targets: ["127.0.0.1"]
 probes:
   - name: work
     request: {url: "http://127.0.0.1:8080/work"}
-    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
-    rules: {latency_budget: 25ms}
+    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 500ms}
+    rules: {latency_budget: 60ms, knee_fraction: 0.8}
   - name: shed
     request: {url: "http://127.0.0.1:8080/shed"}
     load: {concurrency: [2, 4, 8, 16], step_duration: 300ms}
     abort: {error_ratio: 1}
-  - name: later
-    request: {url: "http://127.0.0.1:8080/noop"}
-    load: {concurrency: [1], step_duration: 10s}
 `
 
 // TestStatusPageInBrowser loads the status page of a daemon that finished a
@@ -69,7 +69,15 @@ probes:
 // kept as a test artifact (go test -artifacts keeps it).
 func TestStatusPageInBrowser(t *testing.T) {
 	chromiumPath(t)
-	td := startDaemon(t, browserConfig, false)
+	// A generator on a machine that other work keeps busy adds its own
+	// time to every request, and a saturated generator looks like a
+	// server that stopped scaling (DESIGN.md, point 4). 40ms of work and a
+	// knee at 80% of the peak keep the knee at the pool size unless the
+	// generator adds 10ms to every request; at 10ms of work and 95% it
+	// moved to 8 under a benchmark running beside the test.
+	srv := httptest.NewServer(prober.NewTarget(prober.TargetOptions{Workers: 4, WorkTime: 40 * time.Millisecond}))
+	t.Cleanup(srv.Close)
+	td := startDaemonWith(t, browserConfig, daemonOptions{target: srv.URL})
 	td.waitRun(t, "work", 1)
 	td.waitRun(t, "shed", 1)
 
@@ -85,18 +93,19 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<g class="mark failure">`,
 		// The /work pool has 4 workers: the knee is at 4 connections.
 		`<td class="knee">4 connections \(`,
-		// 10ms of work: p99 about 14ms at 4 connections, about 20-30ms at
-		// 8 (queueing for the 4 workers) and 40ms or more at 16.
-		`<td class="latency-budget">(8|16) connections \(`,
+		// p99 is about 40ms at 4 connections and 80ms or more from 8 on
+		// (queueing for the 4 workers); a busy machine may add its own.
+		`<td class="latency-budget">(4|8|16) connections \(`,
+		// /shed answers 503 above 8 in flight.
 		`<td class="first-failure">16 connections \(`,
-		`<tr id="row-later">(?s:.*?)no run yet`,
+		`<td class="capacity">\d+ connections \(`,
 	} {
 		if !regexp.MustCompile(re).MatchString(dom) {
 			t.Errorf("the rendered page has no match for %s", re)
 		}
 	}
 	if n := strings.Count(dom, `<svg class="ramp"`); n != 2 {
-		t.Errorf("%d charts, want 2 (work and shed; later has not finished a run)", n)
+		t.Errorf("%d charts, want 2 (work and shed)", n)
 	}
 	if t.Failed() {
 		t.Logf("rendered DOM:\n%s", dom)

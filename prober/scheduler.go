@@ -312,8 +312,10 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 		r.DurationSeconds += r.Started.Sub(started).Seconds()
 		r.Started = started
 	}
-	s.obs.RunStarted(p.Name)
+	// The run is in the state before the Observer hears of it: whoever
+	// sees loadprobe_running at 1 finds the run in /api/v1/results.
 	s.setCurrent(l, &Result{Name: p.Name, Mode: p.Load.Mode(), Result: ResultRunning, Started: started, Steps: []Step{}, Diagnosis: []string{}})
+	s.obs.RunStarted(p.Name)
 	r := Run(ctx, p, Options{Live: s.obs.Live(p.Name), OnStep: func(partial Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
@@ -335,9 +337,9 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 			MarkControl(&r, cr)
 		}
 	}
-	s.obs.RunEnded(p.Name, r.Result)
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
+	// As at the start: the state first, then the Observer.
 	s.mu.Lock()
 	l.state.Current = nil
 	if r.Result != ResultCanceled {
@@ -349,6 +351,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 		}
 	}
 	s.mu.Unlock()
+	s.obs.RunEnded(p.Name, r.Result)
 	if r.Result != ResultCanceled {
 		s.save()
 	}
