@@ -57,8 +57,13 @@ vet:
 # staticcheck is not available offline here; gofmt and vet are the lint.
 lint: fmt-check vet
 
+# loadprobe beside wrk, hey and vegeta against one local nginx (closed-loop
+# throughput, open-loop rate accuracy and the highest rate held), and the
+# per-request cost of recording an attempt (go test -bench). Installs what it
+# needs (apt-get, go install); prints the tables and writes bench/RESULTS.md.
+# About 10 minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 1 min).
 bench:
-	$(GO) test -run '^$$' -bench . $(PKGS)
+	bash bench/bench.sh
 
 demo:
 	$(GO) run . demo

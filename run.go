@@ -12,6 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
 )
@@ -42,11 +45,16 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		return exitUsageErr
 	}
 	progress := newProgressPrinter(stderr)
+	// Every attempt is recorded in the live metrics too, as in the daemon,
+	// though nobody scrapes this registry: a one-off run then pays the same
+	// per-request cost as a scheduled one, and `make bench` measures the
+	// generator as it runs in production, not a lighter one.
+	coll := collector.New(prometheus.NewRegistry(), noSource{})
 	results := make([]prober.Result, 0, len(probes))
 	for _, p := range probes {
-		r := prober.Run(ctx, p, prober.Options{Progress: progress.print})
+		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print})
 		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" && ctx.Err() == nil {
-			prober.MarkControl(&r, prober.Run(ctx, c, prober.Options{Progress: progress.print}))
+			prober.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
 		}
 		progress.done()
 		results = append(results, r)
@@ -80,6 +88,12 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	}
 	return code
 }
+
+// noSource is the collector.Source of `loadprobe run`: its results go to
+// stdout, not to per-step series.
+type noSource struct{}
+
+func (noSource) Snapshot() []prober.ProbeState { return nil }
 
 // selectProbes returns the named probes in the order given, or all.
 func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {

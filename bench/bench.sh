@@ -1,0 +1,394 @@
+#!/usr/bin/env bash
+# bench.sh - `make bench`: loadprobe beside wrk, hey and vegeta, against one
+# local nginx, loopback only. See bench/BENCH.md for the method and findings.
+#
+#   throughput : closed loop, CONNS keep-alive connections, DUR s, nginx "/":
+#                wrk, hey, loadprobe (concurrency: [CONNS]); REPS rounds,
+#                interleaved (wrk, hey, loadprobe, then again ...)
+#   rate       : open loop at each of RATES req/s for DUR s: vegeta, loadprobe
+#                (rate: [R]); REPS rounds, interleaved
+#   maxrate    : the highest rate each of vegeta and loadprobe holds: RATE_START,
+#                +RATE_STEP ... up to RATE_LIMIT, one DUR s run each, until the
+#                achieved rate (as the tool reports it, or as nginx counts it)
+#                falls below HOLD of the offered one
+#   gobench    : go test -bench for the per-request cost of recording an
+#                attempt (BenchmarkRecordAttempt and its parts)
+#
+# The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
+# raw outputs, exact command lines and /usr/bin/time -v data stay in
+# bench/runs/<UTC stamp>/.
+#
+# Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
+#   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99
+#   SCENARIOS="gobench throughput rate maxrate" PIN=1 COOLDOWN=1
+#   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
+#   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
+#   INSTALL=1 (apt-get/go install what is missing; 0: fail instead)
+#   PEERS_CLOSED="wrk hey" PEERS_RATE=vegeta (the peers beside loadprobe)
+#   LOADPROBE_BINS="name=path ..." compares prebuilt loadprobe binaries as rows
+#   of their own (e.g. before/after a change) instead of building the tree.
+#
+# PIN=1 (default, needs 2 CPUs): the nginx worker runs on CPU 0 and the
+# generator on CPU 1, so each generator gets exactly one core (wrk -t1, Go
+# generators with GOMAXPROCS=1) and cannot take the server's.
+#
+# Noise: the machine may be shared. Before each measured run the script waits
+# (up to QUIET_WAIT s) until processes other than ours use < QUIET_CORES, and
+# repeats a run during which they used > NOISE_CORES (or the hypervisor stole
+# that much), up to MAX_ATTEMPTS; the last attempt counts and is flagged.
+#
+# Every load is bounded twice: by the tool's own duration and by `timeout`.
+# Load goes only to 127.0.0.1, to an nginx this script started on a free port,
+# after checking that the port is that nginx's.
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+TOOLS_DIR="$HERE/.tools"
+export PATH="$TOOLS_DIR/bin:/usr/local/go/bin:$PATH"
+
+if [ "${QUICK:-0}" = 1 ]; then
+  REPS=${REPS:-1}; DUR=${DUR:-3}; RATE_LIMIT=${RATE_LIMIT:-40000}
+  OUT_MD=${OUT_MD:-/dev/null}
+fi
+REPS=${REPS:-3}
+DUR=${DUR:-10}
+CONNS=${CONNS:-50}
+TIMEOUT=${TIMEOUT:-5}
+RATES=${RATES:-"1000 10000"}
+RATE_START=${RATE_START:-20000}
+RATE_STEP=${RATE_STEP:-20000}
+RATE_LIMIT=${RATE_LIMIT:-200000}
+HOLD=${HOLD:-0.99}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate"}
+PIN=${PIN:-1}
+COOLDOWN=${COOLDOWN:-1}
+QUIET_WAIT=${QUIET_WAIT:-120}
+QUIET_CORES=${QUIET_CORES:-0.25}
+NOISE_CORES=${NOISE_CORES:-0.3}
+MAX_ATTEMPTS=${MAX_ATTEMPTS:-3}
+INSTALL=${INSTALL:-1}
+PEERS_CLOSED=${PEERS_CLOSED:-"wrk hey"}
+PEERS_RATE=${PEERS_RATE:-vegeta}
+OUT_MD=${OUT_MD:-$HERE/RESULTS.md}
+VEGETA_VERSION=v12.13.0
+
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+RUN="$HERE/runs/$STAMP"
+mkdir -p "$RUN/raw"
+RESULTS="$RUN/results.jsonl"
+: > "$RESULTS"
+LOG="$RUN/bench.log"
+CLK_TCK=$(getconf CLK_TCK)
+NCPU=$(nproc)
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$LOG" >&2; }
+die() { log "FATAL: $*"; exit 1; }
+
+# ------------------------------------------------------------------ install
+install_missing() {
+  local need=() c
+  declare -A pkg=([nginx]=nginx [wrk]=wrk [hey]=hey [taskset]=util-linux [jq]=jq
+                  [curl]=curl [ss]=iproute2 [timeout]=coreutils [getconf]=libc-bin)
+  for c in "${!pkg[@]}"; do command -v "$c" >/dev/null 2>&1 || need+=("${pkg[$c]}"); done
+  [ -x /usr/bin/time ] || need+=(time)
+  if [ ${#need[@]} -gt 0 ]; then
+    [ "$INSTALL" = 1 ] || die "missing: ${need[*]} (INSTALL=0)"
+    log "installing ${need[*]}"
+    apt-get update -qq || die "apt-get update failed"
+    local try
+    for try in 1 2 3; do   # another apt/dpkg may hold the lock for a moment
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null && break
+      [ "$try" = 3 ] && die "apt-get install ${need[*]} failed"
+      sleep 5
+    done
+  fi
+  if ! [ -x "$TOOLS_DIR/bin/vegeta" ]; then
+    [ "$INSTALL" = 1 ] || die "vegeta missing in $TOOLS_DIR/bin (INSTALL=0)"
+    log "installing vegeta $VEGETA_VERSION into $TOOLS_DIR/bin"
+    mkdir -p "$TOOLS_DIR/bin"
+    # From outside the module, so that its go.mod is neither read nor touched.
+    (cd "$TOOLS_DIR" && GOBIN="$TOOLS_DIR/bin" GOFLAGS= go install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION") \
+      || die "go install vegeta failed"
+  fi
+}
+
+if [ "$PIN" = 1 ] && [ "$NCPU" -ge 2 ]; then
+  SRV_PIN=(taskset -c 0); GEN_PIN=(taskset -c 1); GEN_CPUS=1
+else
+  SRV_PIN=(); GEN_PIN=(); GEN_CPUS=$NCPU; PIN=0
+fi
+
+# ------------------------------------------------------------------ helpers
+proc_ticks() { if [ -r "/proc/$1/stat" ]; then sed 's/.*) //' "/proc/$1/stat" | awk '{print $12+$13}'; else echo 0; fi; }
+busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }   # without idle, iowait, steal
+steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
+num() { awk -v x="$1" 'BEGIN{ if (x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) print x+0; else print "null" }'; }
+
+# wait_quiet: sample 1 s at a time until processes other than our nginx use
+# less than QUIET_CORES, at most QUIET_WAIT s. Sets PRE_BUSY and WAITED.
+wait_quiet() {
+  local b0 b1 s0 s1 w=0
+  while :; do
+    b0=$(busy_ticks); s0=$(proc_ticks "$NGX_WORKER"); sleep 1; b1=$(busy_ticks); s1=$(proc_ticks "$NGX_WORKER")
+    PRE_BUSY=$(awk -v b="$(( b1 - b0 - (s1 - s0) ))" -v t="$CLK_TCK" 'BEGIN{x=b/t; if (x<0) x=0; printf "%.2f", x}')
+    awk -v x="$PRE_BUSY" -v q="$QUIET_CORES" 'BEGIN{exit !(x <= q)}' && break
+    w=$(( w + 1 ))
+    if [ "$w" -ge "$QUIET_WAIT" ]; then log "still busy (${PRE_BUSY} cores used by others) after ${w}s; running anyway"; break; fi
+  done
+  WAITED=$w
+  [ "$w" -gt 0 ] && [ "$w" -lt "$QUIET_WAIT" ] && log "waited ${w}s for other load to fade"
+  return 0
+}
+
+# ------------------------------------------------------------------ nginx
+NGX_PID=""; GEN_PID=""
+cleanup() {
+  [ -n "$GEN_PID" ] && kill "$GEN_PID" 2>/dev/null
+  [ -n "$NGX_PID" ] && { kill "$NGX_PID" 2>/dev/null; wait "$NGX_PID" 2>/dev/null; }
+  GEN_PID=""; NGX_PID=""
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+start_nginx() {
+  local d="$RUN/nginx" i p=""
+  mkdir -p "$d/logs" "$d/tmp"
+  for i in $(seq 1 200); do
+    p=$(( 20000 + RANDOM % 40000 ))
+    [ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ] && break
+  done
+  sed "s/@PORT@/$p/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
+  "${SRV_PIN[@]}" nginx -p "$d/" -c nginx.conf -e logs/error.log -g 'daemon off;' > "$d/logs/stdout" 2>&1 &
+  NGX_PID=$!
+  for i in $(seq 1 50); do
+    NGX_WORKER=$(cat "/proc/$NGX_PID/task/$NGX_PID/children" 2>/dev/null | awk '{print $1}')
+    [ -n "$NGX_WORKER" ] && [ -n "$(ss -Htlnp "sport = :$p" 2>/dev/null | grep "pid=$NGX_PID,")" ] && break
+    kill -0 "$NGX_PID" 2>/dev/null || die "nginx did not start (see $d/logs)"
+    sleep 0.1
+  done
+  # Only ever load a port that this nginx listens on.
+  ss -Htlnp "sport = :$p" 2>/dev/null | grep -q "pid=$NGX_PID," || die "port $p is not our nginx's"
+  curl -s --max-time 2 "http://127.0.0.1:$p/nginx_status" | grep -q '^Active connections' || die "no stub_status on $p"
+  NGX_PORT=$p
+  NGX_URL="http://127.0.0.1:$p/"
+  log "nginx master $NGX_PID worker $NGX_WORKER on $NGX_URL"
+}
+
+# accepts requests, from stub_status
+nginx_counts() { curl -s --max-time 2 "${NGX_URL}nginx_status" | awk 'NR==3{print $1, $3}'; }
+
+# ------------------------------------------------------------------ generators
+# Rows: NAME -> KIND (wrk hey vegeta loadprobe) and, for loadprobe, its binary.
+declare -A KIND BIN
+LP_NAMES=()
+
+# cmd_KIND NAME MODE(closed|rate) CONNS RATE P -> CMD=(argv)
+cmd_wrk() { CMD=(wrk -t"$GEN_CPUS" -c"$3" -d"$DUR"s --timeout "$TIMEOUT"s --latency "$NGX_URL"); }
+cmd_hey() { CMD=(hey -z "$DUR"s -c "$3" -t "$TIMEOUT" "$NGX_URL"); }
+cmd_vegeta() {
+  printf 'GET %s\n' "$NGX_URL" > "$5.targets"
+  CMD=(vegeta attack -targets "$5.targets" -duration "$DUR"s -timeout "$TIMEOUT"s -rate "$4/1s" -output "$5.bin")
+}
+cmd_loadprobe() {
+  local load="concurrency: [$3]"
+  [ "$2" = rate ] && load="rate: [$4], max_in_flight: 1000"
+  cat > "$5.yml" <<EOF
+allowed_targets: ["127.0.0.1"]
+max_rate: 1000000
+probes:
+  - name: bench
+    request: {url: "$NGX_URL", timeout: ${TIMEOUT}s}
+    load: {$load, step_duration: ${DUR}s}
+EOF
+  CMD=("${BIN[$1]}" run --config.file="$5.yml" --output=json)
+}
+
+# parse_KIND P -> JSON object: count (requests the tool counts), rps (its
+# achieved rate), p99_ms, errors (non-2xx and transport errors), dropped.
+parse_wrk() {
+  awk '
+    function ms(v,  n,u){ n=v+0; u=v; sub(/^[0-9.]+/,"",u)
+      if(u=="us")return n/1000; if(u=="ms")return n; if(u=="s")return n*1000; if(u=="m")return n*60000; return n }
+    / requests in /{count=$1} /^Requests\/sec:/{rps=$2} /^ +99% /{p99=ms($2)}
+    /Non-2xx or 3xx responses:/{non=$NF}
+    /Socket errors:/{gsub(/,/,""); errs=$4+$6+$8+$10}
+    END{ printf "{\"count\":%s,\"rps\":%s,\"p99_ms\":%s,\"errors\":%d,\"dropped\":null}\n",
+         count==""?"null":count, rps==""?"null":rps, p99==""?"null":p99, non+errs }' "$1.out"
+}
+parse_hey() {
+  awk '
+    /^ +Requests\/sec:/{rps=$2} /^ +99% in /{p99=$3*1000}
+    /^Status code distribution:/{sec="codes"; next} /^Error distribution:/{sec="errs"; next}
+    sec=="codes" && /^ +\[[0-9]+\]/{ c=$1; gsub(/[\[\]]/,"",c); count+=$2; if (c<200||c>299) errs+=$2 }
+    sec=="errs" && /^ +\[[0-9]+\]/{ n=$1; gsub(/[\[\]]/,"",n); count+=n; errs+=n }
+    END{ printf "{\"count\":%d,\"rps\":%s,\"p99_ms\":%s,\"errors\":%d,\"dropped\":null}\n",
+         count, rps==""?"null":rps, p99==""?"null":p99, errs }' "$1.out"
+}
+post_vegeta() {   # untimed: decode the results file
+  [ -s "$1.bin" ] && vegeta report -type=json "$1.bin" > "$1.json" 2>>"$1.err"
+  rm -f "$1.bin"
+}
+parse_vegeta() {
+  # throughput: successful responses per second (over the attack and the wait
+  # for the last responses), the figure comparable to loadprobe's throughput;
+  # rate (the sending rate) is kept as sent_rps.
+  jq -c '{count: .requests, rps: .throughput, sent_rps: .rate, p99_ms: (.latencies["99th"] / 1e6),
+          errors: ([.status_codes | to_entries[] | select(.key | test("^2") | not) | .value] | add // 0),
+          dropped: null}' "$1.json" 2>/dev/null || echo '{}'
+}
+parse_loadprobe() {
+  jq -c '.probes[0].steps[0] as $s | {count: $s.attempts, rps: $s.throughput,
+          p99_ms: ($s.latency_seconds.p99 * 1000),
+          errors: (([$s.errors[]] | add // 0) + ([$s.responses | to_entries[] | select(.key | test("^2") | not) | .value] | add // 0)),
+          dropped: ($s.dropped // 0)}' "$1.out" 2>/dev/null || echo '{}'
+}
+
+# ------------------------------------------------------------------ one run
+# run_one SC NAME MODE CONNS RATE REP: repeats a noisy run up to MAX_ATTEMPTS
+# times; every attempt is a line in results.jsonl, the report keeps the last.
+run_one() {
+  local a
+  for a in $(seq 1 "$MAX_ATTEMPTS"); do
+    run_attempt "$@" "$a" && return 0
+    [ "$a" -lt "$MAX_ATTEMPTS" ] && log "noisy run ($1 $2 rep$6): repeating"
+  done
+  return 0
+}
+
+run_attempt() {
+  local sc=$1 name=$2 mode=$3 conns=$4 rate=$5 rep=$6 att=$7
+  local kind=${KIND[$name]}
+  local P="$RUN/raw/$sc/$name.${rate}.$rep"
+  [ "$att" -gt 1 ] && P="$P.try$att"
+  mkdir -p "$RUN/raw/$sc"
+  wait_quiet
+  CMD=()
+  "cmd_$kind" "$name" "$mode" "$conns" "$rate" "$P"
+  local env=()
+  case $kind in hey|vegeta|loadprobe) [ "$PIN" = 1 ] && env=(env GOMAXPROCS="$GEN_CPUS") ;; esac
+  printf '%q ' "${GEN_PIN[@]}" "${env[@]}" "${CMD[@]}" > "$P.cmd"; echo >> "$P.cmd"
+
+  local c0 n0 c1 n1 s0 s1 b0 b1 st0 st1 load1
+  read -r c0 n0 < <(nginx_counts)
+  s0=$(proc_ticks "$NGX_WORKER"); b0=$(busy_ticks); st0=$(steal_ticks)
+  load1=$(cut -d' ' -f1 /proc/loadavg)
+  timeout -k 5 $(( DUR + 30 )) /usr/bin/time -v -o "$P.time" "${GEN_PIN[@]}" "${env[@]}" "${CMD[@]}" \
+      > "$P.out" 2> "$P.err" < /dev/null &
+  GEN_PID=$!
+  wait "$GEN_PID"; local rc=$?
+  GEN_PID=""
+  b1=$(busy_ticks); st1=$(steal_ticks); s1=$(proc_ticks "$NGX_WORKER")
+  read -r c1 n1 < <(nginx_counts)
+  declare -F "post_$kind" >/dev/null && "post_$kind" "$P"
+
+  local user sys rss wall cpu srv_cpu other steal noisy=0
+  user=$(awk -F': ' '/User time/{print $2}' "$P.time" 2>/dev/null)
+  sys=$(awk -F': ' '/System time/{print $2}' "$P.time" 2>/dev/null)
+  rss=$(awk -F': ' '/Maximum resident set size/{print $2}' "$P.time" 2>/dev/null)
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$P.time" 2>/dev/null)
+  cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN{printf "%.2f", u+s}')
+  srv_cpu=$(awk -v a="$s0" -v b="$s1" -v t="$CLK_TCK" 'BEGIN{printf "%.2f", (b-a)/t}')
+  other=$(awk -v a="$b0" -v b="$b1" -v t="$CLK_TCK" -v g="$cpu" -v s="$srv_cpu" 'BEGIN{o=(b-a)/t-g-s; if (o<0) o=0; printf "%.2f", o}')
+  steal=$(awk -v a="$st0" -v b="$st1" -v t="$CLK_TCK" 'BEGIN{printf "%.2f", (b-a)/t}')
+  local span=${wall:-$DUR}
+  awk -v s="$span" 'BEGIN{exit !(s+0 > 0)}' || span=$DUR
+  awk -v o="$other" -v st="$steal" -v s="$span" -v n="$NOISE_CORES" 'BEGIN{exit !(o/s > n || st/s > n)}' && noisy=1
+  local parsed; parsed=$("parse_$kind" "$P" 2>>"$P.err"); [ -n "$parsed" ] || parsed='{}'
+
+  # nginx counted the two status polls as well: minus one each side.
+  jq -cn --argjson p "$parsed" --arg sc "$sc" --arg name "$name" --arg kind "$kind" \
+     --argjson rep "$rep" --argjson att "$att" --argjson rate "$rate" --argjson conns "$conns" \
+     --argjson rc "$rc" --argjson wall "$(num "${wall:-}")" --argjson cpu "$cpu" --argjson rss_kb "$(num "${rss:-}")" \
+     --argjson srv_reqs "$(( n1 - n0 - 1 ))" --argjson srv_conns "$(( c1 - c0 - 1 ))" --argjson srv_cpu "$srv_cpu" \
+     --argjson others "$other" --argjson steal "$steal" --argjson noisy "$noisy" --argjson load1 "$load1" \
+     --argjson waited "$WAITED" --argjson dur "$DUR" \
+     '{sc:$sc, name:$name, kind:$kind, rep:$rep, att:$att, rate:$rate, conns:$conns, rc:$rc, dur:$dur,
+       wall:$wall, cpu:$cpu, rss_kb:$rss_kb, srv_reqs:$srv_reqs, srv_conns:$srv_conns, srv_cpu:$srv_cpu,
+       others:$others, steal:$steal, noisy:($noisy==1), load1:$load1, waited:$waited} + $p' >> "$RESULTS"
+  log "$(tail -1 "$RESULTS" | jq -r '"\(.sc) \(.name) rate=\(.rate) rep\(.rep)/\(.att) rc=\(.rc) count=\(.count) rps=\(.rps) p99=\(.p99_ms)ms nginx=\(.srv_reqs) cpu=\(.cpu)s rss=\(.rss_kb)KB others=\(.others)\(if .noisy then " NOISY" else "" end)"')"
+  sleep "$COOLDOWN"
+  [ "$noisy" = 0 ]
+}
+
+# held NAME RATE: did the last maxrate run of NAME at RATE hold the rate?
+held() {
+  jq -s -e --arg n "$1" --argjson r "$2" --argjson h "$HOLD" \
+    '[.[] | select(.sc=="maxrate" and .name==$n and .rate==$r)] | last
+     | (.rps != null and .rps >= $h*$r and .srv_reqs/.dur >= $h*$r)' "$RESULTS" >/dev/null
+}
+
+# ================================================================== main
+install_missing
+command -v go >/dev/null || die "go is not installed"
+
+if [ -n "${LOADPROBE_BINS:-}" ]; then
+  for nb in $LOADPROBE_BINS; do
+    n=${nb%%=*}; b=${nb#*=}
+    [ -x "$b" ] || die "$b is not an executable"
+    KIND[$n]=loadprobe; BIN[$n]=$b; LP_NAMES+=("$n")
+  done
+else
+  log "building loadprobe"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$RUN/loadprobe" .) || die "go build failed"
+  KIND[loadprobe]=loadprobe; BIN[loadprobe]="$RUN/loadprobe"; LP_NAMES=(loadprobe)
+fi
+KIND[wrk]=wrk; KIND[hey]=hey; KIND[vegeta]=vegeta
+NAMES_A=($PEERS_CLOSED "${LP_NAMES[@]}")
+NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
+
+{
+  echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "machine=$NCPU CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
+  echo "pin=$PIN"
+  echo "go=$(go env GOVERSION)"
+  echo "nginx=$(nginx -v 2>&1 | sed 's#.*/##')"
+  echo "wrk=$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
+  echo "hey=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?')"
+  echo "vegeta=$VEGETA_VERSION"
+  for n in "${LP_NAMES[@]}"; do echo "lp_$n=$("${BIN[$n]}" --version 2>&1 | head -1)"; done
+  echo "settings=reps=$REPS dur=${DUR}s conns=$CONNS timeout=${TIMEOUT}s rates=[$RATES] maxrate=$RATE_START+$RATE_STEP..$RATE_LIMIT hold=$HOLD"
+  echo "noise=quiet_wait=${QUIET_WAIT}s quiet_cores=$QUIET_CORES noise_cores=$NOISE_CORES max_attempts=$MAX_ATTEMPTS"
+  echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$RUN/meta.txt"
+
+T0=$(date +%s)
+GOBENCH="$RUN/gobench.txt"
+for sc in $SCENARIOS; do
+  case $sc in
+    gobench)
+      log "go test -bench (the per-request cost of recording an attempt)"
+      (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord' -benchmem ./prober \
+        && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
+        || log "go test -bench failed (see $GOBENCH)" ;;
+    throughput|rate|maxrate) [ -n "$NGX_PID" ] || start_nginx ;;&
+    throughput)
+      for rep in $(seq 1 "$REPS"); do for n in "${NAMES_A[@]}"; do
+        run_one throughput "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
+    rate)
+      for r in $RATES; do for rep in $(seq 1 "$REPS"); do for n in "${NAMES_B[@]}"; do
+        run_one rate "$n" rate "$CONNS" "$r" "$rep"
+      done; done; done ;;
+    maxrate)
+      for n in "${NAMES_B[@]}"; do
+        r=$RATE_START
+        while [ "$r" -le "$RATE_LIMIT" ]; do
+          run_one maxrate "$n" rate "$CONNS" "$r" 1
+          held "$n" "$r" || break
+          r=$(( r + RATE_STEP ))
+        done
+      done ;;
+    *) log "unknown scenario $sc" ;;
+  esac
+done
+T1=$(date +%s)
+cleanup
+echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$RUN/meta.txt"
+echo "elapsed_s=$(( T1 - T0 ))" >> "$RUN/meta.txt"
+
+# ================================================================== report
+"$HERE/report.sh" "$RUN" > "$RUN/RESULTS.md" || die "report failed"
+[ "$OUT_MD" = /dev/null ] || cp "$RUN/RESULTS.md" "$OUT_MD"
+cat "$RUN/RESULTS.md"
+log "done in $(( T1 - T0 ))s; raw data in ${RUN#"$ROOT"/}/"

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# report.sh RUN_DIR - turn RUN_DIR/results.jsonl, meta.txt and gobench.txt
+# (written by bench.sh) into Markdown. Can be rerun on an old run folder.
+set -u -o pipefail
+RUN=$1
+META="$RUN/meta.txt"
+meta() { awk -F= -v k="$1" '$1==k{sub(/^[^=]*=/,""); print; exit}' "$META"; }
+
+cat <<EOF
+# loadprobe beside wrk, hey and vegeta
+
+Written by \`make bench\` (\`bench/bench.sh\`); raw outputs, exact command lines and
+\`/usr/bin/time -v\` data were in \`bench/runs/$(basename "$RUN")/\`. Loopback only: one
+machine runs both nginx and the generator.
+
+| | |
+|---|---|
+| date (UTC) | $(meta date_utc) |
+| machine | $(meta machine) |
+| CPU pinning | $( [ "$(meta pin)" = 1 ] && echo "nginx's one worker on CPU 0, the generator on CPU 1 (wrk -t1; Go generators with GOMAXPROCS=1)" || echo "none: nginx and the generator float over all CPUs") |
+| target | nginx $(meta nginx): 1 worker, access_log off, keep-alive, \`return 200 'ok'\` |
+| versions | wrk $(meta wrk), hey $(meta hey), vegeta $(meta vegeta), $(meta go); $(grep '^lp_' "$META" | sed 's/^lp_//; s/=/: /' | paste -sd';' | sed 's/;/; /g') |
+| settings | $(meta settings) |
+| noise gate | $(meta noise) |
+| load average | start $(meta loadavg_start), end $(meta loadavg_end) |
+| wall time | $(meta elapsed_s) s |
+
+EOF
+
+jq -r -s '
+def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length/2 - 1] + .[length/2]) / 2 end;
+def r(d): if . == null then null else (. * pow(10; d) | round) / pow(10; d) end;
+def s(d): if . == null then "n/a" else r(d) | tostring end;
+def mm(d): map(select(. != null)) | if length == 0 then "n/a"
+  else (med | s(d)) + (if min != max then " (" + (min | s(d)) + "–" + (max | s(d)) + ")" else "" end) end;
+def pct: if . == null then "n/a" else (if . >= 0 then "+" else "" end) + (r(2) | tostring) + "%" end;
+def mmp: map(select(. != null)) | if length == 0 then "n/a"
+  else (med | pct) + (if min != max then " (" + (min | pct) + " … " + (max | pct) + ")" else "" end) end;
+def names(sc): [.[] | select(.sc == sc) | .name] | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end);
+def cores: .others / (.wall // .dur);
+def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
+
+# the last attempt of every (scenario, name, rate, rep)
+. as $all
+| ($all | map(select(.att > 1)) | length) as $repeated
+| (reduce $all[] as $x ({}; .["\($x.sc)/\($x.name)/\($x.rate)/\($x.rep)"] = $x) | [.[]]) as $rows
+| ($rows | map(select(.noisy)) | length) as $noisy
+| ($rows | map(select(.rc != 0)) | length) as $failed
+
+| "Figures are **median (min–max)** over the rounds; rounds are interleaved across tools, so drift",
+  "hits every tool alike. *× wrk* is the median of the per-round ratios (tool ÷ wrk of the same",
+  "round). *others’ load* is the CPU that processes other than the generator and nginx used",
+  "during a run, in cores (0.00–0.10 is a clean run).",
+  "",
+  "Noise: \($rows | length) measured runs kept, \($repeated) attempt(s) repeated because others used more",
+  "than the noise threshold, \($noisy) kept run(s) still noisy, \($failed) run(s) with a non-zero exit code;",
+  "others’ load over the kept runs: \([$rows[] | cores] | mm(2)) cores.",
+  "Ratios between tools within one run are more trustworthy than absolute figures on a shared machine.",
+  "",
+
+( ($rows | map(select(.sc == "throughput"))) as $A
+| if ($A | length) > 0 then
+  ($A | map(select(.name == "wrk")) | map({key: (.rep | tostring), value: .}) | from_entries) as $wrk
+  | "## A) Closed loop: \($A[0].conns) keep-alive connections, \($A[0].dur) s, nginx `/`",
+    "",
+    "| tool | req/s (tool-reported) | req/s (nginx-counted) | req/s × wrk | generator CPU-s | requests per generator CPU-s | per CPU-s × wrk | peak RSS MiB | tool’s count − nginx’s count | errors | nginx worker CPU-s | others’ load, cores |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ( $A | names("throughput")[] as $n
+      | [$A[] | select(.name == $n)] as $x
+      | "| \($n) | \([$x[].rps] | mm(0)) | \([$x[] | nrps] | mm(0)) | \([$x[] | select($wrk[.rep | tostring] != null) | .rps / $wrk[.rep | tostring].rps] | mm(2)) | \([$x[].cpu] | mm(2)) | \([$x[] | .srv_reqs / .cpu] | mm(0)) | \([$x[] | select($wrk[.rep | tostring] != null) | (.srv_reqs / .cpu) / ($wrk[.rep | tostring] | .srv_reqs / .cpu)] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[] | .count - .srv_reqs] | mm(0)) | \([$x[].errors] | mm(0)) | \([$x[].srv_cpu] | mm(2)) | \([$x[] | cores] | mm(2)) |" ),
+    "",
+    "*nginx-counted* = requests nginx served during the run (stub_status) ÷ \($A[0].dur) s. *Requests per generator CPU-s* =",
+    "those requests ÷ the generator’s user+sys CPU seconds (`/usr/bin/time -v`). *Tool’s count − nginx’s count*:",
+    "requests the tool reports minus requests nginx served; wrk and hey leave out the requests still under way",
+    "when they stop, loadprobe counts every attempt (attempts = outcomes), so 0 is exact.",
+    ""
+  else empty end ),
+
+( ($rows | map(select(.sc == "rate"))) as $B
+| if ($B | length) > 0 then
+  "## B) Open loop: rate accuracy, \($B[0].dur) s, nginx `/`",
+  "",
+  "| offered req/s | tool | achieved req/s (tool-reported) | error | achieved req/s (nginx-counted) | error | p99 ms | dropped | errors | generator CPU-s | others’ load, cores |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
+  ( ($B | map(.rate) | unique)[] as $r
+    | ($B | map(select(.rate == $r)) | names("rate"))[] as $n
+    | [$B[] | select(.rate == $r and .name == $n)] as $x
+    | "| \($r) | \($n) | \([$x[].rps] | mm(1)) | \([$x[] | select(.rps != null) | (.rps / $r - 1) * 100] | mmp) | \([$x[] | nrps] | mm(1)) | \([$x[] | (nrps / $r - 1) * 100] | mmp) | \([$x[].p99_ms] | mm(2)) | \([$x[].dropped] | mm(0)) | \([$x[].errors] | mm(0)) | \([$x[].cpu] | mm(2)) | \([$x[] | cores] | mm(2)) |" ),
+  "",
+  "*achieved (tool-reported)*: loadprobe’s step `throughput` (responses inside the step’s window ÷ its length);",
+  "vegeta’s `throughput` (successful responses ÷ (attack + wait for the last responses)). loadprobe measures",
+  "latency from the intended send time (coordinated omission corrected); vegeta from the actual send time.",
+  ""
+  else empty end ),
+
+( ($rows | map(select(.sc == "maxrate"))) as $C
+| if ($C | length) > 0 then
+  "## C) Open loop: the highest rate each holds (\($C[0].dur) s per rate)",
+  "",
+  "A rate is held when the achieved rate, as the tool reports it and as nginx counts it, is at least",
+  "99% of the offered one; the search stops at the first rate that is not held.",
+  "",
+  "| tool | offered req/s | achieved (tool-reported) | achieved (nginx-counted) | p99 ms | dropped | errors | generator CPU-s | held | others’ load, cores |",
+  "|---|---|---|---|---|---|---|---|---|---|",
+  ( $C | names("maxrate")[] as $n
+    | $C | map(select(.name == $n)) | sort_by(.rate)[]
+    | "| \(.name) | \(.rate) | \(.rps | s(0)) (\(if .rps then (.rps / .rate - 1) * 100 | pct else "n/a" end)) | \(nrps | s(0)) (\((nrps / .rate - 1) * 100 | pct)) | \(.p99_ms | s(2)) | \(.dropped // "n/a") | \(.errors // "n/a") | \(.cpu) | \(if (.rps // 0) >= 0.99 * .rate and nrps >= 0.99 * .rate then "yes" else "**no**" end) | \(cores | s(2)) |" ),
+  "",
+  ( $C | names("maxrate")[] as $n
+    | ($C | map(select(.name == $n and (.rps // 0) >= 0.99 * .rate and nrps >= 0.99 * .rate)) | map(.rate) | max) as $h
+    | "- highest rate held by \($n): \(if $h == null then "none of the rates tried" else "\($h) req/s" end)" ),
+  ""
+  else empty end )
+' "$RUN/results.jsonl"
+
+if [ -s "$RUN/gobench.txt" ]; then
+  cat <<EOF
+## D) The per-request cost of recording an attempt (\`go test -bench\`)
+
+\`BenchmarkRecordAttempt\` (prober) is what the engine does for every attempt besides the request
+itself: \`stats\` = the step recorder only (HdrHistogram, per-second timeline, codes);
+\`stats+live\` = that and the live Prometheus metrics (counters, the classic+native duration
+histogram), i.e. \`engine.observe\`; \`closed-loop\` = all the bookkeeping around one request in a
+closed-loop worker (the in-flight gauge up and down, the clock read, \`observe\`).
+\`BenchmarkStepRecorderRecord\` and \`BenchmarkLiveAttempt\` are the two parts on their own.
+
+\`\`\`
+$(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/gobench.txt")
+\`\`\`
+EOF
+fi

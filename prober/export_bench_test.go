@@ -1,0 +1,28 @@
+package prober
+
+import "time"
+
+// Recording is the engine's per-attempt recording, exposed to the benchmarks
+// of the external test package (record_bench_test.go), which can import the
+// collector without an import cycle.
+type Recording struct {
+	e           *engine
+	rec         *stepRecorder
+	measureFrom time.Time
+}
+
+// NewRecording returns the recording of a closed-loop worker whose measured
+// window opened at measureFrom, feeding live.
+func NewRecording(live Live, measureFrom time.Time, window time.Duration) *Recording {
+	rec := newStepRecorder()
+	rec.within(window)
+	return &Recording{e: &engine{live: live}, rec: rec, measureFrom: measureFrom}
+}
+
+// Observe is engine.observe.
+func (r *Recording) Observe(o Outcome, code int, from, finished time.Time) {
+	r.e.observe(r.rec, o, code, from, finished, r.measureFrom)
+}
+
+// Live is the live recorder the engine feeds.
+func (r *Recording) Live() Live { return r.e.live }
