@@ -159,7 +159,7 @@ loadprobe_run_valid{probe="work"} 1
 `
 
 const intervalExposition = `
-# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts).
+# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.
 # TYPE loadprobe_schedule_interval_seconds gauge
 loadprobe_schedule_interval_seconds{probe="work"} 3600
 `
@@ -198,17 +198,18 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	last := completedRun()
 	stepFamilies := resultFamilies[:9]
 
-	// A new run under way with no step finished yet clears the old step series,
-	// while the per-run families still describe the last run.
+	// A new run under way with no step finished yet leaves the last run's
+	// step series in place (a continuous probe's runs are one step each),
+	// and the per-run families still describe the last run.
 	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &prober.Result{Name: "work", Result: prober.ResultRunning}})
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(""), stepFamilies...); err != nil {
-		t.Fatalf("steps of the old run still exported: %v", err)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("4", "500", "510")+stepSeries("0.5", "40", "50")), stepFamilies...); err != nil {
+		t.Fatalf("steps of the last run: %v", err)
 	}
 	if n, err := testutil.GatherAndCount(reg, "loadprobe_capacity_throughput"); err != nil || n != 1 {
 		t.Fatalf("capacity_throughput: %d series, %v; want 1", n, err)
 	}
 
-	// Its first step shows up alone.
+	// Its first step clears them and shows up alone.
 	cur := &prober.Result{Name: "work", Result: prober.ResultRunning, Steps: []prober.Step{step(8, 700)}}
 	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
@@ -485,4 +486,18 @@ func BenchmarkLiveAttempt(b *testing.B) {
 			h.Observe(0.0001 * float64(i%10000))
 		}
 	})
+}
+
+func TestContinuousProbeExportsNoInterval(t *testing.T) {
+	reg, src, _ := newTest(t)
+	p := probeConfig("canary", 0)
+	p.Schedule.Continuous = true
+	src.set(prober.ProbeState{Probe: p})
+	want := `# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.
+# TYPE loadprobe_schedule_interval_seconds gauge
+loadprobe_schedule_interval_seconds{probe="canary"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_schedule_interval_seconds"); err != nil {
+		t.Error(err)
+	}
 }

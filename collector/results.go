@@ -62,7 +62,7 @@ var (
 	expectedMin = desc("expected_min_capacity",
 		"The probe's expect.min_capacity, in successful responses per second; absent when not set.", probeL...)
 	scheduleInterval = desc("schedule_interval_seconds",
-		"The probe's configured schedule interval, in seconds (for staleness alerts).", probeL...)
+		"The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.", probeL...)
 
 	allResultDescs = []*prometheus.Desc{
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
@@ -103,7 +103,12 @@ func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', 
 func collectProbe(ch chan<- prometheus.Metric, ps prober.ProbeState) {
 	name := ps.Probe.Name
 
-	gauge(ch, scheduleInterval, time.Duration(ps.Probe.Schedule.Interval).Seconds(), name)
+	// A continuous probe has no interval: it runs back to back.
+	interval := time.Duration(ps.Probe.Schedule.Interval).Seconds()
+	if ps.Probe.Schedule.Continuous {
+		interval = 0
+	}
+	gauge(ch, scheduleInterval, interval, name)
 	if ps.Probe.Expect.MinCapacity != 0 {
 		gauge(ch, expectedMin, ps.Probe.Expect.MinCapacity, name)
 	}
@@ -111,8 +116,11 @@ func collectProbe(ch chan<- prometheus.Metric, ps prober.ProbeState) {
 		gauge(ch, lastCompleted, float64(ps.LastCompleted.UnixNano())/1e9, name)
 	}
 
+	// The run under way replaces the last run's step series from its first
+	// finished step on; before that they would be empty, and a continuous
+	// probe, whose runs are one step each, would have none most of the time.
 	steps := ps.Current
-	if steps == nil {
+	if steps == nil || len(steps.Steps) == 0 {
 		steps = ps.Last
 	}
 	if steps != nil {
