@@ -35,6 +35,9 @@ func TestMarkControl(t *testing.T) {
 		// The control kept scaling past the probe's knee: a server finding.
 		{"control kept scaling", server, ramp("noop", 1000, 2000, 4000, 8000, 16000), false},
 		{"control knee after the probe's", server, ramp("noop", 1000, 2000, 4000, 8000, 8100), false},
+		// On loopback the control saturates the machine at the probe's knee
+		// too, but at a hundred times its rate: the server stopped first.
+		{"control flat at the same level, far above", server, ramp("noop", 10000, 20000, 40000, 40500, 41000), false},
 		{"control without steps", server, Result{Name: "noop"}, false},
 		{"probe without a knee", ramp("work", 0, 0, 0), ramp("noop", 100, 100, 100), false},
 	} {
