@@ -124,6 +124,18 @@ func (c *Client) Close() {
 	c.std.close()
 }
 
+// Abort cuts short every dial and request under way, from any goroutine,
+// and releases the connections: the load stops at once instead of a
+// timeout later. No Conn of the client can be used afterwards.
+func (c *Client) Abort() {
+	if c.fast != nil {
+		c.fast.abort()
+	} else {
+		c.std.abort()
+	}
+	c.Close()
+}
+
 // path names the implementation in use, and for the std path the setting
 // that chose it; for tests and debug logs.
 func (c *Client) path() string {

@@ -59,6 +59,8 @@ type fastClient struct {
 	replayable bool
 	valid      *codeTable
 	conns      connSet[net.Conn]
+	aborted    context.Context // ends on Client.Abort: every dial gives up
+	abort      context.CancelFunc
 }
 
 func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
@@ -136,7 +138,9 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 		replayable = true
 	}
 
+	aborted, abort := context.WithCancel(context.Background())
 	return &fastClient{
+		aborted: aborted, abort: abort,
 		addr:       net.JoinHostPort(u.Hostname(), port),
 		request:    b,
 		head:       req.Method == "HEAD",
@@ -229,7 +233,7 @@ func (fc *fastConn) roundTrip(deadline time.Time) (code int, stale bool, err err
 }
 
 func (fc *fastConn) dial(deadline time.Time) error {
-	nc, err := dial(context.Background(), fc.c.addr, deadline)
+	nc, err := dial(fc.c.aborted, fc.c.addr, deadline)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,8 @@ import (
 // With oauth2 every Conn shares one RoundTripper, and with it one pool.
 
 type stdClient struct {
+	aborted context.Context // ends on Client.Abort: every request gives up
+	abort   context.CancelFunc
 	cfg     commoncfg.HTTPClientConfig
 	name    string
 	opts    []commoncfg.HTTPClientOption
@@ -76,7 +78,9 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 		pass, _ := u.User.Password()
 		tmpl.Header.Set("Authorization", basicAuth(u.User.Username(), pass))
 	}
+	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
+		aborted: aborted, abort: abort,
 		cfg:     cfg,
 		name:    name,
 		tmpl:    tmpl,
@@ -165,7 +169,7 @@ type stdConn struct {
 }
 
 func (sc *stdConn) Do(deadline time.Time) (int, Outcome) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(sc.c.aborted, deadline)
 	defer cancel()
 	req := sc.c.tmpl.WithContext(ctx)
 	if p := sc.c.payload; len(p) > 0 {

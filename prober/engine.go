@@ -114,9 +114,9 @@ func Run(ctx context.Context, p config.Probe, opts Options) Result {
 	go func() {
 		<-ctx.Done()
 		e.stop.Store(true)
-		// Closing the connections cuts short the requests under way, so
-		// the load stops at once, not a timeout later.
-		client.Close()
+		// The requests under way are cut short: the load stops at once,
+		// not a timeout later.
+		client.Abort()
 	}()
 
 	r.Result = ResultCompleted

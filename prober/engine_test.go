@@ -183,21 +183,32 @@ step_duration: 2s`)
 }
 
 func TestRunStopsWhenCanceled(t *testing.T) {
-	// /slow answers after 3s, past the 1s it is given here: only closing
-	// the connections stops the requests under way within the second.
-	url := demoTarget(t, TargetOptions{}) + "/slow"
-	p := probeFor(t, url, `concurrency: [1, 2]
+	// /slow answers after 3s, past the 1s the run is given here: only
+	// cutting short the requests under way stops the load within the
+	// second, on the lean client (http) as on net/http (https).
+	plain := demoTarget(t, TargetOptions{})
+	tlsSrv := httptest.NewTLSServer(NewTarget(TargetOptions{}))
+	t.Cleanup(tlsSrv.Close)
+	for _, tc := range []struct{ name, url string }{
+		{"http", plain + "/slow"},
+		{"https", tlsSrv.URL + "/slow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := probeFor(t, tc.url, `concurrency: [1, 2]
 step_duration: 30s`)
-	p.Request.Timeout = model.Duration(5 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	r := Run(ctx, p, Options{})
-	if r.Result != ResultCanceled {
-		t.Errorf("result %s, want canceled", r.Result)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("run went on %s after its context ended, want its load stopped within a second", d)
+			p.Request.Timeout = model.Duration(5 * time.Second)
+			p.Request.TLSConfig.InsecureSkipVerify = true
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			r := Run(ctx, p, Options{})
+			if r.Result != ResultCanceled {
+				t.Errorf("result %s, want canceled", r.Result)
+			}
+			if d := time.Since(start); d > 1300*time.Millisecond {
+				t.Errorf("run went on %s after its context ended at 300ms, want its load stopped within a second", d)
+			}
+		})
 	}
 }
 
