@@ -95,6 +95,7 @@ type engine struct {
 func Run(ctx context.Context, p config.Probe, opts Options) Result {
 	e := &engine{probe: p, opts: opts, live: opts.Live, total: newStepRecorder(), stages: plan(p.Load), started: time.Now()}
 	e.pool.max = p.Load.MaxInFlight
+	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}
 	}
@@ -236,6 +237,8 @@ func (e *engine) observe(rec *stepRecorder, o Outcome, code int, from, finished,
 	e.live.Attempt(o, code, latency.Seconds())
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
+	} else if o.Responded() && !finished.Before(measureFrom) {
+		rec.arrived(o)
 	}
 	e.attempts.Add(1)
 }

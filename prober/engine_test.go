@@ -212,6 +212,25 @@ step_duration: 30s`)
 	}
 }
 
+// TestRunWarmupKeepsThroughputWhole: with a warmup, the responses that
+// come inside the window to requests of the warmup count, as the ones still
+// under way at the window's end do not: 8 connections to a 400ms route are
+// 20 responses per second and 8 in flight, warmup or not.
+func TestRunWarmupKeepsThroughputWhole(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/delay?ms=400"
+	for _, warmup := range []string{"0s", "1s"} {
+		t.Run("warmup "+warmup, func(t *testing.T) {
+			p := probeFor(t, url, `concurrency: [8]
+step_duration: 3s
+warmup: `+warmup)
+			s := Run(context.Background(), p, Options{}).Steps[0]
+			if !within(s.Throughput, 20, 0.10) || !within(s.InFlight, 8, 0.10) {
+				t.Errorf("throughput %.1f/s, in flight %.2f; want 20/s and 8 within 10%%", s.Throughput, s.InFlight)
+			}
+		})
+	}
+}
+
 // recordingLive keeps what the engine reports live, for assertions.
 type recordingLive struct {
 	NopLive

@@ -71,10 +71,7 @@ func (r *stepRecorder) record(o Outcome, code int, latency time.Duration, at tim
 	r.outcomes[o]++
 	if o == Success || o == HTTPError {
 		if r.until == 0 || at+latency <= r.until {
-			r.answered++
-			if o == Success {
-				r.succeeded++
-			}
+			r.arrived(o)
 		}
 		if uint(code) >= maxStatusCode {
 			code = 0
@@ -95,14 +92,7 @@ func (r *stepRecorder) record(o Outcome, code int, latency time.Duration, at tim
 		// error path, which would allocate, is never taken).
 		_ = r.hist.RecordValue(v)
 	}
-	// An attempt recorded before the window opened counts in second 0.
-	s := 0
-	if at > 0 {
-		s = int(at / time.Second)
-		if s >= maxStepSeconds {
-			s = maxStepSeconds - 1
-		}
-	}
+	s := min(int(at/time.Second), maxStepSeconds-1)
 	for len(r.seconds) <= s {
 		r.seconds = append(r.seconds, secondCounts{})
 	}
@@ -132,6 +122,18 @@ func (r *stepRecorder) reset() {
 // connections over one second — and which an open loop that the target
 // cannot keep up with piles up without bound.
 func (r *stepRecorder) within(until time.Duration) { r.until = until }
+
+// arrived counts a response that came inside the window in throughput and
+// goodput. The engine also calls it, and nothing else, for an attempt of the
+// warmup answered inside the window: a server-side counter sees that
+// response, and leaving it out would make the window lose one level's worth
+// at its start on top of the one still under way at its end.
+func (r *stepRecorder) arrived(o Outcome) {
+	r.answered++
+	if o == Success {
+		r.succeeded++
+	}
+}
 
 // merge adds everything o recorded to r; o is unchanged.
 func (r *stepRecorder) merge(o *stepRecorder) {
