@@ -137,7 +137,7 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 
 	if r.Method == "" {
 		v.errorf(p.to("method"), "required")
-	} else if !validToken(r.Method) {
+	} else if !ValidToken(r.Method) {
 		v.errorf(p.to("method"), "%q is not a valid HTTP method", r.Method)
 	}
 
@@ -148,10 +148,10 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 	sort.Strings(names)
 	hp := p.to("headers")
 	for _, name := range names {
-		if !validToken(name) {
+		if !ValidToken(name) {
 			v.errorAt(hp, hp.to(name), "%q is not a valid header name", name)
-		} else if strings.ContainsAny(r.Headers[name], "\r\n\x00") {
-			v.errorAt(hp, hp.to(name), "the value of %s holds a line break or NUL", name)
+		} else if !ValidHeaderValue(r.Headers[name]) {
+			v.errorAt(hp, hp.to(name), "the value of %s holds a control character", name)
 		}
 	}
 
@@ -321,6 +321,13 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 		v.errorf(p.to("warmup"), "must not be negative (got %s)", l.Warmup)
 	} else if l.StepDuration > 0 && l.Warmup >= l.StepDuration {
 		v.errorf(p.to("warmup"), "must be shorter than step_duration (%s)", l.StepDuration)
+	} else {
+		for _, ph := range l.Phases {
+			if ph.Duration > 0 && l.Warmup >= ph.Duration {
+				v.errorf(p.to("warmup"), "must be shorter than every phase (%q lasts %s)", ph.Name, ph.Duration)
+				break
+			}
+		}
 	}
 	if l.MaxInFlight <= 0 {
 		v.errorf(p.to("max_in_flight"), "must be positive (got %d)", l.MaxInFlight)
@@ -399,7 +406,9 @@ func validName(s string) bool {
 }
 
 // validToken reports whether s is an RFC 9110 token (a method or header name).
-func validToken(s string) bool {
+// ValidToken reports whether s is an HTTP token (RFC 9110): a method or a
+// header name.
+func ValidToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
@@ -407,6 +416,17 @@ func validToken(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// ValidHeaderValue reports whether s can be sent as a header value: no
+// control character but tab (a line break would split the request).
+func ValidHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func validPort(p string) bool {

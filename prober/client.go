@@ -81,14 +81,14 @@ func NewClient(req config.Request, name string) (*Client, error) {
 	if req.Method == "" {
 		req.Method = "GET"
 	}
-	if !validToken(req.Method) {
+	if !config.ValidToken(req.Method) {
 		return nil, fmt.Errorf("method %q is not a valid HTTP method", req.Method)
 	}
 	for k, v := range req.Headers {
-		if !validToken(k) {
+		if !config.ValidToken(k) {
 			return nil, fmt.Errorf("header name %q is not valid", k)
 		}
-		if !validHeaderValue(v) {
+		if !config.ValidHeaderValue(v) {
 			return nil, fmt.Errorf("header %s: value contains a control character", k)
 		}
 	}
@@ -230,33 +230,6 @@ func staticAuthorization(hc commoncfg.HTTPClientConfig, u *url.URL) (string, err
 
 func basicAuth(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-}
-
-// validToken reports whether s is an RFC 9110 token (a method or header name).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue rejects values that would break the request framing.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // invalidHost reports a name under .invalid, which RFC 6761 reserves to never
