@@ -75,6 +75,7 @@ The first breaking points show within about 20 seconds.
 `, target, file, base, base, base)
 
 	err = <-daemonDone
+	stop() // the daemon may have ended on its own: the target goes too
 	<-targetDone
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error("Error running loadprobe", "err", err)
