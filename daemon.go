@@ -99,12 +99,7 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 		return nil, err
 	}
 	d.sched = sched
-	h, err := d.routes()
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	d.handler = h
+	d.handler = d.routes()
 	return d, nil
 }
 
@@ -265,7 +260,24 @@ func (d *Daemon) stopRuns() {
 // Snapshot implements collector.Source: every configured probe's state.
 func (d *Daemon) Snapshot() []prober.ProbeState { return d.sched.Snapshot() }
 
-func (d *Daemon) routes() (http.Handler, error) {
+// lifecycle guards an endpoint that changes state: only with
+// --web.enable-lifecycle (doing what says what it would have done), only by POST.
+func (d *Daemon) lifecycle(doing string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !d.opts.EnableLifecycle {
+			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to "+doing+".", http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (d *Daemon) routes() http.Handler {
 	mux := http.NewServeMux()
 
 	metrics := promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
@@ -286,22 +298,13 @@ func (d *Daemon) routes() (http.Handler, error) {
 		}
 		fmt.Fprintln(w, "loadprobe is Ready.")
 	})
-	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, r *http.Request) {
-		if !d.opts.EnableLifecycle {
-			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP.", http.StatusForbidden)
-			return
-		}
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
-			return
-		}
+	mux.HandleFunc("/-/reload", d.lifecycle("reload over HTTP, or send it SIGHUP", func(w http.ResponseWriter, _ *http.Request) {
 		if err := d.reload(); err != nil {
 			http.Error(w, fmt.Sprintf("failed to reload config: %s", err), http.StatusInternalServerError)
 			return
 		}
 		fmt.Fprintln(w, "Config reloaded.")
-	})
+	}))
 	mux.HandleFunc("/config", func(w http.ResponseWriter, _ *http.Request) {
 		cfg := d.sc.Get()
 		if cfg == nil {
@@ -327,16 +330,7 @@ func (d *Daemon) routes() (http.Handler, error) {
 			d.logger.Warn("Error writing results", "err", err)
 		}
 	})
-	mux.HandleFunc("/api/v1/probes/{name}/run", func(w http.ResponseWriter, r *http.Request) {
-		if !d.opts.EnableLifecycle {
-			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to start runs over HTTP.", http.StatusForbidden)
-			return
-		}
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
-			return
-		}
+	mux.HandleFunc("/api/v1/probes/{name}/run", d.lifecycle("start runs over HTTP", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
 		if err := d.sched.Trigger(name); err != nil {
 			http.Error(w, fmt.Sprintf("%s: %q", err, name), http.StatusNotFound)
@@ -344,14 +338,14 @@ func (d *Daemon) routes() (http.Handler, error) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 		fmt.Fprintf(w, "Run of %s requested.\n", name)
-	})
+	}))
 	landing := statuspage.StatusHandler(version.Info(), []statuspage.Link{
 		{Href: "/metrics", Text: "Metrics"},
 		{Href: "/api/v1/results", Text: "Results"},
 		{Href: "/config", Text: "Configuration"},
 	}, d.sched.Snapshot)
 	mux.Handle("/", landing)
-	return mux, nil
+	return mux
 }
 
 // slogWriter turns the standard logger promhttp writes to into slog records.
