@@ -155,9 +155,24 @@ func Run(ctx context.Context, p config.Probe, opts Options) Result {
 			opts.OnStep(partial)
 		}
 	}
+	// The next run against this host, its control first of all, must not
+	// start on this ramp's backlog either (DESIGN.md, point 9). A target
+	// that gave no response at its last level has none to work off.
+	if len(r.Steps) > 1 && r.Result != ResultCanceled && anyResponse(r.Steps[len(r.Steps)-1]) {
+		e.settle(settleWithin)
+	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	analyze(&r, p.Rules)
 	return r
+}
+
+func anyResponse(s Step) bool {
+	for _, n := range s.Responses {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *engine) close() {

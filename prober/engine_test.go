@@ -231,6 +231,51 @@ warmup: `+warmup)
 	}
 }
 
+// backlogTarget works off every request it accepted, one at a time, 50ms
+// each, even those whose client gave up: the behaviour that makes a step
+// start on the last one's backlog (DESIGN.md, point 9).
+func backlogTarget(t *testing.T) string {
+	t.Helper()
+	var worker sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		worker.Lock()
+		time.Sleep(50 * time.Millisecond)
+		worker.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestRunSettlesBetweenStepsAndAfterTheRamp(t *testing.T) {
+	url := backlogTarget(t)
+	p := probeFor(t, url, `concurrency: [1, 8, 16]
+step_duration: 1s`)
+	p.Request.Timeout = model.Duration(200 * time.Millisecond)
+	p.Abort.ErrorRatio = 1
+	r := Run(context.Background(), p, Options{})
+	if len(r.Steps) != 3 {
+		t.Fatalf("levels %v, want 3", levels(r))
+	}
+	// After level 1 nothing is queued; after level 8 the target still owes
+	// the requests that timed out, about 6 × 50ms of them at any time.
+	if s := r.Steps[1].SettleSeconds; s > 0.1 {
+		t.Errorf("settled %.3fs after level 1, which left no backlog", s)
+	}
+	if s := r.Steps[2].SettleSeconds; s < 0.2 {
+		t.Errorf("settled %.3fs after level 8, want the backlog worked off first", s)
+	}
+	// The next run against this host starts on a target that answers at once.
+	start := time.Now()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if d := time.Since(start); d > 150*time.Millisecond {
+		t.Errorf("a request right after the run took %s: the run left a backlog behind", d)
+	}
+}
+
 // recordingLive keeps what the engine reports live, for assertions.
 type recordingLive struct {
 	NopLive
