@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -117,7 +118,14 @@ func NewScheduler(ctx context.Context, obs Observer, store *Store, logger *slog.
 	if store != nil {
 		states, err := store.Load()
 		if err != nil {
-			return nil, err
+			// A file that cannot be read is kept for a person to look at,
+			// not overwritten by the next run, and does not stop the
+			// daemon: a crash loop over a cache would probe nothing.
+			aside, moveErr := store.SetAside()
+			if moveErr != nil {
+				return nil, fmt.Errorf("%w; and cannot set it aside: %w", err, moveErr)
+			}
+			s.logger.Error("Cannot read the kept results: starting without them", "err", err, "kept_as", aside)
 		}
 		for _, st := range states {
 			s.kept[st.Probe.Name] = st

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -111,10 +112,16 @@ func TestStoreCorruptFileIsAnErrorNamingIt(t *testing.T) {
 			t.Errorf("Load of %q = %v, want an error naming %s", body, err, path)
 		}
 	}
-	// A scheduler does not start on a file it cannot read: it would
-	// overwrite the results it failed to restore.
-	if _, err := NewScheduler(t.Context(), newRecObserver(), s, nil); err == nil || !strings.Contains(err.Error(), path) {
-		t.Errorf("NewScheduler on a corrupt store = %v, want an error naming %s", err, path)
+	// A scheduler starts without the results it cannot read, and sets the
+	// file aside rather than overwriting it with the next run.
+	if _, err := NewScheduler(t.Context(), newRecObserver(), s, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatalf("NewScheduler on a corrupt store = %v, want it to start", err)
+	}
+	if kept, err := os.ReadFile(path + ".corrupt"); err != nil || string(kept) != "\x00\x00" {
+		t.Errorf("the unreadable file was not set aside as %s.corrupt: %q, %v", path, kept, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", path, err)
 	}
 }
 
