@@ -15,14 +15,14 @@ import (
 // read 0.09: 47 in flight at 512 connections).
 const heldRatio = 0.8
 
-// latencyQuantile is one of the latency figures a Step carries.
-type latencyQuantile struct {
-	q     float64
-	label string
-	of    func(Latency) float64
+// LatencyQuantile is one of the latency figures a Step carries.
+type LatencyQuantile struct {
+	Q     float64
+	Label string // p50, p90, p95, p99, p99.9 or max
+	Of    func(Latency) float64
 }
 
-var latencyQuantiles = [...]latencyQuantile{
+var latencyQuantiles = [...]LatencyQuantile{
 	{0.5, "p50", func(l Latency) float64 { return l.P50 }},
 	{0.9, "p90", func(l Latency) float64 { return l.P90 }},
 	{0.95, "p95", func(l Latency) float64 { return l.P95 }},
@@ -31,16 +31,21 @@ var latencyQuantiles = [...]latencyQuantile{
 	{1, "max", func(l Latency) float64 { return l.Max }},
 }
 
-// pickQuantile maps rules.latency_quantile to the Step figure it reads: the
-// nearest one not below it, so the budget is never judged on a more lenient
-// quantile than configured (0.98 reads p99; above 0.999 reads the max).
-func pickQuantile(q float64) latencyQuantile {
+// LatencyRule is the latency figure the rules judge and the budget it is
+// held to, in seconds, zero values taking config.DefaultRules. The figure
+// is the nearest one not below rules.latency_quantile, so the budget is
+// never judged on a more lenient quantile than configured (0.98 reads p99;
+// above 0.999 reads the max).
+func LatencyRule(rules config.Rules) (LatencyQuantile, float64) {
+	def := config.DefaultRules
+	q := orDefault(rules.LatencyQuantile, def.LatencyQuantile)
+	budget := orDefault(timeSeconds(rules.LatencyBudget), timeSeconds(def.LatencyBudget))
 	for _, lq := range latencyQuantiles {
-		if q <= lq.q+1e-12 {
-			return lq
+		if q <= lq.Q+1e-12 {
+			return lq, budget
 		}
 	}
-	return latencyQuantiles[len(latencyQuantiles)-1]
+	return latencyQuantiles[len(latencyQuantiles)-1], budget
 }
 
 // analysis is one Result's rules applied to its steps; indices into Steps,
@@ -48,7 +53,7 @@ func pickQuantile(q float64) latencyQuantile {
 type analysis struct {
 	r            *Result
 	kneeFraction float64
-	quantile     latencyQuantile
+	quantile     LatencyQuantile
 	budget       float64 // seconds
 	errBudget    float64
 	peak         int
@@ -104,8 +109,7 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 	def := config.DefaultRules
 	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, capacity: -1}
 	a.kneeFraction = orDefault(rules.KneeFraction, def.KneeFraction)
-	a.quantile = pickQuantile(orDefault(rules.LatencyQuantile, def.LatencyQuantile))
-	a.budget = orDefault(timeSeconds(rules.LatencyBudget), timeSeconds(def.LatencyBudget))
+	a.quantile, a.budget = LatencyRule(rules)
 	a.errBudget = max(rules.ErrorRatioBudget, 0)
 	if math.IsNaN(a.errBudget) {
 		a.errBudget = 0
@@ -155,7 +159,7 @@ func orDefault(v, def float64) float64 {
 func timeSeconds[D ~int64](d D) float64 { return float64(d) / 1e9 }
 
 // overLatency reports whether s's latency quantile exceeds the budget.
-func (a *analysis) overLatency(s Step) bool { return a.quantile.of(s.Latency) > a.budget }
+func (a *analysis) overLatency(s Step) bool { return a.quantile.Of(s.Latency) > a.budget }
 
 // overErrors reports whether s is outside the error budget: any failed
 // attempt when the budget is 0, else an error ratio above it.

@@ -385,8 +385,8 @@ func TestAnalysisPickQuantile(t *testing.T) {
 		{0.5, "p50"}, {0.3, "p50"}, {0.9, "p90"}, {0.95, "p95"}, {0.98, "p99"}, {0.99, "p99"},
 		{0.995, "p99.9"}, {0.999, "p99.9"}, {0.9999, "max"}, {1, "max"},
 	} {
-		if got := pickQuantile(c.q).label; got != c.want {
-			t.Errorf("pickQuantile(%v) = %s, want %s", c.q, got, c.want)
+		if got, _ := LatencyRule(config.Rules{LatencyQuantile: c.q}); got.Label != c.want {
+			t.Errorf("LatencyRule with latency_quantile %v reads %s, want %s", c.q, got.Label, c.want)
 		}
 	}
 }

@@ -119,18 +119,18 @@ func (a *analysis) latencyAfter(i int) string {
 		if steps[j].Throughput <= 0 {
 			continue
 		}
-		v := a.quantile.of(steps[j].Latency)
+		v := a.quantile.Of(steps[j].Latency)
 		lo, hi = min(lo, v), max(hi, v)
 		if j > i {
 			last = j
 		}
 	}
-	q0 := a.quantile.of(steps[i].Latency)
+	q0 := a.quantile.Of(steps[i].Latency)
 	if last < 0 || q0 <= 0 {
 		return ""
 	}
-	q1 := a.quantile.of(steps[last].Latency)
-	lab := a.quantile.label
+	q1 := a.quantile.Of(steps[last].Latency)
+	lab := a.quantile.Label
 	if q1 >= 1.5*q0 {
 		return fmt.Sprintf("; %s grows from %s to %s after it (%s)", lab, fmtSeconds(q0), fmtSeconds(q1), a.at(steps[last]))
 	}
@@ -142,15 +142,15 @@ func (a *analysis) latencyAfter(i int) string {
 
 func (a *analysis) latencyLine() string {
 	steps := a.r.Steps
-	lab, budget := a.quantile.label, fmtSeconds(a.budget)
+	lab, budget := a.quantile.Label, fmtSeconds(a.budget)
 	if a.latency >= 0 {
 		s := steps[a.latency]
 		return fmt.Sprintf("%s latency exceeded the %s budget %s (the latency budget: %s %s, goodput %s/s)",
-			lab, budget, a.at(s), lab, fmtSeconds(a.quantile.of(s.Latency)), fmtNum(s.Goodput))
+			lab, budget, a.at(s), lab, fmtSeconds(a.quantile.Of(s.Latency)), fmtNum(s.Goodput))
 	}
 	h := -1
 	for i, s := range steps {
-		if s.Throughput > 0 && (h < 0 || a.quantile.of(s.Latency) > a.quantile.of(steps[h].Latency)) {
+		if s.Throughput > 0 && (h < 0 || a.quantile.Of(s.Latency) > a.quantile.Of(steps[h].Latency)) {
 			h = i
 		}
 	}
@@ -158,7 +158,7 @@ func (a *analysis) latencyLine() string {
 		return fmt.Sprintf("no response at any level: the %s %s budget could not be judged", budget, lab)
 	}
 	return fmt.Sprintf("%s latency stayed within the %s budget %s (highest: %s %s)",
-		lab, budget, a.everyLevel(), fmtSeconds(a.quantile.of(steps[h].Latency)), a.at(steps[h]))
+		lab, budget, a.everyLevel(), fmtSeconds(a.quantile.Of(steps[h].Latency)), a.at(steps[h]))
 }
 
 func (a *analysis) failureLine() string {
@@ -185,7 +185,7 @@ func (a *analysis) failureLine() string {
 }
 
 func (a *analysis) capacityLine() string {
-	budgets := fmt.Sprintf("the %s %s budget and ", fmtSeconds(a.budget), a.quantile.label)
+	budgets := fmt.Sprintf("the %s %s budget and ", fmtSeconds(a.budget), a.quantile.Label)
 	if a.errBudget == 0 {
 		budgets += "without a failed attempt"
 	} else {

@@ -75,9 +75,10 @@ type probeView struct {
 
 func newProbeView(st prober.ProbeState, now time.Time) probeView {
 	p := st.Probe
+	lq, budget := prober.LatencyRule(p.Rules)
 	v := probeView{
 		Name: p.Name, Mode: p.Load.Mode(), Last: st.Last, Unit: unit(p.Load.Mode()),
-		Quantile: quantileOf(p.Rules).label, Budget: seconds(budgetOf(p.Rules)),
+		Quantile: lq.Label, Budget: seconds(budget),
 		MinCapacity: p.Expect.MinCapacity,
 	}
 	switch {
@@ -185,43 +186,6 @@ func coarse(d time.Duration) string {
 	}
 }
 
-// latencyQuantile is the Step figure the rules judge latency by: the
-// nearest one not below latency_quantile (as the analysis reads it).
-type latencyQuantile struct {
-	q     float64
-	label string
-	of    func(prober.Latency) float64
-}
-
-var latencyQuantiles = [...]latencyQuantile{
-	{0.5, "p50", func(l prober.Latency) float64 { return l.P50 }},
-	{0.9, "p90", func(l prober.Latency) float64 { return l.P90 }},
-	{0.95, "p95", func(l prober.Latency) float64 { return l.P95 }},
-	{0.99, "p99", func(l prober.Latency) float64 { return l.P99 }},
-	{0.999, "p99.9", func(l prober.Latency) float64 { return l.P999 }},
-	{1, "max", func(l prober.Latency) float64 { return l.Max }},
-}
-
-func quantileOf(r config.Rules) latencyQuantile {
-	q := r.LatencyQuantile
-	if q <= 0 {
-		q = config.DefaultRules.LatencyQuantile
-	}
-	for _, lq := range latencyQuantiles {
-		if q <= lq.q+1e-12 {
-			return lq
-		}
-	}
-	return latencyQuantiles[len(latencyQuantiles)-1]
-}
-
-func budgetOf(r config.Rules) float64 {
-	if r.LatencyBudget <= 0 {
-		return time.Duration(config.DefaultRules.LatencyBudget).Seconds()
-	}
-	return time.Duration(r.LatencyBudget).Seconds()
-}
-
 // The chart's frame, in SVG user units.
 const (
 	chartW, chartH = 720.0, 330.0
@@ -240,8 +204,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 	if len(r.Steps) == 0 {
 		return ""
 	}
-	lq := quantileOf(rules)
-	budget := budgetOf(rules)
+	lq, budget := prober.LatencyRule(rules)
 	n := len(r.Steps)
 	x := func(i int) float64 {
 		if n == 1 {
@@ -252,7 +215,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 	maxGood, maxLat := 0.0, 0.0
 	for _, s := range r.Steps {
 		maxGood = math.Max(maxGood, s.Goodput)
-		maxLat = math.Max(maxLat, lq.of(s.Latency))
+		maxLat = math.Max(maxLat, lq.Of(s.Latency))
 	}
 	goodStep, latStep := niceStep(maxGood/divisions), niceStep(maxLat/divisions)
 	goodTop, latTop := goodStep*divisions, latStep*divisions
@@ -262,7 +225,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="ramp" viewBox="0 0 %g %g" role="img" aria-label="goodput and %s latency against level for %s">`,
-		chartW, chartH, lq.label, esc(r.Name))
+		chartW, chartH, lq.Label, esc(r.Name))
 	fmt.Fprintf(&b, `<rect class="plot" x="%g" y="%g" width="%g" height="%g"/>`, padL, padT, plotW, plotH)
 
 	// Grid and both value axes: one grid line per division, labelled with
@@ -278,7 +241,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 		fmt.Fprintf(&b, `<text class="lat" x="%g" y="%.1f">%s</text>`, chartW-padR+8, y+4, latTick(latStep*float64(i)))
 	}
 	fmt.Fprintf(&b, `<text class="good title" transform="translate(14 %g) rotate(-90)" text-anchor="middle">goodput (req/s)</text>`, padT+plotH/2)
-	fmt.Fprintf(&b, `<text class="lat title" transform="translate(%g %g) rotate(90)" text-anchor="middle">%s latency</text>`, chartW-12, padT+plotH/2, lq.label)
+	fmt.Fprintf(&b, `<text class="lat title" transform="translate(%g %g) rotate(90)" text-anchor="middle">%s latency</text>`, chartW-12, padT+plotH/2, lq.Label)
 
 	// The level axis.
 	for i, s := range r.Steps {
@@ -341,7 +304,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 		}
 	}
 	line("good", yGood, func(s prober.Step) float64 { return s.Goodput }, func(v float64) string { return "goodput " + rate(v) + "/s" })
-	line("lat", yLat, func(s prober.Step) float64 { return lq.of(s.Latency) }, func(v float64) string { return lq.label + " " + seconds(v) })
+	line("lat", yLat, func(s prober.Step) float64 { return lq.Of(s.Latency) }, func(v float64) string { return lq.Label + " " + seconds(v) })
 
 	if c := r.Capacity; c != nil {
 		for i, s := range r.Steps {
