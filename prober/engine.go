@@ -95,6 +95,7 @@ type engine struct {
 func Run(ctx context.Context, p config.Probe, opts Options) Result {
 	e := &engine{probe: p, opts: opts, live: opts.Live, total: newStepRecorder(), stages: plan(p.Load), started: time.Now()}
 	e.pool.max = p.Load.MaxInFlight
+	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}
 	}
