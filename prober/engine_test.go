@@ -458,6 +458,21 @@ func TestPhasesReportOneStepPerPhase(t *testing.T) {
 	}
 }
 
+// A phase whose rate falls to 0 sends what it integrates to and ends.
+func TestPhaseRampingDownToZeroEnds(t *testing.T) {
+	url := demoTarget(t, TargetOptions{}) + "/noop"
+	p := probeFor(t, url, `phases:
+  - {name: wind down, duration: 1s, rate: 15, ramp_to: 0}`)
+	start := time.Now()
+	r := Run(context.Background(), p, Options{})
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("a 1s phase ran %s", d)
+	}
+	if s := r.Steps[0]; s.Attempts != 8 || s.Dropped != 0 {
+		t.Errorf("%d attempts, %d dropped; want the 8 that 15→0 req/s over 1s schedules (7.5, rounded up)", s.Attempts, s.Dropped)
+	}
+}
+
 func TestStageOffsetIntegratesTheRate(t *testing.T) {
 	tests := []struct {
 		st   stage
@@ -468,6 +483,8 @@ func TestStageOffsetIntegratesTheRate(t *testing.T) {
 		{stage{level: 0, rampTo: 200, duration: time.Second}, 100, time.Second}, // N(t) = 100t²
 		{stage{level: 0, rampTo: 200, duration: time.Second}, 25, 500 * time.Millisecond},
 		{stage{level: 200, rampTo: 0, duration: time.Second}, 100, time.Second},
+		// Past the total of a falling rate: the end of the stage, not NaN.
+		{stage{level: 3, rampTo: 0, duration: 5 * time.Second}, 8, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		if got := tt.st.offset(tt.n); (got - tt.want).Abs() > time.Microsecond {

@@ -16,12 +16,17 @@ func (st stage) offset(n int) time.Duration {
 	if r1 == r0 {
 		t = float64(n) / r0
 	} else {
-		// N(t) = r0·t + (r1-r0)·t²/(2T); solve N(t) = n for t ≥ 0.
+		// N(t) = r0·t + (r1-r0)·t²/(2T); solve N(t) = n for t ≥ 0. Past
+		// the stage's total a falling rate has no solution: the clamp
+		// keeps that from turning into NaN (openLoop stops before).
 		a := (r1 - r0) / (2 * T)
-		t = (-r0 + math.Sqrt(r0*r0+4*a*float64(n))) / (2 * a)
+		t = (-r0 + math.Sqrt(max(0, r0*r0+4*a*float64(n)))) / (2 * a)
 	}
 	return time.Duration(t * float64(time.Second))
 }
+
+// total is how many requests the stage sends: the integral of its rate.
+func (st stage) total() float64 { return (st.level + st.rampTo) / 2 * st.duration.Seconds() }
 
 // offered is the rate the stage asks for at elapsed time d.
 func (st stage) offered(d time.Duration) float64 {
@@ -117,7 +122,8 @@ func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped 
 	defer inFlight.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for n := 0; ; n++ {
+	total := st.total()
+	for n := 0; float64(n) < total; n++ {
 		due := start.Add(st.offset(n))
 		if !due.Before(end) {
 			return dropped
@@ -167,12 +173,15 @@ func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped 
 		}
 		if s == nil {
 			e.live.Dropped()
-			dropped++
+			if !due.Before(measureFrom) { // the step's figures cover its window only
+				dropped++
+			}
 			continue
 		}
 		inFlight.Add(1)
 		s.jobs <- job{due: due, done: &inFlight}
 	}
+	return dropped
 }
 
 // A pacer behind schedule by more than behindBy that finds no idle sender
