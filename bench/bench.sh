@@ -10,7 +10,8 @@
 #   maxrate    : the highest rate each of vegeta and loadprobe holds: RATE_START,
 #                +RATE_STEP ... up to RATE_LIMIT, one DUR s run each, until the
 #                achieved rate (as the tool reports it, or as nginx counts it)
-#                falls below HOLD of the offered one
+#                falls below HOLD of the offered one; then REFINE more runs
+#                halve the interval between the last rate held and that one
 #   gobench    : go test -bench for the per-request cost of recording an
 #                attempt (BenchmarkRecordAttempt and its parts)
 #
@@ -19,7 +20,8 @@
 # bench/runs/<UTC stamp>/.
 #
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
-#   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99
+#   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
+#   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
 #   SCENARIOS="gobench throughput rate maxrate" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
@@ -60,6 +62,8 @@ RATE_START=${RATE_START:-20000}
 RATE_STEP=${RATE_STEP:-20000}
 RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
+REFINE=${REFINE:-2}
+MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
 SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate"}
 PIN=${PIN:-1}
 COOLDOWN=${COOLDOWN:-1}
@@ -152,21 +156,31 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 start_nginx() {
-  local d="$RUN/nginx" i p=""
+  local d="$RUN/nginx" i p="" try eph
   mkdir -p "$d/logs" "$d/tmp"
-  for i in $(seq 1 200); do
-    p=$(( 20000 + RANDOM % 40000 ))
-    [ -z "$(ss -Htln "sport = :$p" 2>/dev/null)" ] && break
+  # A port below the ephemeral range: one inside it may be held by a client
+  # socket (thousands of TIME_WAITs after a run) though nobody listens.
+  eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  [ "${eph:-0}" -gt 12000 ] || eph=60000
+  for try in 1 2 3 4 5; do
+    for i in $(seq 1 200); do
+      p=$(( 10000 + RANDOM % (eph - 10000) ))
+      [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && break
+    done
+    sed "s/@PORT@/$p/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
+    "${SRV_PIN[@]}" nginx -p "$d/" -c nginx.conf -e logs/error.log -g 'daemon off;' > "$d/logs/stdout" 2>&1 &
+    NGX_PID=$!
+    for i in $(seq 1 50); do
+      NGX_WORKER=$(cat "/proc/$NGX_PID/task/$NGX_PID/children" 2>/dev/null | awk '{print $1}')
+      [ -n "$NGX_WORKER" ] && [ -n "$(ss -Htlnp "sport = :$p" 2>/dev/null | grep "pid=$NGX_PID,")" ] && break
+      kill -0 "$NGX_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -0 "$NGX_PID" 2>/dev/null && break
+    wait "$NGX_PID" 2>/dev/null; NGX_PID=""
+    log "nginx did not start on port $p (see $d/logs); another port"
   done
-  sed "s/@PORT@/$p/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
-  "${SRV_PIN[@]}" nginx -p "$d/" -c nginx.conf -e logs/error.log -g 'daemon off;' > "$d/logs/stdout" 2>&1 &
-  NGX_PID=$!
-  for i in $(seq 1 50); do
-    NGX_WORKER=$(cat "/proc/$NGX_PID/task/$NGX_PID/children" 2>/dev/null | awk '{print $1}')
-    [ -n "$NGX_WORKER" ] && [ -n "$(ss -Htlnp "sport = :$p" 2>/dev/null | grep "pid=$NGX_PID,")" ] && break
-    kill -0 "$NGX_PID" 2>/dev/null || die "nginx did not start (see $d/logs)"
-    sleep 0.1
-  done
+  [ -n "$NGX_PID" ] || die "nginx did not start (see $d/logs)"
   # Only ever load a port that this nginx listens on.
   ss -Htlnp "sport = :$p" 2>/dev/null | grep -q "pid=$NGX_PID," || die "port $p is not our nginx's"
   curl -s --max-time 2 "http://127.0.0.1:$p/nginx_status" | grep -q '^Active connections' || die "no stub_status on $p"
@@ -178,6 +192,18 @@ start_nginx() {
 # accepts requests, from stub_status
 nginx_counts() { curl -s --max-time 2 "${NGX_URL}nginx_status" | awk 'NR==3{print $1, $3}'; }
 
+# nginx_drained: wait (up to 15 s) until the last run's connections are gone,
+# so that no run starts against a server still holding another's.
+nginx_drained() {
+  local i a
+  for i in $(seq 1 150); do
+    a=$(curl -s --max-time 2 "${NGX_URL}nginx_status" | awk 'NR==1{print $3}')
+    [ "${a:-0}" -le 1 ] && return 0
+    sleep 0.1
+  done
+  log "nginx still holds $a connections; going on"
+}
+
 # ------------------------------------------------------------------ generators
 # Rows: NAME -> KIND (wrk hey vegeta loadprobe) and, for loadprobe, its binary.
 declare -A KIND BIN
@@ -188,11 +214,15 @@ cmd_wrk() { CMD=(wrk -t"$GEN_CPUS" -c"$3" -d"$DUR"s --timeout "$TIMEOUT"s --late
 cmd_hey() { CMD=(hey -z "$DUR"s -c "$3" -t "$TIMEOUT" "$NGX_URL"); }
 cmd_vegeta() {
   printf 'GET %s\n' "$NGX_URL" > "$5.targets"
-  CMD=(vegeta attack -targets "$5.targets" -duration "$DUR"s -timeout "$TIMEOUT"s -rate "$4/1s" -output "$5.bin")
+  # -max-workers as loadprobe's max_in_flight: past its capacity vegeta
+  # otherwise starts workers (and connections) without bound, until nginx
+  # runs out of connections and the runs after it measure the wreck.
+  CMD=(vegeta attack -targets "$5.targets" -duration "$DUR"s -timeout "$TIMEOUT"s -rate "$4/1s"
+       -max-workers "$MAX_IN_FLIGHT" -output "$5.bin")
 }
 cmd_loadprobe() {
   local load="concurrency: [$3]"
-  [ "$2" = rate ] && load="rate: [$4], max_in_flight: 1000"
+  [ "$2" = rate ] && load="rate: [$4], max_in_flight: $MAX_IN_FLIGHT"
   cat > "$5.yml" <<EOF
 allowed_targets: ["127.0.0.1"]
 max_rate: 1000000
@@ -262,6 +292,7 @@ run_attempt() {
   local P="$RUN/raw/$sc/$name.${rate}.$rep"
   [ "$att" -gt 1 ] && P="$P.try$att"
   mkdir -p "$RUN/raw/$sc"
+  nginx_drained
   wait_quiet
   CMD=()
   "cmd_$kind" "$name" "$mode" "$conns" "$rate" "$P"
@@ -347,7 +378,7 @@ NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
   echo "hey=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?')"
   echo "vegeta=$VEGETA_VERSION"
   for n in "${LP_NAMES[@]}"; do echo "lp_$n=$("${BIN[$n]}" --version 2>&1 | head -1)"; done
-  echo "settings=reps=$REPS dur=${DUR}s conns=$CONNS timeout=${TIMEOUT}s rates=[$RATES] maxrate=$RATE_START+$RATE_STEP..$RATE_LIMIT hold=$HOLD"
+  echo "settings=reps=$REPS dur=${DUR}s conns=$CONNS timeout=${TIMEOUT}s rates=[$RATES] maxrate=$RATE_START+$RATE_STEP..$RATE_LIMIT hold=$HOLD refine=$REFINE"
   echo "noise=quiet_wait=${QUIET_WAIT}s quiet_cores=$QUIET_CORES noise_cores=$NOISE_CORES max_attempts=$MAX_ATTEMPTS"
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$RUN/meta.txt"
@@ -372,11 +403,20 @@ for sc in $SCENARIOS; do
       done; done; done ;;
     maxrate)
       for n in "${NAMES_B[@]}"; do
-        r=$RATE_START
+        lo=0; hi=0; r=$RATE_START
         while [ "$r" -le "$RATE_LIMIT" ]; do
           run_one maxrate "$n" rate "$CONNS" "$r" 1
-          held "$n" "$r" || break
+          if held "$n" "$r"; then lo=$r; else hi=$r; break; fi
           r=$(( r + RATE_STEP ))
+        done
+        # Narrow down between the last rate held and the first one not held.
+        i=0
+        while [ "$hi" -gt 0 ] && [ "$i" -lt "$REFINE" ]; do
+          r=$(( (lo + hi) / 2000 * 1000 ))
+          { [ "$r" -le "$lo" ] || [ "$r" -ge "$hi" ]; } && break
+          run_one maxrate "$n" rate "$CONNS" "$r" 1
+          if held "$n" "$r"; then lo=$r; else hi=$r; fi
+          i=$(( i + 1 ))
         done
       done ;;
     *) log "unknown scenario $sc" ;;
