@@ -377,7 +377,10 @@ NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
   echo "wrk=$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
   echo "hey=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?')"
   echo "vegeta=$VEGETA_VERSION"
-  for n in "${LP_NAMES[@]}"; do echo "lp_$n=$("${BIN[$n]}" --version 2>&1 | head -1)"; done
+  for n in "${LP_NAMES[@]}"; do
+    if [ -n "${LOADPROBE_BINS:-}" ]; then echo "lp_$n=${BIN[$n]}"
+    else echo "lp_$n=built from the tree at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')"; fi
+  done
   echo "settings=reps=$REPS dur=${DUR}s conns=$CONNS timeout=${TIMEOUT}s rates=[$RATES] maxrate=$RATE_START+$RATE_STEP..$RATE_LIMIT hold=$HOLD refine=$REFINE"
   echo "noise=quiet_wait=${QUIET_WAIT}s quiet_cores=$QUIET_CORES noise_cores=$NOISE_CORES max_attempts=$MAX_ATTEMPTS"
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
