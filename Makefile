@@ -75,7 +75,7 @@ lint: fmt-check vet
 # throughput, open-loop rate accuracy and the highest rate held), and the
 # per-request cost of recording an attempt (go test -bench). Installs what it
 # needs (apt-get, go install); prints the tables and writes bench/RESULTS.md.
-# About 10 minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 1 min).
+# About 10 minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 1.5 min).
 bench:
 	bash bench/bench.sh
 
