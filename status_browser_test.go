@@ -14,22 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/internal/realpart"
 	"github.com/loadprobe/loadprobe/prober"
 )
-
-// chromiumPath finds Debian's chromium: the test skips without it locally
-// and fails without it in CI (`make deps` installs it).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is not installed (make deps installs it): %v", err)
-		}
-		t.Skipf("chromium is not installed: %v", err)
-	}
-	return path
-}
 
 // chromium runs headless Chromium with args after the flags it needs here
 // (root, no GPU, a small /dev/shm, no network of its own) and returns its
@@ -44,7 +31,7 @@ func chromium(t *testing.T, args ...string) []byte {
 		"--no-first-run", "--disable-quic", "--hide-scrollbars", "--force-device-scale-factor=1",
 		"--user-data-dir=" + t.TempDir(), "--window-size=1280,1000",
 	}
-	cmd := exec.CommandContext(ctx, chromiumPath(t), append(base, args...)...)
+	cmd := exec.CommandContext(ctx, realpart.Find(t, "chromium", chromiumInstall), append(base, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -70,7 +57,7 @@ probes:
 // breaking points are in the rendered page, and a screenshot of it is
 // kept as a test artifact (go test -artifacts keeps it).
 func TestStatusPageInBrowser(t *testing.T) {
-	chromiumPath(t)
+	realpart.Find(t, "chromium", chromiumInstall)
 	// A generator on a machine that other work keeps busy adds its own
 	// time to every request, and a saturated generator looks like a
 	// server that stopped scaling (DESIGN.md, point 4). 40ms of work and a
@@ -152,3 +139,5 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 }
+
+const chromiumInstall = "apt-get install --no-install-recommends chromium"

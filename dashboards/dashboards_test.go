@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
 // families are the metric families DESIGN.md names, with their labels beyond the
@@ -581,23 +583,9 @@ func TestShortenWindows(t *testing.T) {
 	}
 }
 
-// promtool finds promtool. Locally a missing promtool skips the test; under CI=true it
-// fails it, because then the real part of this package's tests did not run.
-func promtool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool not found and CI=true: install Debian's prometheus package (make test does)")
-		}
-		t.Skip("promtool not found (apt-get install --no-install-recommends prometheus); CI=true makes this fatal")
-	}
-	return p
-}
-
 func runPromtool(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(promtool(t), args...)
+	cmd := exec.Command(realpart.Find(t, "promtool", promInstall), args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -680,3 +668,5 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+const promInstall = "apt-get install --no-install-recommends prometheus"

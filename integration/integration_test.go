@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/dashboards"
+	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
 // The test in one paragraph: build loadprobe, start its demo target (4 /work
@@ -152,7 +153,7 @@ var modes = []mode{
 }
 
 func TestDashboardsAgainstPrometheus(t *testing.T) {
-	promBin := requirePrometheus(t)
+	promBin := realpart.Find(t, "prometheus", "apt-get install --no-install-recommends prometheus")
 	began := time.Now()
 	dir := t.TempDir()
 	bin := buildLoadprobe(t, dir)
@@ -280,20 +281,6 @@ and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"})
 }
 
 func since(t time.Time) float64 { return math.Round(time.Since(t).Seconds()*10) / 10 }
-
-// requirePrometheus finds the prometheus binary. Locally a missing one skips the
-// test; under CI=true it fails it, because then the real part of the test did not run.
-func requirePrometheus(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prometheus not found and CI=true: install Debian's prometheus package (make deps does)")
-		}
-		t.Skip("prometheus not found (apt-get install --no-install-recommends prometheus); CI=true makes this fatal")
-	}
-	return p
-}
 
 // buildLoadprobe builds the module's main package into dir, as `make build` does
 // (without the version stamps): the daemon and the target run as real processes,
