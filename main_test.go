@@ -62,15 +62,24 @@ func loadprobe(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func TestConfigCheck(t *testing.T) {
 	example := filepath.Join("examples", "loadprobe.yml")
-	if _, err := os.Stat(example); err != nil {
-		example = filepath.Join(t.TempDir(), "loadprobe.yml")
-		writeFile(t, example, goodConfig)
-	}
 	code, stdout, stderr := loadprobe(t, "--config.check", "--config.file="+example)
 	if code != 0 {
 		t.Errorf("--config.check on %s: exit %d, want 0\n%s%s", example, code, stdout, stderr)
 	}
 	contains(t, "the output of a good check", stdout, example, "valid")
+
+	// Every bad config of the config package's tests: exit 1, the file and
+	// the line named.
+	bads, err := filepath.Glob(filepath.Join("config", "testdata", "bad", "*.yml"))
+	if err != nil || len(bads) < 25 {
+		t.Fatalf("%d bad configs in config/testdata/bad (%v), want at least 25", len(bads), err)
+	}
+	for _, bad := range bads {
+		code, _, stderr := loadprobe(t, "--config.check", "--config.file="+bad)
+		if code != 1 || !regexp.MustCompile(regexp.QuoteMeta(bad)+`:\d+: `).MatchString(stderr) {
+			t.Errorf("--config.check on %s: exit %d, stderr %q; want 1 and %s:LINE:", bad, code, stderr, bad)
+		}
+	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yml")
 	writeFile(t, bad, badConfig)
