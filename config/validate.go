@@ -248,40 +248,10 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 	}
 
 	if l.Concurrency != nil {
-		lp := p.to("concurrency")
-		if len(l.Concurrency) == 0 {
-			v.errorf(lp, "at least one level is required")
-		}
-		for i, n := range l.Concurrency {
-			at := lp.to(i)
-			switch {
-			case n <= 0:
-				v.errorAt(lp, at, "levels must be positive (got %d)", n)
-			case i > 0 && n <= l.Concurrency[i-1]:
-				v.errorAt(lp, at, "levels must increase (got %d after %d)", n, l.Concurrency[i-1])
-			}
-			if n > c.MaxConcurrency && c.MaxConcurrency > 0 {
-				v.errorAt(lp, at, "level %d is above max_concurrency (%d)", n, c.MaxConcurrency)
-			}
-		}
+		checkLevels(v, p.to("concurrency"), l.Concurrency, c.MaxConcurrency, "max_concurrency", strconv.Itoa)
 	}
 	if l.Rate != nil {
-		lp := p.to("rate")
-		if len(l.Rate) == 0 {
-			v.errorf(lp, "at least one level is required")
-		}
-		for i, x := range l.Rate {
-			at := lp.to(i)
-			switch {
-			case !(x > 0):
-				v.errorAt(lp, at, "levels must be positive (got %s)", num(x))
-			case i > 0 && !(x > l.Rate[i-1]):
-				v.errorAt(lp, at, "levels must increase (got %s after %s)", num(x), num(l.Rate[i-1]))
-			}
-			if x > c.MaxRate {
-				v.errorAt(lp, at, "level %s is above max_rate (%s)", num(x), num(c.MaxRate))
-			}
-		}
+		checkLevels(v, p.to("rate"), l.Rate, c.MaxRate, "max_rate", num)
 	}
 	if l.Phases != nil {
 		pp := p.to("phases")
@@ -438,6 +408,27 @@ func validPort(p string) bool {
 }
 
 // num formats a number as YAML would write it.
+// checkLevels checks a ramp's levels: at least one, each positive, each
+// above the last, none above the cap (ignored when the cap itself is not
+// positive: that is reported on its own). show formats a level.
+func checkLevels[T int | float64](v *validator, lp keyPath, levels []T, limit T, limitName string, show func(T) string) {
+	if len(levels) == 0 {
+		v.errorf(lp, "at least one level is required")
+	}
+	for i, x := range levels {
+		at := lp.to(i)
+		switch {
+		case !(x > 0):
+			v.errorAt(lp, at, "levels must be positive (got %s)", show(x))
+		case i > 0 && !(x > levels[i-1]):
+			v.errorAt(lp, at, "levels must increase (got %s after %s)", show(x), show(levels[i-1]))
+		}
+		if x > limit && limit > 0 {
+			v.errorAt(lp, at, "level %s is above %s (%s)", show(x), limitName, show(limit))
+		}
+	}
+}
+
 func num(x float64) string {
 	switch {
 	case math.IsNaN(x):
