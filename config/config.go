@@ -8,8 +8,7 @@
 //	loadprobe.yml:14: probes[2].load.concurrency: levels must increase (got 8 after 16)
 //
 // A loaded config is complete: relative paths are resolved against the
-// config file's directory, body_file is read into Request.Payload, and
-// Request.ValidCode answers from a precomputed set.
+// config file's directory and body_file is read into Request.Payload.
 package config
 
 import (
@@ -56,10 +55,6 @@ type Request struct {
 	// Payload is the request body: Body, or the contents of BodyFile read
 	// when the config was loaded, so the engine never reads a file.
 	Payload []byte `yaml:"-"`
-
-	// codes is ValidStatusCodes as a bitset, built when the config is
-	// loaded; nil in a Request built in code, where ValidCode falls back.
-	codes *codeSet
 }
 
 // Load says how much load a probe sends: exactly one of Concurrency, Rate and Phases.
@@ -237,35 +232,10 @@ func (c *Config) Probe(name string) (Probe, bool) {
 	return Probe{}, false
 }
 
-// codeSet holds one bit per HTTP status code 0-639.
-type codeSet [10]uint64
-
-func newCodeSet(codes []int) *codeSet {
-	var s codeSet
-	if len(codes) == 0 {
-		for c := 200; c <= 299; c++ {
-			s[c>>6] |= 1 << (c & 63)
-		}
-	}
-	for _, c := range codes {
-		if c >= 0 && c < 640 {
-			s[c>>6] |= 1 << (c & 63)
-		}
-	}
-	return &s
-}
-
 // ValidCode reports whether a response with this status code is a success:
-// one of valid_status_codes, or any 2xx when that list is empty.
-// It is called per response: after Load it is a bit test.
+// one of valid_status_codes, or any 2xx when that list is empty. The client
+// tabulates it once per run, not per response.
 func (r Request) ValidCode(code int) bool {
-	if r.codes != nil {
-		return uint(code) < 640 && r.codes[code>>6]&(1<<(uint(code)&63)) != 0
-	}
-	return r.validCodeSlow(code)
-}
-
-func (r *Request) validCodeSlow(code int) bool {
 	if len(r.ValidStatusCodes) == 0 {
 		return code >= 200 && code <= 299
 	}

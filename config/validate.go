@@ -175,15 +175,10 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 	}
 
 	cp := p.to("valid_status_codes")
-	codesOK := true
 	for i, code := range r.ValidStatusCodes {
 		if code < 100 || code > 599 {
 			v.errorAt(cp, cp.to(i), "%d is not an HTTP status code (100-599)", code)
-			codesOK = false
 		}
-	}
-	if codesOK {
-		r.codes = newCodeSet(r.ValidStatusCodes)
 	}
 
 	r.HTTPClientConfig.SetDirectory(dir)
