@@ -67,15 +67,12 @@ func (c *Config) String() string {
 	return string(b)
 }
 
+// redactURL hides the values of sensitive query parameters. A URL cannot
+// carry credentials: validation rejects them (basic_auth holds them).
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return s
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
 	}
 	if u.RawQuery != "" {
 		parts := strings.Split(u.RawQuery, "&")
