@@ -26,8 +26,8 @@ LDFLAGS     := -X $(VERSION_PKG).Version=$(or $(VERSION),unknown) \
 # of the concurrent code (scheduler, store, client, collector, daemon
 # reload and lifecycle), whose assertions do not depend on speed.
 TEST_FLAGS  ?= -count=1 -p 1 -timeout=15m
-RACE_TESTS  ?= ./collector ./config ./web ./dashboards
-RACE_PROBER ?= Sched|Store|Control|Client|Classify|Stats|Analy|Diagnos|Stage|RunStops
+RACE_TESTS  ?= ./collector ./config ./web ./dashboards ./prober/result ./prober/schedule
+RACE_PROBER ?= Client|Classify|Stats|Stage|RunStops
 RACE_MAIN   ?= Reload|Lifecycle|Config|Shutdown|Storage|Results|Version|Process|Metrics|Endpoints
 
 # Debian packages the tests use: promtool and prometheus (rule tests, queries

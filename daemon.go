@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
@@ -26,7 +29,6 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
 	statuspage "github.com/loadprobe/loadprobe/web"
 )
 
@@ -53,7 +55,7 @@ type Daemon struct {
 	reg     *prometheus.Registry
 	sc      *config.SafeConfig
 	coll    *collector.Collector
-	sched   *prober.Scheduler
+	sched   *schedule.Scheduler
 	stop    context.CancelFunc // ends every run
 	handler http.Handler
 
@@ -82,10 +84,10 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	d.sc = config.NewSafeConfig(d.reg)
-	var store *prober.Store
+	var store *schedule.Store
 	if o.StoragePath != "" {
 		var err error
-		if store, err = prober.NewStore(o.StoragePath); err != nil {
+		if store, err = schedule.NewStore(o.StoragePath); err != nil {
 			return nil, err
 		}
 	}
@@ -93,7 +95,7 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	d.stop = stop
 	d.coll = collector.New(d.reg, d)
-	sched, err := prober.NewScheduler(ctx, d.coll, store, o.Logger)
+	sched, err := schedule.New(ctx, d.coll, store, o.Logger)
 	if err != nil {
 		stop()
 		return nil, err
@@ -113,7 +115,7 @@ func (d *Daemon) Config() *config.SafeConfig { return d.sc }
 func (d *Daemon) Collector() *collector.Collector { return d.coll }
 
 // Scheduler runs the configured probes and keeps their results.
-func (d *Daemon) Scheduler() *prober.Scheduler { return d.sched }
+func (d *Daemon) Scheduler() *schedule.Scheduler { return d.sched }
 
 // Handler serves every endpoint of the daemon.
 func (d *Daemon) Handler() http.Handler { return d.handler }
@@ -258,7 +260,7 @@ func (d *Daemon) stopRuns() {
 }
 
 // Snapshot implements collector.Source: every configured probe's state.
-func (d *Daemon) Snapshot() []prober.ProbeState { return d.sched.Snapshot() }
+func (d *Daemon) Snapshot() []schedule.ProbeState { return d.sched.Snapshot() }
 
 // lifecycle guards an endpoint that changes state: only with
 // --web.enable-lifecycle (doing what says what it would have done), only by POST.
@@ -325,7 +327,7 @@ func (d *Daemon) routes() http.Handler {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Probes []prober.Result `json:"probes"`
+			Probes []result.Result `json:"probes"`
 		}{d.sched.Results()}); err != nil {
 			d.logger.Warn("Error writing results", "err", err)
 		}

@@ -18,10 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/prober/target"
+
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/exporter-toolkit/web"
-
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 // The configs name targetURL; startDaemon and td.write replace it with the
@@ -92,7 +94,7 @@ func startDaemon(t *testing.T, config string, lifecycle bool) *testDaemon {
 // loopback until the test ends, and returns its base URL.
 func demoTarget(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(prober.NewTarget(prober.TargetOptions{}))
+	srv := httptest.NewServer(target.New(target.Options{}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -384,9 +386,9 @@ func metricValue(t *testing.T, scrape, series string) float64 {
 }
 
 // results reads /api/v1/results.
-func (td *testDaemon) results(t *testing.T) []prober.Result {
+func (td *testDaemon) results(t *testing.T) []result.Result {
 	t.Helper()
-	var got struct{ Probes []prober.Result }
+	var got struct{ Probes []result.Result }
 	if err := json.Unmarshal([]byte(td.get(t, "/api/v1/results")), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -442,14 +444,14 @@ func TestResults(t *testing.T) {
 	// Until the first run ends, the run under way is all there is.
 	sawRunning := false
 	deadline := time.Now().Add(15 * time.Second)
-	var last *prober.Result
+	var last *result.Result
 	for last == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("no completed run of work within 15s:\n%s", td.get(t, "/api/v1/results"))
 		}
 		for _, r := range td.results(t) {
 			switch {
-			case r.Name == "work" && r.Result == prober.ResultRunning:
+			case r.Name == "work" && r.Result == result.ResultRunning:
 				sawRunning = true
 			case r.Name == "work":
 				last = &r
@@ -460,7 +462,7 @@ func TestResults(t *testing.T) {
 	if !sawRunning {
 		t.Log("the run under way was not seen in /api/v1/results (the poll missed it)")
 	}
-	if last.Result != prober.ResultCompleted || len(last.Steps) != 2 {
+	if last.Result != result.ResultCompleted || len(last.Steps) != 2 {
 		t.Fatalf("run %s with %d steps, want completed with 2; error %q", last.Result, len(last.Steps), last.Error)
 	}
 
@@ -555,10 +557,10 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	// is what the first one kept.
 	slow := strings.Replace(goodConfig, "step_duration: 300ms", "step_duration: 10s", 1)
 	second := startDaemonWith(t, slow, daemonOptions{storage: dir, target: target})
-	var restored, running *prober.Result
+	var restored, running *result.Result
 	for _, r := range second.results(t) {
 		switch r.Result {
-		case prober.ResultRunning:
+		case result.ResultRunning:
 			running = &r
 		default:
 			restored = &r
@@ -567,7 +569,7 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	if restored == nil {
 		t.Fatalf("the restarted daemon serves no kept result:\n%s", second.get(t, "/api/v1/results"))
 	}
-	if !restored.Started.Equal(before[0].Started) || restored.Result != prober.ResultCompleted {
+	if !restored.Started.Equal(before[0].Started) || restored.Result != result.ResultCompleted {
 		t.Errorf("restored run started %v (%s), want the original %v (completed)", restored.Started, restored.Result, before[0].Started)
 	}
 	if !reflect.DeepEqual(restored.BreakingPoints, before[0].BreakingPoints) || !reflect.DeepEqual(restored.Capacity, before[0].Capacity) {
@@ -587,7 +589,7 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 
 	// Stopped mid-run: the canceled run is no result, the kept one stays.
 	second.stop(t)
-	store, err := prober.NewStore(dir)
+	store, err := schedule.NewStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/target"
 )
 
 //go:embed examples/demo.yml
@@ -30,7 +30,7 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
 	targetAddr := make(chan net.Addr, 1)
 	targetDone := make(chan error, 1)
 	go func() {
-		targetDone <- prober.ServeTarget(ctx, "127.0.0.1:0", prober.TargetOptions{}, logger, func(a net.Addr) { targetAddr <- a })
+		targetDone <- target.Serve(ctx, "127.0.0.1:0", target.Options{}, logger, func(a net.Addr) { targetAddr <- a })
 	}()
 	var target net.Addr
 	select {

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/loadprobe/loadprobe/prober/target"
+
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/promslog"
@@ -21,7 +23,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 // defaultListenAddress is outside the fully allocated 9100–9999 exporter range.
@@ -69,7 +70,7 @@ func run() int {
 
 	targetCmd := app.Command("target", "Serve the built-in demo target on loopback.")
 	targetListen := targetCmd.Flag("listen", "Loopback address to listen on.").Default("127.0.0.1:8080").String()
-	targetOpts := prober.TargetOptions{}
+	targetOpts := target.Options{}
 	targetCmd.Flag("workers", "Size of the /work pool: its knee.").Default("4").IntVar(&targetOpts.Workers)
 	targetCmd.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&targetOpts.WorkTime)
 	targetWork := targetCmd.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")

@@ -12,6 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/collector"
@@ -50,11 +53,11 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	// per-request cost as a scheduled one, and `make bench` measures the
 	// generator as it runs in production, not a lighter one.
 	coll := collector.New(prometheus.NewRegistry(), noSource{})
-	results := make([]prober.Result, 0, len(probes))
+	results := make([]result.Result, 0, len(probes))
 	for _, p := range probes {
 		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print})
 		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" && ctx.Err() == nil {
-			prober.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
+			result.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
 		}
 		progress.done()
 		results = append(results, r)
@@ -73,7 +76,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Probes []prober.Result `json:"probes"`
+			Probes []result.Result `json:"probes"`
 		}{results}); err != nil {
 			fmt.Fprintln(stderr, err)
 			return exitExpect
@@ -93,7 +96,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 // stdout, not to per-step series.
 type noSource struct{}
 
-func (noSource) Snapshot() []prober.ProbeState { return nil }
+func (noSource) Snapshot() []schedule.ProbeState { return nil }
 
 // selectProbes returns the named probes in the order given, or all.
 func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
@@ -114,8 +117,8 @@ func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
 // expectationsHold says whether a run did what its probe's expect asks:
 // it completed (or stopped escalating on its abort rule) and, when
 // min_capacity is set, its capacity reached it.
-func expectationsHold(p config.Probe, r prober.Result) bool {
-	if r.Result != prober.ResultCompleted && r.Result != prober.ResultAborted {
+func expectationsHold(p config.Probe, r result.Result) bool {
+	if r.Result != result.ResultCompleted && r.Result != result.ResultAborted {
 		return false
 	}
 	if p.Expect.MinCapacity > 0 {
@@ -134,7 +137,7 @@ func levelUnit(mode string) string {
 
 // writeTable prints one run as the ramp table, its breaking points,
 // capacity and diagnosis.
-func writeTable(w io.Writer, p config.Probe, r prober.Result) {
+func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	unit := levelUnit(r.Mode)
 	fmt.Fprintf(w, "probe %s: %s ramp, %s in %.1fs\n", r.Name, r.Mode, r.Result, r.DurationSeconds)
 	if r.Error != "" {
@@ -158,7 +161,7 @@ func writeTable(w io.Writer, p config.Probe, r prober.Result) {
 	tw.Flush()
 
 	fmt.Fprintln(w, "breaking points:")
-	point := func(label, rule string, pt *prober.Point) {
+	point := func(label, rule string, pt *result.Point) {
 		if pt == nil {
 			fmt.Fprintf(w, "  %-15s never (%s)\n", label, rule)
 			return

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
 )
 
 // rampConfig is a short /work ramp against target, expecting minCapacity.
@@ -37,7 +38,7 @@ probes:
 
 func workTarget(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(prober.NewTarget(prober.TargetOptions{Workers: 4, WorkTime: 10 * time.Millisecond}))
+	srv := httptest.NewServer(target.New(target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -83,7 +84,7 @@ func TestRunJSON(t *testing.T) {
 			t.Errorf("result JSON lacks %q", key)
 		}
 	}
-	var shed prober.Result
+	var shed result.Result
 	raw, _ := json.Marshal(out.Probes[1])
 	if err := json.Unmarshal(raw, &shed); err != nil {
 		t.Fatal(err)

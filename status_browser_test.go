@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
+
 	"github.com/loadprobe/loadprobe/internal/realpart"
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 // chromium runs headless Chromium with args after the flags it needs here
@@ -64,7 +66,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	// knee at 80% of the peak keep the knee at the pool size unless the
 	// generator adds 10ms to every request; at 10ms of work and 95% it
 	// moved to 8 under a benchmark running beside the test.
-	srv := httptest.NewServer(prober.NewTarget(prober.TargetOptions{Workers: 4, WorkTime: 40 * time.Millisecond}))
+	srv := httptest.NewServer(target.New(target.Options{Workers: 4, WorkTime: 40 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	td := startDaemonWith(t, browserConfig, daemonOptions{target: srv.URL})
 	td.waitRun(t, "work", 1)
@@ -91,7 +93,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	// The page shows the breaking points the run found, whatever a busy
 	// machine made of the p99 at each level.
-	var results struct{ Probes []prober.Result }
+	var results struct{ Probes []result.Result }
 	if err := json.Unmarshal([]byte(td.get(t, "/api/v1/results")), &results); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		if r.Name != "work" {
 			continue
 		}
-		for class, p := range map[string]*prober.Point{
+		for class, p := range map[string]*result.Point{
 			"knee": r.BreakingPoints.Knee, "latency-budget": r.BreakingPoints.LatencyBudget,
 			"first-failure": r.BreakingPoints.FirstFailure, "capacity": r.Capacity,
 		} {

@@ -8,15 +8,15 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/target"
 )
 
 // serveTarget is `loadprobe target`: the built-in demo target, until
 // SIGINT or SIGTERM.
-func serveTarget(listen string, opts prober.TargetOptions, logger *slog.Logger) int {
+func serveTarget(listen string, opts target.Options, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := prober.ServeTarget(ctx, listen, opts, logger, func(a net.Addr) {
+	err := target.Serve(ctx, listen, opts, logger, func(a net.Addr) {
 		logger.Info("Demo target listening", "address", a.String())
 	})
 	if err != nil {

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/prober"
@@ -21,11 +24,11 @@ import (
 const namespace = "loadprobe"
 
 // Source gives the collector a consistent view of every configured probe at scrape time.
-type Source interface{ Snapshot() []prober.ProbeState }
+type Source interface{ Snapshot() []schedule.ProbeState }
 
 // Results of a run, as in loadprobe_runs_total{result}; every probe starts
 // with all four at 0 so that rate() and increase() work from the first run.
-var runResults = [...]string{prober.ResultCompleted, prober.ResultAborted, prober.ResultFailed, prober.ResultCanceled}
+var runResults = [...]string{result.ResultCompleted, result.ResultAborted, result.ResultFailed, result.ResultCanceled}
 
 // Latency buckets of the classic histograms: 100µs to 30s, about three per decade.
 var (
@@ -146,7 +149,7 @@ func (c *Collector) RunStarted(probe string) {
 }
 
 // RunEnded marks the run of probe as finished with result (one of the
-// prober.Result* constants) and counts it.
+// result.Result* constants) and counts it.
 func (c *Collector) RunEnded(probe, result string) {
 	l := c.get(probe)
 	l.running.Set(0)
@@ -190,15 +193,15 @@ func (c *Collector) get(probe string) *Live {
 		probe:       probe,
 		responses:   c.responses,
 		sendDelayV:  c.sendDelay,
-		durSuccess:  c.duration.WithLabelValues(probe, prober.Success.String()),
-		durHTTPErr:  c.duration.WithLabelValues(probe, prober.HTTPError.String()),
+		durSuccess:  c.duration.WithLabelValues(probe, result.Success.String()),
+		durHTTPErr:  c.duration.WithLabelValues(probe, result.HTTPError.String()),
 		inFlight:    c.inFlight.WithLabelValues(probe),
 		concurrency: c.concurrency.WithLabelValues(probe),
 		offeredRate: c.offeredRate.WithLabelValues(probe),
 		dropped:     c.dropped.WithLabelValues(probe),
 		running:     c.running.WithLabelValues(probe),
 	}
-	for o := prober.Outcome(0); o < prober.NumOutcomes; o++ {
+	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
 		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String())
 	}
 	for _, r := range runResults {
@@ -219,7 +222,7 @@ type counterRef struct{ c prometheus.Counter }
 // map lookup, no label hashing and no allocation.
 type Live struct {
 	probe       string
-	outcomes    [prober.NumOutcomes]prometheus.Counter
+	outcomes    [result.NumOutcomes]prometheus.Counter
 	durSuccess  prometheus.Observer
 	durHTTPErr  prometheus.Observer
 	codes       [maxCode]atomic.Pointer[counterRef]
@@ -241,16 +244,16 @@ var _ prober.Live = (*Live)(nil)
 
 // Attempt records one finished attempt; code is 0 when there was no response,
 // latency in seconds is recorded only for attempts that got one.
-func (l *Live) Attempt(o prober.Outcome, code int, latency float64) {
-	if o < prober.NumOutcomes {
+func (l *Live) Attempt(o result.Outcome, code int, latency float64) {
+	if o < result.NumOutcomes {
 		l.outcomes[o].Inc()
 	} else {
-		l.outcomes[prober.Other].Inc()
+		l.outcomes[result.Other].Inc()
 	}
 	switch o {
-	case prober.Success:
+	case result.Success:
 		l.durSuccess.Observe(latency)
-	case prober.HTTPError:
+	case result.HTTPError:
 		l.durHTTPErr.Observe(latency)
 	}
 	if code > 0 {

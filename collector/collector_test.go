@@ -7,27 +7,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 // fakeSource hands out whatever the test put in it.
 type fakeSource struct {
 	mu     sync.Mutex
-	states []prober.ProbeState
+	states []schedule.ProbeState
 }
 
-func (f *fakeSource) Snapshot() []prober.ProbeState {
+func (f *fakeSource) Snapshot() []schedule.ProbeState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]prober.ProbeState(nil), f.states...)
+	return append([]schedule.ProbeState(nil), f.states...)
 }
 
-func (f *fakeSource) set(states ...prober.ProbeState) {
+func (f *fakeSource) set(states ...schedule.ProbeState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.states = states
@@ -41,11 +43,11 @@ func probeConfig(name string, minCapacity float64) config.Probe {
 	}
 }
 
-func step(level, goodput float64) prober.Step {
-	return prober.Step{
+func step(level, goodput float64) result.Step {
+	return result.Step{
 		Level: level, DurationSeconds: 5, Attempts: 100,
 		Throughput: goodput + 10, Goodput: goodput, ErrorRatio: 0.25,
-		Latency: prober.Latency{
+		Latency: result.Latency{
 			Mean: 0.007, P50: 0.006, P90: 0.009, P95: 0.01, P99: 0.012, P999: 0.015, Max: 0.02,
 		},
 		Responses:     map[string]int64{"200": 75, "503": 5},
@@ -56,18 +58,18 @@ func step(level, goodput float64) prober.Step {
 }
 
 // completedRun is a two-step ramp whose first_failure rule never fired.
-func completedRun() *prober.Result {
-	return &prober.Result{
-		Name: "work", Mode: "concurrency", Result: prober.ResultCompleted,
+func completedRun() *result.Result {
+	return &result.Result{
+		Name: "work", Mode: "concurrency", Result: result.ResultCompleted,
 		Started:         time.Unix(1700000000, 0),
 		DurationSeconds: 12.5,
-		Steps:           []prober.Step{step(4, 500), step(0.5, 40)},
+		Steps:           []result.Step{step(4, 500), step(0.5, 40)},
 		PeakThroughput:  500,
-		BreakingPoints: prober.BreakingPoints{
-			Knee:          &prober.Point{Level: 4, Throughput: 500},
-			LatencyBudget: &prober.Point{Level: 0.5, Throughput: 40},
+		BreakingPoints: result.BreakingPoints{
+			Knee:          &result.Point{Level: 4, Throughput: 500},
+			LatencyBudget: &result.Point{Level: 0.5, Throughput: 40},
 		},
-		Capacity: &prober.Point{Level: 4, Throughput: 500},
+		Capacity: &result.Point{Level: 4, Throughput: 500},
 		Valid:    true,
 	}
 }
@@ -173,7 +175,7 @@ func newTest(t testing.TB) (*prometheus.Registry, *fakeSource, *Collector) {
 
 func TestCompletedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(prober.ProbeState{
+	src.set(schedule.ProbeState{
 		Probe:         probeConfig("work", 400),
 		Last:          completedRun(),
 		LastCompleted: time.Unix(1700000012, 500000000),
@@ -187,7 +189,7 @@ func TestCompletedRun(t *testing.T) {
 func TestBeforeFirstRun(t *testing.T) {
 	reg, src, _ := newTest(t)
 	// No run yet, no min_capacity: only the schedule interval is known.
-	src.set(prober.ProbeState{Probe: probeConfig("work", 0)})
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 0)})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(intervalExposition), resultFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	// A new run under way with no step finished yet leaves the last run's
 	// step series in place (a continuous probe's runs are one step each),
 	// and the per-run families still describe the last run.
-	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &prober.Result{Name: "work", Result: prober.ResultRunning}})
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Result: result.ResultRunning}})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("4", "500", "510")+stepSeries("0.5", "40", "50")), stepFamilies...); err != nil {
 		t.Fatalf("steps of the last run: %v", err)
 	}
@@ -210,15 +212,15 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	}
 
 	// Its first step clears them and shows up alone.
-	cur := &prober.Result{Name: "work", Result: prober.ResultRunning, Steps: []prober.Step{step(8, 700)}}
-	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
+	cur := &result.Result{Name: "work", Result: result.ResultRunning, Steps: []result.Step{step(8, 700)}}
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
 
 	// Once it ends, it is the last run.
-	cur.Result = prober.ResultCompleted
-	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: cur})
+	cur.Result = result.ResultCompleted
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +235,8 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
 	reg, src, _ := newTest(t)
 	r := completedRun()
-	r.Steps = []prober.Step{step(1, 10), step(1, 20)} // two phases at the same rate
-	src.set(prober.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	r.Steps = []result.Step{step(1, 10), step(1, 20)} // two phases at the same rate
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 0), Last: r})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:9]...); err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +304,10 @@ func TestLive(t *testing.T) {
 	l.Concurrency(16)
 	l.InFlight(3)
 	l.InFlight(-1)
-	l.Attempt(prober.Success, 200, 0.003)
-	l.Attempt(prober.Success, 200, 0.2)
-	l.Attempt(prober.HTTPError, 503, 0.001)
-	l.Attempt(prober.Refused, 0, 0)
+	l.Attempt(result.Success, 200, 0.003)
+	l.Attempt(result.Success, 200, 0.2)
+	l.Attempt(result.HTTPError, 503, 0.001)
+	l.Attempt(result.Refused, 0, 0)
 	l.Dropped()
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(liveExposition), liveFamilies...); err != nil {
 		t.Fatal(err)
@@ -350,7 +352,7 @@ func TestLive(t *testing.T) {
 		t.Errorf("send_delay_seconds has %d series after one delay, want 1", n)
 	}
 
-	c.RunEnded("a", prober.ResultCompleted)
+	c.RunEnded("a", result.ResultCompleted)
 	if v := testutil.ToFloat64(c.running.WithLabelValues("a")); v != 0 {
 		t.Errorf("running = %v after the run, want 0", v)
 	}
@@ -365,9 +367,9 @@ func TestLive(t *testing.T) {
 func TestUnusualStatusCodes(t *testing.T) {
 	_, _, c := newTest(t)
 	l := c.Live("a")
-	l.Attempt(prober.HTTPError, 999, 0.001)
-	l.Attempt(prober.HTTPError, 1234, 0.001)
-	l.Attempt(prober.Success, 0, 0.001) // no code: no response counted
+	l.Attempt(result.HTTPError, 999, 0.001)
+	l.Attempt(result.HTTPError, 1234, 0.001)
+	l.Attempt(result.Success, 0, 0.001) // no code: no response counted
 	for code, want := range map[string]float64{"999": 1, "1234": 1} {
 		if v := testutil.ToFloat64(c.responses.WithLabelValues("a", code)); v != want {
 			t.Errorf("responses_total{code=%s} = %v, want %v", code, v, want)
@@ -382,10 +384,10 @@ func TestForget(t *testing.T) {
 	reg, src, c := newTest(t)
 	for _, p := range []string{"a", "b"} {
 		c.RunStarted(p)
-		c.Live(p).Attempt(prober.Success, 200, 0.01)
+		c.Live(p).Attempt(result.Success, 200, 0.01)
 		c.Live(p).SendDelay(0.001)
 	}
-	src.set(prober.ProbeState{Probe: probeConfig("b", 0)})
+	src.set(schedule.ProbeState{Probe: probeConfig("b", 0)})
 	c.Forget("a")
 
 	mfs, err := reg.Gather()
@@ -401,12 +403,12 @@ func TestForget(t *testing.T) {
 			}
 		}
 	}
-	if n, _ := testutil.GatherAndCount(reg, "loadprobe_requests_total"); n != int(prober.NumOutcomes) {
-		t.Errorf("requests_total has %d series, want %d for probe b", n, prober.NumOutcomes)
+	if n, _ := testutil.GatherAndCount(reg, "loadprobe_requests_total"); n != int(result.NumOutcomes) {
+		t.Errorf("requests_total has %d series, want %d for probe b", n, result.NumOutcomes)
 	}
 
 	// A probe that comes back starts from 0.
-	c.Live("a").Attempt(prober.Success, 200, 0.01)
+	c.Live("a").Attempt(result.Success, 200, 0.01)
 	if v := testutil.ToFloat64(c.requests.WithLabelValues("a", "success")); v != 1 {
 		t.Errorf("requests_total{probe=a,outcome=success} = %v after coming back, want 1", v)
 	}
@@ -414,10 +416,10 @@ func TestForget(t *testing.T) {
 
 func TestLint(t *testing.T) {
 	reg, src, c := newTest(t)
-	src.set(prober.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
 	c.RunStarted("work")
 	l := c.Live("work")
-	l.Attempt(prober.Success, 200, 0.01)
+	l.Attempt(result.Success, 200, 0.01)
 	l.SendDelay(0.001)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
@@ -438,7 +440,7 @@ func TestLint(t *testing.T) {
 // its per-run figures and no step series.
 func TestFailedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(prober.ProbeState{Probe: probeConfig("work", 0), Last: &prober.Result{Name: "work", Result: prober.ResultFailed, Error: "dial tcp: refused"}})
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Result: result.ResultFailed, Error: "dial tcp: refused"}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -461,11 +463,11 @@ func TestFailedRun(t *testing.T) {
 func BenchmarkLiveAttempt(b *testing.B) {
 	_, _, c := newTest(b)
 	l := c.Live("work")
-	l.Attempt(prober.Success, 200, 0.001) // the code counter exists from here on
+	l.Attempt(result.Success, 200, 0.001) // the code counter exists from here on
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			l.Attempt(prober.Success, 200, 0.0001*float64(i%10000))
+			l.Attempt(result.Success, 200, 0.0001*float64(i%10000))
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
@@ -473,7 +475,7 @@ func BenchmarkLiveAttempt(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
-				l.Attempt(prober.Success, 200, 0.0001*float64(i%10000))
+				l.Attempt(result.Success, 200, 0.0001*float64(i%10000))
 				i++
 			}
 		})
@@ -492,7 +494,7 @@ func TestContinuousProbeExportsNoInterval(t *testing.T) {
 	reg, src, _ := newTest(t)
 	p := probeConfig("canary", 0)
 	p.Schedule.Continuous = true
-	src.set(prober.ProbeState{Probe: p})
+	src.set(schedule.ProbeState{Probe: p})
 	want := `# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.
 # TYPE loadprobe_schedule_interval_seconds gauge
 loadprobe_schedule_interval_seconds{probe="canary"} 0

@@ -4,9 +4,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Breaking-point rules, as in loadprobe_breaking_point_*{rule}.
@@ -100,7 +101,7 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 // FormatLevel is the level label value of a step.
 func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
 
-func collectProbe(ch chan<- prometheus.Metric, ps prober.ProbeState) {
+func collectProbe(ch chan<- prometheus.Metric, ps schedule.ProbeState) {
 	name := ps.Probe.Name
 
 	// A continuous probe has no interval: it runs back to back.
@@ -133,7 +134,7 @@ func collectProbe(ch chan<- prometheus.Metric, ps prober.ProbeState) {
 	}
 	for _, bp := range []struct {
 		rule string
-		p    *prober.Point
+		p    *result.Point
 	}{
 		{RuleKnee, r.BreakingPoints.Knee},
 		{RuleLatencyBudget, r.BreakingPoints.LatencyBudget},
@@ -161,7 +162,7 @@ func collectProbe(ch chan<- prometheus.Metric, ps prober.ProbeState) {
 // collectSteps exports one series set per level. Should two steps share a
 // level (two phases at the same rate), the later one wins: a scrape must never
 // carry the same series twice.
-func collectSteps(ch chan<- prometheus.Metric, name string, steps []prober.Step) {
+func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step) {
 	seen := make(map[string]struct{}, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := &steps[i]

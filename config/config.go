@@ -121,6 +121,25 @@ func (l Load) Mode() string {
 	}
 }
 
+// Peak is the highest load l asks for: connections for a concurrency ramp,
+// requests per second otherwise (a phase's ramp_to included).
+func (l Load) Peak() float64 {
+	var peak float64
+	for _, c := range l.Concurrency {
+		peak = max(peak, float64(c))
+	}
+	for _, r := range l.Rate {
+		peak = max(peak, r)
+	}
+	for _, ph := range l.Phases {
+		peak = max(peak, ph.Rate)
+		if ph.RampTo != nil {
+			peak = max(peak, *ph.RampTo)
+		}
+	}
+	return peak
+}
+
 // Defaults, applied before a section is decoded so that absent keys keep them.
 var (
 	DefaultConfig = Config{

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"os"
@@ -20,38 +21,38 @@ import (
 // The order matters: the client's own deadline wins over whatever the
 // deadline interrupted (a DNS lookup, a TLS handshake, a read), and
 // a specific cause wins over the generic timeout flag of net.Error.
-func classify(err error) Outcome {
+func classify(err error) result.Outcome {
 	if err == nil {
-		return Other
+		return result.Other
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-		return Timeout
+		return result.Timeout
 	}
 	if errors.As(err, new(*net.DNSError)) {
-		return DNS
+		return result.DNS
 	}
 	if isTLSError(err) {
-		return TLS
+		return result.TLS
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return Refused
+		return result.Refused
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNABORTED) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return Reset
+		return result.Reset
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return Timeout
+		return result.Timeout
 	}
 	msg := err.Error()
 	for _, s := range resetMessages {
 		if strings.Contains(msg, s) {
-			return Reset
+			return result.Reset
 		}
 	}
-	return Other
+	return result.Other
 }
 
 // resetMessages are errors of net/http (and its bundled HTTP/2) that mean the

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/url"
@@ -22,33 +23,33 @@ func TestClassify(t *testing.T) {
 	urlErr := func(err error) error { return &url.Error{Op: "Get", URL: "http://127.0.0.1/", Err: err} }
 	for _, tc := range []struct {
 		err  error
-		want Outcome
+		want result.Outcome
 	}{
-		{op("read", os.ErrDeadlineExceeded), Timeout},
-		{urlErr(context.DeadlineExceeded), Timeout},
-		{op("dial", &net.DNSError{Err: "i/o timeout", IsTimeout: true, UnwrapErr: context.DeadlineExceeded}), Timeout},
-		{op("dial", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), DNS},
-		{urlErr(op("dial", &net.DNSError{Err: "server misbehaving", Name: "x"})), DNS},
-		{op("dial", sys("connect", syscall.ECONNREFUSED)), Refused},
-		{urlErr(op("dial", sys("connect", syscall.ECONNREFUSED))), Refused},
-		{op("read", sys("read", syscall.ECONNRESET)), Reset},
-		{op("write", sys("write", syscall.EPIPE)), Reset},
-		{io.EOF, Reset},
-		{urlErr(io.EOF), Reset},
-		{io.ErrUnexpectedEOF, Reset},
-		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", io.EOF), Reset},
-		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", errors.New(`malformed HTTP response "HELLO"`)), Other},
-		{errors.New("http: server closed idle connection"), Reset},
-		{urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), TLS},
-		{x509.HostnameError{Certificate: &x509.Certificate{}, Host: "h"}, TLS},
-		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, TLS},
-		{op("remote error", tls.AlertError(40)), TLS},
-		{errors.New("tls: handshake failure"), TLS},
-		{errors.New(`http: server gave HTTP response to HTTPS client`), TLS},
-		{errMalformedStatus, Other},
-		{errors.New(`malformed HTTP response "HELLO"`), Other},
-		{op("dial", sys("connect", syscall.ENETUNREACH)), Other},
-		{nil, Other},
+		{op("read", os.ErrDeadlineExceeded), result.Timeout},
+		{urlErr(context.DeadlineExceeded), result.Timeout},
+		{op("dial", &net.DNSError{Err: "i/o timeout", IsTimeout: true, UnwrapErr: context.DeadlineExceeded}), result.Timeout},
+		{op("dial", &net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), result.DNS},
+		{urlErr(op("dial", &net.DNSError{Err: "server misbehaving", Name: "x"})), result.DNS},
+		{op("dial", sys("connect", syscall.ECONNREFUSED)), result.Refused},
+		{urlErr(op("dial", sys("connect", syscall.ECONNREFUSED))), result.Refused},
+		{op("read", sys("read", syscall.ECONNRESET)), result.Reset},
+		{op("write", sys("write", syscall.EPIPE)), result.Reset},
+		{io.EOF, result.Reset},
+		{urlErr(io.EOF), result.Reset},
+		{io.ErrUnexpectedEOF, result.Reset},
+		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", io.EOF), result.Reset},
+		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", errors.New(`malformed HTTP response "HELLO"`)), result.Other},
+		{errors.New("http: server closed idle connection"), result.Reset},
+		{urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), result.TLS},
+		{x509.HostnameError{Certificate: &x509.Certificate{}, Host: "h"}, result.TLS},
+		{tls.RecordHeaderError{Msg: "first record does not look like a result.TLS handshake"}, result.TLS},
+		{op("remote error", tls.AlertError(40)), result.TLS},
+		{errors.New("tls: handshake failure"), result.TLS},
+		{errors.New(`http: server gave HTTP response to HTTPS client`), result.TLS},
+		{errMalformedStatus, result.Other},
+		{errors.New(`malformed HTTP response "HELLO"`), result.Other},
+		{op("dial", sys("connect", syscall.ENETUNREACH)), result.Other},
+		{nil, result.Other},
 	} {
 		if got := classify(tc.err); got != tc.want {
 			t.Errorf("classify(%v) = %v, want %v", tc.err, got, tc.want)

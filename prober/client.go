@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"net"
 	"net/url"
 	"strings"
@@ -58,7 +59,7 @@ type Conn interface {
 	// Do sends the request and reads the whole response, giving up at
 	// deadline. It returns the status code (0 when there was no complete
 	// response) and the outcome.
-	Do(deadline time.Time) (code int, o Outcome)
+	Do(deadline time.Time) (code int, o result.Outcome)
 	// Close closes the connection.
 	Close()
 }
@@ -301,9 +302,9 @@ func newCodeTable(req config.Request) *codeTable {
 	return &t
 }
 
-func (t *codeTable) outcome(code int) Outcome {
+func (t *codeTable) outcome(code int) result.Outcome {
 	if code >= 0 && code < len(t) && t[code] {
-		return Success
+		return result.Success
 	}
-	return HTTPError
+	return result.HTTPError
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/textproto"
@@ -174,7 +175,7 @@ type fastConn struct {
 	reused bool // nc has carried a complete response
 }
 
-func (fc *fastConn) Do(deadline time.Time) (int, Outcome) {
+func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 	code, stale, err := fc.roundTrip(deadline)
 	if stale && fc.c.replayable {
 		code, _, err = fc.roundTrip(deadline)

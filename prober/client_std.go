@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/http"
@@ -168,7 +169,7 @@ type stdConn struct {
 	client *http.Client
 }
 
-func (sc *stdConn) Do(deadline time.Time) (int, Outcome) {
+func (sc *stdConn) Do(deadline time.Time) (int, result.Outcome) {
 	ctx, cancel := context.WithDeadline(sc.c.aborted, deadline)
 	defer cancel()
 	req := sc.c.tmpl.WithContext(ctx)
@@ -207,9 +208,9 @@ func (sc *stdConn) Close() {
 
 // failure classifies err, except that once the attempt's own deadline has
 // passed, whatever broke was broken by it.
-func failure(ctx context.Context, err error) Outcome {
+func failure(ctx context.Context, err error) result.Outcome {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return Timeout
+		return result.Timeout
 	}
 	return classify(err)
 }

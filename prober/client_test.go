@@ -3,6 +3,7 @@ package prober
 import (
 	"bufio"
 	"fmt"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/http"
@@ -199,46 +200,46 @@ func TestClientOutcomes(t *testing.T) {
 		timeout time.Duration
 		paths   []string // default: both
 		code    int
-		want    Outcome
+		want    result.Outcome
 	}{
-		{name: "200", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false), code: 200, want: Success},
-		{name: "503", handle: answer("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", false), code: 503, want: HTTPError},
+		{name: "200", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false), code: 200, want: result.Success},
+		{name: "503", handle: answer("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", false), code: 503, want: result.HTTPError},
 		{name: "503 valid", handle: answer("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", false),
-			setup: func(r *config.Request) { r.ValidStatusCodes = []int{503} }, code: 503, want: Success},
+			setup: func(r *config.Request) { r.ValidStatusCodes = []int{503} }, code: 503, want: result.Success},
 		{name: "200 not valid", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false),
-			setup: func(r *config.Request) { r.ValidStatusCodes = []int{503} }, code: 200, want: HTTPError},
+			setup: func(r *config.Request) { r.ValidStatusCodes = []int{503} }, code: 200, want: result.HTTPError},
 		{name: "redirect not followed", handle: answer("HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n", false),
-			code: 302, want: HTTPError},
-		{name: "refused", url: closedPortURL, want: Refused},
+			code: 302, want: result.HTTPError},
+		{name: "refused", url: closedPortURL, want: result.Refused},
 		{name: "reset", handle: func(c net.Conn) {
 			c.(*net.TCPConn).SetLinger(0)
 			c.Close()
-		}, want: Reset},
-		{name: "closed without answer", handle: func(c net.Conn) { c.Close() }, want: Reset},
+		}, want: result.Reset},
+		{name: "closed without answer", handle: func(c net.Conn) { c.Close() }, want: result.Reset},
 		{name: "closed after reading", handle: func(c net.Conn) {
 			http.ReadRequest(bufio.NewReader(c))
 			c.Close()
-		}, want: Reset},
-		{name: "closed inside headers", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n", true), want: Reset},
+		}, want: result.Reset},
+		{name: "closed inside headers", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n", true), want: result.Reset},
 		// net/http parses a line cut by the close as a (malformed) line.
-		{name: "closed inside a line", handle: answer("HTTP/1.1 200 OK\r\nContent-Le", true), paths: []string{"fast"}, want: Reset},
-		{name: "closed inside body", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", true), want: Reset},
-		{name: "never answers", handle: func(c net.Conn) { io.Copy(io.Discard, c) }, timeout: 200 * time.Millisecond, want: Timeout},
+		{name: "closed inside a line", handle: answer("HTTP/1.1 200 OK\r\nContent-Le", true), paths: []string{"fast"}, want: result.Reset},
+		{name: "closed inside body", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", true), want: result.Reset},
+		{name: "never answers", handle: func(c net.Conn) { io.Copy(io.Discard, c) }, timeout: 200 * time.Millisecond, want: result.Timeout},
 		{name: "stalls inside body", handle: func(c net.Conn) {
 			http.ReadRequest(bufio.NewReader(c))
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
 			io.Copy(io.Discard, c)
-		}, timeout: 200 * time.Millisecond, want: Timeout},
-		{name: "untrusted tls", url: func(*testing.T) string { return tlsServer.URL }, paths: []string{"std"}, want: TLS},
+		}, timeout: 200 * time.Millisecond, want: result.Timeout},
+		{name: "untrusted tls", url: func(*testing.T) string { return tlsServer.URL }, paths: []string{"std"}, want: result.TLS},
 		{name: "tls to plain server", handle: func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
 			c.Close()
 		},
-			setup: func(r *config.Request) { r.URL = strings.Replace(r.URL, "http:", "https:", 1) }, paths: []string{"std"}, want: TLS},
-		{name: "dns", url: func(*testing.T) string { return "http://nonexistent.invalid/" }, want: DNS},
-		{name: "garbage", handle: answer("HELLO\r\n\r\n", false), want: Other},
-		{name: "bad content length", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false), want: Other},
-		{name: "bad chunk", handle: answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false), want: Other},
+			setup: func(r *config.Request) { r.URL = strings.Replace(r.URL, "http:", "https:", 1) }, paths: []string{"std"}, want: result.TLS},
+		{name: "dns", url: func(*testing.T) string { return "http://nonexistent.invalid/" }, want: result.DNS},
+		{name: "garbage", handle: answer("HELLO\r\n\r\n", false), want: result.Other},
+		{name: "bad content length", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false), want: result.Other},
+		{name: "bad chunk", handle: answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false), want: result.Other},
 	} {
 		for _, path := range paths {
 			if tc.paths != nil && !contains(tc.paths, path) {
@@ -267,7 +268,7 @@ func TestClientOutcomes(t *testing.T) {
 				if code != tc.code || o != tc.want {
 					t.Errorf("Do() = %d, %v; want %d, %v", code, o, tc.code, tc.want)
 				}
-				if tc.want == Timeout && (elapsed < timeout-10*time.Millisecond || elapsed > timeout+time.Second) {
+				if tc.want == result.Timeout && (elapsed < timeout-10*time.Millisecond || elapsed > timeout+time.Second) {
 					t.Errorf("a %v timeout returned after %v", timeout, elapsed)
 				}
 			})
@@ -347,7 +348,7 @@ func TestClientResponses(t *testing.T) {
 						time.Sleep(10 * time.Millisecond)
 					}
 					code, o := conn.Do(time.Now().Add(5 * time.Second))
-					if code != tc.code || o != Success && o != HTTPError {
+					if code != tc.code || o != result.Success && o != result.HTTPError {
 						t.Fatalf("request %d: Do() = %d, %v; want %d", i, code, o, tc.code)
 					}
 				}
@@ -468,7 +469,7 @@ func TestClientRequest(t *testing.T) {
 				}
 				conn := newTestClient(t, req, path).NewConn()
 				defer conn.Close()
-				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != 200 || o != Success {
+				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != 200 || o != result.Success {
 					t.Fatalf("Do() = %d, %v", code, o)
 				}
 				tc.check(t, <-got)
@@ -594,7 +595,7 @@ func TestClientStdOwnConnection(t *testing.T) {
 				defer conn.Close()
 				wg.Go(func() {
 					for range requests {
-						if code, o := conn.Do(time.Now().Add(5 * time.Second)); o != Success {
+						if code, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 							t.Errorf("Do() = %d, %v", code, o)
 						}
 					}
@@ -636,7 +637,7 @@ func TestClientOAuth2(t *testing.T) {
 	for range 3 {
 		conn := c.NewConn()
 		for range 2 {
-			if code, o := conn.Do(time.Now().Add(5 * time.Second)); o != Success {
+			if code, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 				t.Fatalf("Do() = %d, %v", code, o)
 			}
 		}
@@ -659,7 +660,7 @@ func TestClientClose(t *testing.T) {
 			})
 			c := newTestClient(t, testRequest(s.url), path)
 			conn := c.NewConn()
-			if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != Success {
+			if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 				t.Fatalf("outcome %v", o)
 			}
 			c.Close()
@@ -669,7 +670,7 @@ func TestClientClose(t *testing.T) {
 				t.Fatal("the connection is still open after Client.Close")
 			}
 			// A Conn used after Close dials again.
-			if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != Success {
+			if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 				t.Errorf("after Close: outcome %v", o)
 			}
 			conn.Close()
@@ -692,7 +693,7 @@ func TestClientFastZeroAllocs(t *testing.T) {
 			deadline := time.Now().Add(time.Minute)
 			conn.Do(deadline) // dial
 			if allocs := testing.AllocsPerRun(200, func() {
-				if _, o := conn.Do(deadline); o != Success {
+				if _, o := conn.Do(deadline); o != result.Success {
 					t.Fatalf("outcome %v", o)
 				}
 			}); allocs != 0 {
@@ -720,7 +721,7 @@ func BenchmarkConnDo(b *testing.B) {
 			b.ReportAllocs()
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != Success {
+				if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 					b.Fatalf("outcome %v", o)
 				}
 			}
@@ -739,7 +740,7 @@ func BenchmarkConnDo(b *testing.B) {
 				conn := c.NewConn()
 				defer conn.Close()
 				for pb.Next() {
-					if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != Success {
+					if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 						b.Errorf("outcome %v", o)
 						return
 					}

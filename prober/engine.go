@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"fmt"
+	"github.com/loadprobe/loadprobe/prober/result"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,9 +13,9 @@ import (
 
 // Options wires a run to whoever watches it.
 type Options struct {
-	Live     Live           // live metrics; NopLive when nil
-	Progress func(Progress) // called about twice a second while a step runs
-	OnStep   func(Result)   // called after each step with the run so far
+	Live     Live                // live metrics; NopLive when nil
+	Progress func(Progress)      // called about twice a second while a step runs
+	OnStep   func(result.Result) // called after each step with the run so far
 
 	beforeSend func() // tests: holds up the open-loop sender to mimic a busy generator
 }
@@ -92,17 +93,17 @@ type engine struct {
 // Run runs probe p once, step by step, and returns its result. It never
 // panics on a misbehaving target: every attempt ends as an outcome. Its
 // load stops when ctx ends (the result is then "canceled").
-func Run(ctx context.Context, p config.Probe, opts Options) Result {
+func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	e := &engine{probe: p, opts: opts, live: opts.Live, total: newStepRecorder(), stages: plan(p.Load), started: time.Now()}
 	e.pool.max = p.Load.MaxInFlight
 	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}
 	}
-	r := Result{Name: p.Name, Mode: p.Load.Mode(), Started: e.started, Steps: []Step{}, Diagnosis: []string{}}
+	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: e.started, Steps: []result.Step{}, Diagnosis: []string{}}
 	client, err := NewClient(p.Request, p.Name)
 	if err != nil {
-		r.Result, r.Error = ResultFailed, err.Error()
+		r.Result, r.Error = result.ResultFailed, err.Error()
 		r.DurationSeconds = time.Since(e.started).Seconds()
 		return r
 	}
@@ -120,7 +121,7 @@ func Run(ctx context.Context, p config.Probe, opts Options) Result {
 		client.Abort()
 	}()
 
-	r.Result = ResultCompleted
+	r.Result = result.ResultCompleted
 	var settleWithin time.Duration
 	for i, st := range e.stages {
 		var settled time.Duration
@@ -128,7 +129,7 @@ func Run(ctx context.Context, p config.Probe, opts Options) Result {
 			settled = e.settle(settleWithin)
 		}
 		if e.stop.Load() {
-			r.Result = ResultCanceled
+			r.Result = result.ResultCanceled
 			break
 		}
 		step := e.runStage(i, st)
@@ -138,35 +139,35 @@ func Run(ctx context.Context, p config.Probe, opts Options) Result {
 		}
 		r.Steps = append(r.Steps, step)
 		if e.stop.Load() {
-			r.Result = ResultCanceled
+			r.Result = result.ResultCanceled
 			break
 		}
 		if step.ErrorRatio > p.Abort.ErrorRatio && i < len(e.stages)-1 {
-			r.Result = ResultAborted
+			r.Result = result.ResultAborted
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
 				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
 			break
 		}
 		if opts.OnStep != nil && i < len(e.stages)-1 {
 			partial := r
-			partial.Result = ResultRunning
+			partial.Result = result.ResultRunning
 			partial.DurationSeconds = time.Since(e.started).Seconds()
-			analyze(&partial, p.Rules)
+			result.Analyze(&partial, p.Rules)
 			opts.OnStep(partial)
 		}
 	}
 	// The next run against this host, its control first of all, must not
 	// start on this ramp's backlog either (DESIGN.md, point 9). A target
 	// that gave no response at its last level has none to work off.
-	if len(r.Steps) > 1 && r.Result != ResultCanceled && anyResponse(r.Steps[len(r.Steps)-1]) {
+	if len(r.Steps) > 1 && r.Result != result.ResultCanceled && anyResponse(r.Steps[len(r.Steps)-1]) {
 		e.settle(settleWithin)
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
-	analyze(&r, p.Rules)
+	result.Analyze(&r, p.Rules)
 	return r
 }
 
-func anyResponse(s Step) bool {
+func anyResponse(s result.Step) bool {
 	for _, n := range s.Responses {
 		if n > 0 {
 			return true
@@ -184,7 +185,7 @@ func (e *engine) close() {
 }
 
 // runStage holds one stage for its duration and summarizes it.
-func (e *engine) runStage(i int, st stage) Step {
+func (e *engine) runStage(i int, st stage) result.Step {
 	start := time.Now()
 	measureFrom := start.Add(time.Duration(e.probe.Load.Warmup))
 	end := start.Add(st.duration)
@@ -244,7 +245,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // started inside the measured window, in the step figures. from is the
 // time latency is measured from: the send time in closed loop, the
 // intended send time in open loop.
-func (e *engine) observe(rec *stepRecorder, o Outcome, code int, from, finished, measureFrom time.Time) {
+func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time) {
 	if e.stop.Load() {
 		return // cut short by the end of the run, not by the target
 	}

@@ -3,6 +3,8 @@ package prober
 import (
 	"context"
 	"fmt"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
 	"math"
 	"net"
 	"net/http"
@@ -45,14 +47,14 @@ func indent(s, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
-func demoTarget(t *testing.T, opts TargetOptions) string {
+func demoTarget(t *testing.T, opts target.Options) string {
 	t.Helper()
-	srv := httptest.NewServer(NewTarget(opts))
+	srv := httptest.NewServer(target.New(opts))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
-func levels(r Result) []float64 {
+func levels(r result.Result) []float64 {
 	var ls []float64
 	for _, s := range r.Steps {
 		ls = append(ls, s.Level)
@@ -63,13 +65,13 @@ func levels(r Result) []float64 {
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
 
 func TestRunWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
-	url := demoTarget(t, TargetOptions{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
+	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
 	p := probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
 step_duration: 2s
 warmup: 200ms`)
 	r := Run(context.Background(), p, Options{})
 
-	if r.Result != ResultCompleted || len(r.Steps) != 6 {
+	if r.Result != result.ResultCompleted || len(r.Steps) != 6 {
 		t.Fatalf("result %s with levels %v, want completed with 6 levels; error %q", r.Result, levels(r), r.Error)
 	}
 	if k := r.BreakingPoints.Knee; k == nil || k.Level != 4 {
@@ -98,7 +100,7 @@ warmup: 200ms`)
 }
 
 func TestRunShedFailsFirstAboveItsLimit(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/shed"
+	url := demoTarget(t, target.Options{}) + "/shed"
 	p := probeFor(t, url, `concurrency: [2, 4, 8, 16, 32]
 step_duration: 1s`)
 	r := Run(context.Background(), p, Options{})
@@ -118,7 +120,7 @@ step_duration: 1s`)
 }
 
 func TestRunLimitedCountsTheLimiterApartAndNamesTheCap(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/limited"
+	url := demoTarget(t, target.Options{}) + "/limited"
 	p := probeFor(t, url, `concurrency: [1, 2, 4]
 step_duration: 3s`)
 	p.Abort.ErrorRatio = 1
@@ -163,7 +165,7 @@ step_duration: 500ms`)
 	if ff := r.BreakingPoints.FirstFailure; ff == nil || ff.Level != 1 {
 		t.Errorf("first failure %+v, want level 1", ff)
 	}
-	if r.Result != ResultAborted || len(r.Steps) != 1 {
+	if r.Result != result.ResultAborted || len(r.Steps) != 1 {
 		t.Errorf("result %s after levels %v; want aborted after the first level", r.Result, levels(r))
 	}
 	if r.Capacity != nil {
@@ -172,7 +174,7 @@ step_duration: 500ms`)
 }
 
 func TestRunSlowTargetTimesOut(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/slow"
+	url := demoTarget(t, target.Options{}) + "/slow"
 	p := probeFor(t, url, `concurrency: [2]
 step_duration: 2s`)
 	r := Run(context.Background(), p, Options{})
@@ -186,8 +188,8 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 	// /slow answers after 3s, past the 1s the run is given here: only
 	// cutting short the requests under way stops the load within the
 	// second, on the lean client (http) as on net/http (https).
-	plain := demoTarget(t, TargetOptions{})
-	tlsSrv := httptest.NewTLSServer(NewTarget(TargetOptions{}))
+	plain := demoTarget(t, target.Options{})
+	tlsSrv := httptest.NewTLSServer(target.New(target.Options{}))
 	t.Cleanup(tlsSrv.Close)
 	for _, tc := range []struct{ name, url string }{
 		{"http", plain + "/slow"},
@@ -202,7 +204,7 @@ step_duration: 30s`)
 			defer cancel()
 			start := time.Now()
 			r := Run(ctx, p, Options{})
-			if r.Result != ResultCanceled {
+			if r.Result != result.ResultCanceled {
 				t.Errorf("result %s, want canceled", r.Result)
 			}
 			if d := time.Since(start); d > 1300*time.Millisecond {
@@ -217,7 +219,7 @@ step_duration: 30s`)
 // under way at the window's end do not: 8 connections to a 400ms route are
 // 20 responses per second and 8 in flight, warmup or not.
 func TestRunWarmupKeepsThroughputWhole(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/delay?ms=400"
+	url := demoTarget(t, target.Options{}) + "/delay?ms=400"
 	for _, warmup := range []string{"0s", "1s"} {
 		t.Run("warmup "+warmup, func(t *testing.T) {
 			p := probeFor(t, url, `concurrency: [8]
@@ -297,7 +299,7 @@ func (l *recordingLive) Dropped() {
 }
 
 func TestOpenLoopHoldsItsRate(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/noop"
+	url := demoTarget(t, target.Options{}) + "/noop"
 	p := probeFor(t, url, `rate: [1000]
 step_duration: 5s`)
 	r := Run(context.Background(), p, Options{})
@@ -311,7 +313,7 @@ step_duration: 5s`)
 }
 
 func TestOpenLoopRateRampFindsTheKnee(t *testing.T) {
-	url := demoTarget(t, TargetOptions{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
+	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
 	p := probeFor(t, url, `rate: [100, 200, 300, 400, 500, 600]
 step_duration: 2s`)
 	r := Run(context.Background(), p, Options{})
@@ -413,7 +415,7 @@ max_in_flight: 10`)
 }
 
 func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/noop"
+	url := demoTarget(t, target.Options{}) + "/noop"
 	p := probeFor(t, url, `rate: [200]
 step_duration: 2s`)
 	var n int
@@ -437,7 +439,7 @@ step_duration: 2s`)
 }
 
 func TestPhasesReportOneStepPerPhase(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/noop"
+	url := demoTarget(t, target.Options{}) + "/noop"
 	p := probeFor(t, url, `phases:
   - {name: warm up, duration: 1s, rate: 50}
   - {name: ramp up, duration: 1s, rate: 50, ramp_to: 150}
@@ -460,7 +462,7 @@ func TestPhasesReportOneStepPerPhase(t *testing.T) {
 
 // A phase whose rate falls to 0 sends what it integrates to and ends.
 func TestPhaseRampingDownToZeroEnds(t *testing.T) {
-	url := demoTarget(t, TargetOptions{}) + "/noop"
+	url := demoTarget(t, target.Options{}) + "/noop"
 	p := probeFor(t, url, `phases:
   - {name: wind down, duration: 1s, rate: 15, ramp_to: 0}`)
 	start := time.Now()

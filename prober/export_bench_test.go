@@ -1,6 +1,9 @@
 package prober
 
-import "time"
+import (
+	"github.com/loadprobe/loadprobe/prober/result"
+	"time"
+)
 
 // Recording is the engine's per-attempt recording, exposed to the benchmarks
 // of the external test package (record_bench_test.go), which can import the
@@ -20,7 +23,7 @@ func NewRecording(live Live, measureFrom time.Time, window time.Duration) *Recor
 }
 
 // Observe is engine.observe.
-func (r *Recording) Observe(o Outcome, code int, from, finished time.Time) {
+func (r *Recording) Observe(o result.Outcome, code int, from, finished time.Time) {
 	r.e.observe(r.rec, o, code, from, finished, r.measureFrom)
 }
 

@@ -8,11 +8,13 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
 )
 
 type noSource struct{}
 
-func (noSource) Snapshot() []prober.ProbeState { return nil }
+func (noSource) Snapshot() []schedule.ProbeState { return nil }
 
 // BenchmarkRecordAttempt is the per-request cost of recording one attempt
 // beside the request itself, as the engine pays it:
@@ -36,16 +38,16 @@ func BenchmarkRecordAttempt(b *testing.B) {
 	live := func() prober.Live {
 		return collector.New(prometheus.NewRegistry(), noSource{}).Live("bench")
 	}
-	outcome := func(i int) (prober.Outcome, int) {
+	outcome := func(i int) (result.Outcome, int) {
 		if i&15 == 0 {
-			return prober.HTTPError, 503
+			return result.HTTPError, 503
 		}
-		return prober.Success, 200
+		return result.Success, 200
 	}
 	observe := func(b *testing.B, r *prober.Recording) {
 		// Warm the timeline and the code counters, as after a step's first second.
-		r.Observe(prober.Success, 200, start.Add(window-time.Millisecond), start.Add(window))
-		r.Observe(prober.HTTPError, 503, start, start.Add(time.Millisecond))
+		r.Observe(result.Success, 200, start.Add(window-time.Millisecond), start.Add(window))
+		r.Observe(result.HTTPError, 503, start, start.Add(time.Millisecond))
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			from := start.Add(time.Duration(i&8191) * window / 8192)
@@ -62,8 +64,8 @@ func BenchmarkRecordAttempt(b *testing.B) {
 	b.Run("closed-loop", func(b *testing.B) {
 		r := prober.NewRecording(live(), start, window)
 		l := r.Live()
-		r.Observe(prober.Success, 200, start, start.Add(time.Millisecond))
-		r.Observe(prober.HTTPError, 503, start, start.Add(time.Millisecond))
+		r.Observe(result.Success, 200, start, start.Add(time.Millisecond))
+		r.Observe(result.HTTPError, 503, start, start.Add(time.Millisecond))
 		b.ReportAllocs()
 		now := time.Now()
 		for i := 0; b.Loop(); i++ {

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"github.com/loadprobe/loadprobe/prober/result"
 	"strconv"
 	"time"
 
@@ -42,7 +43,7 @@ type stepRecorder struct {
 	hist       *hdrhistogram.Histogram // response latencies, ns
 	latencySum int64                   // ns, exact, over responses
 	latencyMax int64                   // ns, exact, over responses
-	outcomes   [NumOutcomes]int64
+	outcomes   [result.NumOutcomes]int64
 	codes      [maxStatusCode]int64 // responses by status code; out-of-range codes at 0
 	seconds    []secondCounts       // by whole second since the start of the measured window
 	// until is the end of the measured window when set (see within);
@@ -64,12 +65,12 @@ func newStepRecorder() *stepRecorder {
 // a response; code 0 when no response. It allocates nothing except when at
 // enters a second the recorder has never held (amortized, about once per
 // second of a step, never after the first step of a reused recorder).
-func (r *stepRecorder) record(o Outcome, code int, latency time.Duration, at time.Duration) {
-	if o >= NumOutcomes {
-		o = Other
+func (r *stepRecorder) record(o result.Outcome, code int, latency time.Duration, at time.Duration) {
+	if o >= result.NumOutcomes {
+		o = result.Other
 	}
 	r.outcomes[o]++
-	if o == Success || o == HTTPError {
+	if o == result.Success || o == result.HTTPError {
 		if r.until == 0 || at+latency <= r.until {
 			r.arrived(o)
 		}
@@ -96,7 +97,7 @@ func (r *stepRecorder) record(o Outcome, code int, latency time.Duration, at tim
 	for len(r.seconds) <= s {
 		r.seconds = append(r.seconds, secondCounts{})
 	}
-	if o == Success {
+	if o == result.Success {
 		r.seconds[s].success++
 	} else {
 		r.seconds[s].failure++
@@ -108,7 +109,7 @@ func (r *stepRecorder) reset() {
 	r.hist.Reset()
 	r.latencySum = 0
 	r.latencyMax = 0
-	r.outcomes = [NumOutcomes]int64{}
+	r.outcomes = [result.NumOutcomes]int64{}
 	clear(r.codes[:])
 	r.seconds = r.seconds[:0]
 	r.until, r.answered, r.succeeded = 0, 0, 0
@@ -128,9 +129,9 @@ func (r *stepRecorder) within(until time.Duration) { r.until = until }
 // warmup answered inside the window: a server-side counter sees that
 // response, and leaving it out would make the window lose one level's worth
 // at its start on top of the one still under way at its end.
-func (r *stepRecorder) arrived(o Outcome) {
+func (r *stepRecorder) arrived(o result.Outcome) {
 	r.answered++
-	if o == Success {
+	if o == result.Success {
 		r.succeeded++
 	}
 }
@@ -158,10 +159,6 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	}
 }
 
-// noResponseReasons are the outcomes without a response, the keys of
-// Step.Errors.
-var noResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other}
-
 // summarize turns a merged recorder into the Step figures of DESIGN.md.
 // measured is the measured window (step_duration - warmup); level is the
 // configured level; closedLoop says how load_held_ratio is computed.
@@ -175,22 +172,22 @@ var noResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other}
 // and small, and a reader (or jq) gets 0 rather than a missing key, as in
 // DESIGN's example. Responses holds only the codes that occurred. Neither map
 // nor PerSecond is ever nil, so the JSON never shows null for them.
-func (r *stepRecorder) summarize(level float64, name string, measured time.Duration, closedLoop bool) Step {
+func (r *stepRecorder) summarize(level float64, name string, measured time.Duration, closedLoop bool) result.Step {
 	secs := measured.Seconds()
 	var attempts int64
 	for _, n := range r.outcomes {
 		attempts += n
 	}
-	successes := r.outcomes[Success]
-	responses := successes + r.outcomes[HTTPError]
+	successes := r.outcomes[result.Success]
+	responses := successes + r.outcomes[result.HTTPError]
 
-	st := Step{
+	st := result.Step{
 		Level:           level,
 		Name:            name,
 		DurationSeconds: secs,
 		Attempts:        attempts,
 		Responses:       map[string]int64{},
-		Errors:          make(map[string]int64, len(noResponseReasons)),
+		Errors:          make(map[string]int64, len(result.NoResponseReasons)),
 	}
 	if secs > 0 {
 		st.Throughput = float64(r.answered) / secs
@@ -204,7 +201,7 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 		// A histogram quantile is the top of its bucket and may exceed the
 		// exact maximum; no quantile reads above the max.
 		q := func(p float64) float64 { return ns(min(r.hist.ValueAtQuantile(p), r.latencyMax)) }
-		st.Latency = Latency{
+		st.Latency = result.Latency{
 			Mean: ns(r.latencySum) / float64(responses),
 			P50:  q(50),
 			P90:  q(90),
@@ -219,7 +216,7 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 			st.Responses[strconv.Itoa(code)] = n
 		}
 	}
-	for _, o := range noResponseReasons {
+	for _, o := range result.NoResponseReasons {
 		st.Errors[o.String()] = r.outcomes[o]
 	}
 	// Little's law, over responses only: an attempt without a response has
@@ -236,7 +233,7 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 	}
 
 	n := int(measured / time.Second)
-	st.PerSecond = make([]Second, max(n, 0))
+	st.PerSecond = make([]result.Second, max(n, 0))
 	for i := range st.PerSecond {
 		st.PerSecond[i].Second = i
 		if i < len(r.seconds) {

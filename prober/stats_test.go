@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
 func approx(a, b, tol float64) bool {
@@ -21,16 +24,16 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	r := newStepRecorder()
 	ms := time.Millisecond
 	// Second 0: three successes, one 503.
-	r.record(Success, 200, 10*ms, 100*ms)
-	r.record(Success, 200, 20*ms, 200*ms)
-	r.record(Success, 201, 30*ms, 900*ms)
-	r.record(HTTPError, 503, 40*ms, 950*ms)
+	r.record(result.Success, 200, 10*ms, 100*ms)
+	r.record(result.Success, 200, 20*ms, 200*ms)
+	r.record(result.Success, 201, 30*ms, 900*ms)
+	r.record(result.HTTPError, 503, 40*ms, 950*ms)
 	// Second 1: one success, one timeout, one refused.
-	r.record(Success, 200, 100*ms, 1500*ms)
-	r.record(Timeout, 0, time.Second, 1600*ms)
-	r.record(Refused, 0, 0, 1700*ms)
+	r.record(result.Success, 200, 100*ms, 1500*ms)
+	r.record(result.Timeout, 0, time.Second, 1600*ms)
+	r.record(result.Refused, 0, 0, 1700*ms)
 	// Second 2 is empty; the partial second 3 (the window is 3.5s) holds one reset.
-	r.record(Reset, 0, 0, 3200*ms)
+	r.record(result.Reset, 0, 0, 3200*ms)
 
 	st := r.summarize(4, "", 3500*ms, true)
 
@@ -81,7 +84,7 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	if want := st.InFlight / 4; !approx(st.LoadHeldRatio, want, 1e-12) {
 		t.Errorf("load held = %v, want %v", st.LoadHeldRatio, want)
 	}
-	wantSeconds := []Second{{0, 3, 1}, {1, 1, 2}, {2, 0, 0}}
+	wantSeconds := []result.Second{{Second: 0, Success: 3, Failure: 1}, {Second: 1, Success: 1, Failure: 2}, {Second: 2}}
 	if !slices.Equal(st.PerSecond, wantSeconds) {
 		t.Errorf("per second = %v, want %v (the partial last second dropped)", st.PerSecond, wantSeconds)
 	}
@@ -109,12 +112,12 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var n int64
 	for i := 0; i < 10000; i++ {
-		o := Outcome(rng.IntN(int(NumOutcomes)))
+		o := result.Outcome(rng.IntN(int(result.NumOutcomes)))
 		code := 0
 		switch o {
-		case Success:
+		case result.Success:
 			code = 200
-		case HTTPError:
+		case result.HTTPError:
 			code = 500 + rng.IntN(5)
 		}
 		r.record(o, code, time.Duration(rng.IntN(1e8)), time.Duration(rng.Int64N(int64(5*time.Second))))
@@ -148,7 +151,7 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 func TestStatsOnlyRefused(t *testing.T) {
 	r := newStepRecorder()
 	for i := 0; i < 1000; i++ {
-		r.record(Refused, 0, 0, time.Duration(i)*5*time.Millisecond)
+		r.record(result.Refused, 0, 0, time.Duration(i)*5*time.Millisecond)
 	}
 	st := r.summarize(16, "", 5*time.Second, true)
 	if st.ErrorRatio != 1 {
@@ -158,7 +161,7 @@ func TestStatsOnlyRefused(t *testing.T) {
 		t.Errorf("throughput, goodput, in flight, load held = %v, %v, %v, %v; want 0",
 			st.Throughput, st.Goodput, st.InFlight, st.LoadHeldRatio)
 	}
-	if st.Latency != (Latency{}) {
+	if st.Latency != (result.Latency{}) {
 		t.Errorf("latency = %+v, want zero: no response carries a latency", st.Latency)
 	}
 	if st.Errors["refused"] != 1000 || len(st.Responses) != 0 {
@@ -180,7 +183,7 @@ func TestStatsQuantilesWithinOnePercent(t *testing.T) {
 		// Log-uniform from 5µs to 20s: every octave the histogram covers.
 		v := int64(math.Exp(math.Log(5e3) + rng.Float64()*(math.Log(20e9)-math.Log(5e3))))
 		ref[i] = v
-		r.record(Success, 200, time.Duration(v), time.Duration(i)*time.Microsecond)
+		r.record(result.Success, 200, time.Duration(v), time.Duration(i)*time.Microsecond)
 	}
 	slices.Sort(ref)
 	st := r.summarize(1, "", time.Second, true)
@@ -211,8 +214,8 @@ func TestStatsQuantilesWithinOnePercent(t *testing.T) {
 
 func TestStatsLatencyBeyondRange(t *testing.T) {
 	r := newStepRecorder()
-	r.record(Success, 200, 90*time.Second, 0)
-	r.record(Success, 200, -time.Second, 0) // a clock step: counted as 0
+	r.record(result.Success, 200, 90*time.Second, 0)
+	r.record(result.Success, 200, -time.Second, 0) // a clock step: counted as 0
 	st := r.summarize(1, "", time.Second, true)
 	if st.Latency.Max != 90 || st.Latency.Mean != 45 {
 		t.Errorf("max, mean = %v, %v; want 90, 45 (exact beyond the histogram)", st.Latency.Max, st.Latency.Mean)
@@ -227,11 +230,11 @@ func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 	all := newStepRecorder()
 	parts := []*stepRecorder{newStepRecorder(), newStepRecorder(), newStepRecorder()}
 	for i := 0; i < 30000; i++ {
-		o := Outcome(rng.IntN(int(NumOutcomes)))
+		o := result.Outcome(rng.IntN(int(result.NumOutcomes)))
 		code := 0
-		if o == Success {
+		if o == result.Success {
 			code = 200
-		} else if o == HTTPError {
+		} else if o == result.HTTPError {
 			code = 429
 		}
 		lat := time.Duration(rng.Int64N(int64(2 * time.Second)))
@@ -257,18 +260,18 @@ func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 func TestStatsResetReuses(t *testing.T) {
 	r := newStepRecorder()
 	for i := 0; i < 100; i++ {
-		r.record(HTTPError, 503, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+		r.record(result.HTTPError, 503, time.Millisecond, time.Duration(i)*50*time.Millisecond)
 	}
 	r.reset()
 	st := r.summarize(1, "", 2*time.Second, true)
-	if st.Attempts != 0 || len(st.Responses) != 0 || st.Latency != (Latency{}) ||
-		!slices.Equal(st.PerSecond, []Second{{0, 0, 0}, {1, 0, 0}}) {
+	if st.Attempts != 0 || len(st.Responses) != 0 || st.Latency != (result.Latency{}) ||
+		!slices.Equal(st.PerSecond, []result.Second{{Second: 0}, {Second: 1}}) {
 		t.Errorf("after reset: %+v", st)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		r.reset()
 		for i := 0; i < 100; i++ {
-			r.record(Success, 200, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+			r.record(result.Success, 200, time.Millisecond, time.Duration(i)*50*time.Millisecond)
 		}
 	})
 	if allocs != 0 {
@@ -298,14 +301,45 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 		lat[i] = time.Duration(50e3 + rng.Int64N(50e6))
 	}
 	// Warm the timeline to a whole step, as a reused recorder is.
-	r.record(Success, 200, 0, 5*time.Second)
+	r.record(result.Success, 200, 0, 5*time.Second)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		o, code := Success, 200
+		o, code := result.Success, 200
 		if i&15 == 0 {
-			o, code = HTTPError, 503
+			o, code = result.HTTPError, 503
 		}
 		r.record(o, code, lat[i&1023], time.Duration(i&4095)*time.Millisecond)
+	}
+}
+
+// The recorder and the analysis together: a target that refuses every
+// connection (DESIGN point 5).
+func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
+	r := &result.Result{Mode: config.ModeConcurrency}
+	rec := newStepRecorder()
+	for _, level := range []float64{1, 2, 4} {
+		rec.reset()
+		for i := 0; i < 5000; i++ {
+			rec.record(result.Refused, 0, 0, time.Duration(i)*time.Millisecond)
+		}
+		r.Steps = append(r.Steps, rec.summarize(level, "", 5*time.Second, true))
+	}
+	result.Analyze(r, config.DefaultRules)
+	if r.Steps[0].ErrorRatio != 1 || r.Steps[0].Throughput != 0 {
+		t.Errorf("error ratio, throughput = %v, %v; want 1, 0", r.Steps[0].ErrorRatio, r.Steps[0].Throughput)
+	}
+	bp := r.BreakingPoints
+	if ff := bp.FirstFailure; ff == nil || *ff != (result.Point{Level: 1}) {
+		t.Errorf("first_failure = %+v; want level 1, throughput 0", ff)
+	}
+	if bp.Knee != nil || bp.LatencyBudget != nil || r.Capacity != nil {
+		t.Errorf("knee, latency_budget, capacity = %+v, %+v, %+v; want none", bp.Knee, bp.LatencyBudget, r.Capacity)
+	}
+	if r.Valid || r.PeakThroughput != 0 {
+		t.Errorf("valid, peak = %v, %v; want false, 0", r.Valid, r.PeakThroughput)
+	}
+	if all := strings.Join(r.Diagnosis, "\n"); !strings.Contains(all, "first failure at 1 connection: refused on 100% of attempts (the server never answered: connection refused)") {
+		t.Errorf("diagnosis:\n%s", all)
 	}
 }

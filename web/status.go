@@ -14,8 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 //go:embed status.html
@@ -31,7 +33,7 @@ var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
 type Link struct{ Href, Text string }
 
 // StatusHandler serves the status page from the probes' states at request time.
-func StatusHandler(version string, links []Link, states func() []prober.ProbeState) http.Handler {
+func StatusHandler(version string, links []Link, states func() []schedule.ProbeState) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -61,10 +63,10 @@ func StatusHandler(version string, links []Link, states func() []prober.ProbeSta
 // probeView is one probe as the page shows it.
 type probeView struct {
 	Name, Mode, State, Unit string
-	Last                    *prober.Result
+	Last                    *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
-	Charted      *prober.Result
+	Charted      *result.Result
 	ChartCaption string
 	Chart        template.HTML
 	Quantile     string  // the latency quantile the rules judge, e.g. "p99"
@@ -73,9 +75,9 @@ type probeView struct {
 	BelowMin     bool    // the last run's capacity is below MinCapacity
 }
 
-func newProbeView(st prober.ProbeState, now time.Time) probeView {
+func newProbeView(st schedule.ProbeState, now time.Time) probeView {
 	p := st.Probe
-	lq, budget := prober.LatencyRule(p.Rules)
+	lq, budget := result.LatencyRule(p.Rules)
 	v := probeView{
 		Name: p.Name, Mode: p.Load.Mode(), Last: st.Last, Unit: unit(p.Load.Mode()),
 		Quantile: lq.Label, Budget: seconds(budget),
@@ -138,7 +140,7 @@ func axisTitle(mode, unit string) string {
 	}
 }
 
-func pointText(p *prober.Point, unit string) string {
+func pointText(p *result.Point, unit string) string {
 	if p == nil {
 		return "—"
 	}
@@ -200,11 +202,11 @@ const (
 // equal step along x (ramps usually double), with the three breaking points
 // marked by vertical lines, the latency budget by a horizontal one and the
 // capacity by a ring on the goodput curve.
-func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
+func chart(r result.Result, rules config.Rules, unit string) template.HTML {
 	if len(r.Steps) == 0 {
 		return ""
 	}
-	lq, budget := prober.LatencyRule(rules)
+	lq, budget := result.LatencyRule(rules)
 	n := len(r.Steps)
 	x := func(i int) float64 {
 		if n == 1 {
@@ -265,7 +267,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 	// row per rule so that neighbours never overlap.
 	marks := []struct {
 		class, label string
-		p            *prober.Point
+		p            *result.Point
 	}{
 		{"knee", "knee", r.BreakingPoints.Knee},
 		{"budget", "latency budget", r.BreakingPoints.LatencyBudget},
@@ -292,7 +294,7 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 		}
 	}
 
-	line := func(class string, y func(float64) float64, v func(prober.Step) float64, title func(float64) string) {
+	line := func(class string, y func(float64) float64, v func(result.Step) float64, title func(float64) string) {
 		pts := make([]string, 0, n)
 		for i, s := range r.Steps {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(v(s))))
@@ -303,8 +305,8 @@ func chart(r prober.Result, rules config.Rules, unit string) template.HTML {
 				class, x(i), y(v(s)), short(s.Level), esc(unit), title(v(s)))
 		}
 	}
-	line("good", yGood, func(s prober.Step) float64 { return s.Goodput }, func(v float64) string { return "goodput " + rate(v) + "/s" })
-	line("lat", yLat, func(s prober.Step) float64 { return lq.Of(s.Latency) }, func(v float64) string { return lq.Label + " " + seconds(v) })
+	line("good", yGood, func(s result.Step) float64 { return s.Goodput }, func(v float64) string { return "goodput " + rate(v) + "/s" })
+	line("lat", yLat, func(s result.Step) float64 { return lq.Of(s.Latency) }, func(v float64) string { return lq.Label + " " + seconds(v) })
 
 	if c := r.Capacity; c != nil {
 		for i, s := range r.Steps {

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 func probe(name string, levels ...int) config.Probe {
@@ -25,20 +27,20 @@ func probe(name string, levels ...int) config.Probe {
 }
 
 // finished is a completed ramp whose three rules fired at 4, 8 and 16.
-func finished(name string, started time.Time) *prober.Result {
-	r := &prober.Result{Name: name, Mode: config.ModeConcurrency, Result: prober.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
+func finished(name string, started time.Time) *result.Result {
+	r := &result.Result{Name: name, Mode: config.ModeConcurrency, Result: result.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
 	for i, lv := range []float64{1, 2, 4, 8, 16} {
 		good := []float64{100, 200, 400, 405, 300}[i]
-		r.Steps = append(r.Steps, prober.Step{Level: lv, Goodput: good, Throughput: good,
-			Latency: prober.Latency{P99: []float64{0.011, 0.012, 0.014, 0.25, 0.5}[i]}})
+		r.Steps = append(r.Steps, result.Step{Level: lv, Goodput: good, Throughput: good,
+			Latency: result.Latency{P99: []float64{0.011, 0.012, 0.014, 0.25, 0.5}[i]}})
 	}
 	r.PeakThroughput = 405
-	r.BreakingPoints = prober.BreakingPoints{
-		Knee:          &prober.Point{Level: 4, Throughput: 400},
-		LatencyBudget: &prober.Point{Level: 8, Throughput: 405},
-		FirstFailure:  &prober.Point{Level: 16, Throughput: 300},
+	r.BreakingPoints = result.BreakingPoints{
+		Knee:          &result.Point{Level: 4, Throughput: 400},
+		LatencyBudget: &result.Point{Level: 8, Throughput: 405},
+		FirstFailure:  &result.Point{Level: 16, Throughput: 300},
 	}
-	r.Capacity = &prober.Point{Level: 4, Throughput: 400}
+	r.Capacity = &result.Point{Level: 4, Throughput: 400}
 	r.Diagnosis = []string{"throughput stopped improving at 4 connections", "a <b>bold</b> claim"}
 	return r
 }
@@ -53,12 +55,12 @@ func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
 
 func TestStatusPage(t *testing.T) {
 	now := time.Now()
-	states := []prober.ProbeState{
+	states := []schedule.ProbeState{
 		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-90*time.Second)), LastCompleted: now.Add(-60 * time.Second), Next: now.Add(59 * time.Minute)},
 		{Probe: probe("fresh", 1, 2)},
-		{Probe: probe("busy", 1, 2, 4), Current: &prober.Result{Name: "busy", Result: prober.ResultRunning, Started: now, Steps: []prober.Step{{Level: 1, Goodput: 50}}}},
+		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Result: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
 	}
-	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []prober.ProbeState { return states })
+	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []schedule.ProbeState { return states })
 	resp, body := get(t, h, "/")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -134,10 +136,10 @@ func TestStatusPageEscapes(t *testing.T) {
 	p := probe(evil)
 	p.Load.Concurrency = nil
 	p.Load.Phases = []config.Phase{{Name: evil, Duration: model.Duration(time.Second), Rate: 1}}
-	r := &prober.Result{Name: evil, Mode: config.ModePhases, Result: prober.ResultFailed, Started: time.Now(), Error: evil,
-		Steps: []prober.Step{{Level: 1, Name: evil}}}
-	h := StatusHandler(evil, []Link{{Href: "/metrics", Text: evil}}, func() []prober.ProbeState {
-		return []prober.ProbeState{{Probe: p, Last: r}}
+	r := &result.Result{Name: evil, Mode: config.ModePhases, Result: result.ResultFailed, Started: time.Now(), Error: evil,
+		Steps: []result.Step{{Level: 1, Name: evil}}}
+	h := StatusHandler(evil, []Link{{Href: "/metrics", Text: evil}}, func() []schedule.ProbeState {
+		return []schedule.ProbeState{{Probe: p, Last: r}}
 	})
 	_, body := get(t, h, "/")
 	if strings.Contains(body, "<script>") {

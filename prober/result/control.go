@@ -1,4 +1,4 @@
-package prober
+package result
 
 import "fmt"
 

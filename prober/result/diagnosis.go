@@ -1,4 +1,4 @@
-package prober
+package result
 
 import (
 	"cmp"
@@ -615,7 +615,7 @@ func noResponses(s Step) int64 {
 // topReason names the most frequent reason for an attempt without a response.
 func topReason(s Step) string {
 	best, bn := "", int64(0)
-	for _, o := range noResponseReasons {
+	for _, o := range NoResponseReasons {
 		if n := s.Errors[o.String()]; n > bn {
 			best, bn = o.String(), n
 		}

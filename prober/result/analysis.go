@@ -1,4 +1,4 @@
-package prober
+package result
 
 import (
 	"math"
@@ -63,7 +63,7 @@ type analysis struct {
 	capacity     int
 }
 
-// analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid and
+// Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid and
 // r.Diagnosis from r.Steps and r.Mode ("concurrency", "rate" or "phases")
 // with the probe's rules. Steps are taken in the order they ran.
 //
@@ -88,7 +88,7 @@ type analysis struct {
 //   - Valid needs at least one step: a run that measured nothing is not a
 //     valid measurement. Otherwise every step up to and including the first
 //     failure (all steps when nothing failed) must have held its load.
-func analyze(r *Result, rules config.Rules) {
+func Analyze(r *Result, rules config.Rules) {
 	a := newAnalysis(r, rules)
 
 	r.PeakThroughput = 0

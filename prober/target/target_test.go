@@ -1,4 +1,4 @@
-package prober
+package target
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ import (
 
 // targetTestServer serves a fresh Target on loopback, wrapped by wrap when
 // not nil, with a keep-alive client sized for the tests' concurrency.
-func targetTestServer(t *testing.T, opts TargetOptions, wrap func(http.Handler) http.Handler) (*httptest.Server, *http.Client) {
+func targetTestServer(t *testing.T, opts Options, wrap func(http.Handler) http.Handler) (*httptest.Server, *http.Client) {
 	t.Helper()
-	var h http.Handler = NewTarget(opts)
+	var h http.Handler = New(opts)
 	if wrap != nil {
 		h = wrap(h)
 	}
@@ -109,7 +109,7 @@ func targetLoad(t *testing.T, c *http.Client, url string, clients int, d time.Du
 }
 
 func TestTargetRoutes(t *testing.T) {
-	srv, c := targetTestServer(t, TargetOptions{}, nil)
+	srv, c := targetTestServer(t, Options{}, nil)
 	tests := []struct {
 		name, method, path string
 		code               int
@@ -188,21 +188,21 @@ func TestTargetRoutes(t *testing.T) {
 func TestTargetWorkThroughput(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    TargetOptions
+		opts    Options
 		clients int
 		dur     time.Duration
 		want    float64 // responses per second
 	}{
-		{name: "4 workers, 16 clients: the pool's cap", opts: TargetOptions{Workers: 4}, clients: 16, dur: 1500 * time.Millisecond, want: 400},
-		{name: "4 workers, 1 client: one at a time", opts: TargetOptions{Workers: 4}, clients: 1, dur: 1500 * time.Millisecond, want: 100},
-		{name: "4 workers, 2 clients: below the knee", opts: TargetOptions{Workers: 4}, clients: 2, dur: time.Second, want: 200},
-		{name: "4 workers, 4 clients: the knee", opts: TargetOptions{Workers: 4}, clients: 4, dur: time.Second, want: 400},
-		{name: "2 workers of 4ms, 8 clients", opts: TargetOptions{Workers: 2, WorkTime: 4 * time.Millisecond}, clients: 8, dur: time.Second, want: 500},
-		{name: "2 workers of 2.5ms, 8 clients", opts: TargetOptions{Workers: 2, WorkTime: 2500 * time.Microsecond}, clients: 8, dur: time.Second, want: 800},
-		{name: "2 workers of 2.5ms, 1 client", opts: TargetOptions{Workers: 2, WorkTime: 2500 * time.Microsecond}, clients: 1, dur: 500 * time.Millisecond, want: 400},
+		{name: "4 workers, 16 clients: the pool's cap", opts: Options{Workers: 4}, clients: 16, dur: 1500 * time.Millisecond, want: 400},
+		{name: "4 workers, 1 client: one at a time", opts: Options{Workers: 4}, clients: 1, dur: 1500 * time.Millisecond, want: 100},
+		{name: "4 workers, 2 clients: below the knee", opts: Options{Workers: 4}, clients: 2, dur: time.Second, want: 200},
+		{name: "4 workers, 4 clients: the knee", opts: Options{Workers: 4}, clients: 4, dur: time.Second, want: 400},
+		{name: "2 workers of 4ms, 8 clients", opts: Options{Workers: 2, WorkTime: 4 * time.Millisecond}, clients: 8, dur: time.Second, want: 500},
+		{name: "2 workers of 2.5ms, 8 clients", opts: Options{Workers: 2, WorkTime: 2500 * time.Microsecond}, clients: 8, dur: time.Second, want: 800},
+		{name: "2 workers of 2.5ms, 1 client", opts: Options{Workers: 2, WorkTime: 2500 * time.Microsecond}, clients: 1, dur: 500 * time.Millisecond, want: 400},
 		// One core computing for 0.6 s; bounded so the shared machine is spared.
-		{name: "cpu: 1 worker, 3 clients", opts: TargetOptions{Workers: 1, CPU: true}, clients: 3, dur: 600 * time.Millisecond, want: 100},
-		{name: "cpu: 1 worker, 1 client", opts: TargetOptions{Workers: 1, CPU: true}, clients: 1, dur: 300 * time.Millisecond, want: 100},
+		{name: "cpu: 1 worker, 3 clients", opts: Options{Workers: 1, CPU: true}, clients: 3, dur: 600 * time.Millisecond, want: 100},
+		{name: "cpu: 1 worker, 1 client", opts: Options{Workers: 1, CPU: true}, clients: 1, dur: 300 * time.Millisecond, want: 100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,7 +224,7 @@ func TestTargetWorkThroughput(t *testing.T) {
 
 // targetWorkRate measures /work under clients closed-loop clients and says
 // what is wrong with the throughput (nominal want) and the service time.
-func targetWorkRate(t *testing.T, opts TargetOptions, clients int, dur time.Duration, nominal float64) (problems []string) {
+func targetWorkRate(t *testing.T, opts Options, clients int, dur time.Duration, nominal float64) (problems []string) {
 	var handled atomic.Int64 // total time /work handlers ran, ns
 	srv, c := targetTestServer(t, opts, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,7 +267,7 @@ func targetWorkRate(t *testing.T, opts TargetOptions, clients int, dur time.Dura
 // request starts as soon as the running job ends.
 func TestTargetWorkQueuedClientGivesUp(t *testing.T) {
 	const hold = 300 * time.Millisecond
-	srv, c := targetTestServer(t, TargetOptions{Workers: 1, WorkTime: hold}, nil)
+	srv, c := targetTestServer(t, Options{Workers: 1, WorkTime: hold}, nil)
 	first := make(chan error, 1)
 	go func() {
 		r, err := targetGet(c, http.MethodGet, srv.URL+"/work")
@@ -310,7 +310,7 @@ func TestTargetShed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, c := targetTestServer(t, TargetOptions{}, nil)
+			srv, c := targetTestServer(t, Options{}, nil)
 			codes, elapsed, _ := targetLoad(t, c, srv.URL+"/shed", tt.clients, 500*time.Millisecond)
 			t.Logf("%d clients for %v: %v", tt.clients, elapsed.Round(time.Millisecond), codes)
 			if got := codes[503] > 0; got != tt.want503 {
@@ -391,7 +391,7 @@ func TestTargetLimitedOpenLoop(t *testing.T) {
 	// run offers the load once, starting just after a second boundary so it
 	// covers two wall-clock seconds, and returns what each request got.
 	run := func(t *testing.T) (recs []rec, start, end time.Time) {
-		srv, c := targetTestServer(t, TargetOptions{}, nil)
+		srv, c := targetTestServer(t, Options{}, nil)
 		targetLoad(t, c, srv.URL+"/noop", senders, 50*time.Millisecond) // open the connections
 		now := time.Now()
 		time.Sleep(now.Truncate(time.Second).Add(time.Second + 5*time.Millisecond).Sub(now))
@@ -481,7 +481,7 @@ func TestTargetLimitedOpenLoop(t *testing.T) {
 
 func TestTargetLeak(t *testing.T) {
 	t.Run("sequential", func(t *testing.T) {
-		srv, c := targetTestServer(t, TargetOptions{}, nil)
+		srv, c := targetTestServer(t, Options{}, nil)
 		for i := 1; i <= TargetLeakBudget+2; i++ {
 			r, err := targetGet(c, http.MethodGet, srv.URL+"/leak")
 			if err != nil {
@@ -497,7 +497,7 @@ func TestTargetLeak(t *testing.T) {
 		}
 	})
 	t.Run("concurrent: exactly the budget succeeds", func(t *testing.T) {
-		srv, c := targetTestServer(t, TargetOptions{}, nil)
+		srv, c := targetTestServer(t, Options{}, nil)
 		const clients, each = 8, 400
 		var ok, unavailable atomic.Int64
 		var wg sync.WaitGroup
@@ -525,7 +525,7 @@ func TestTargetLeak(t *testing.T) {
 		}
 	})
 	t.Run("a fresh target starts again", func(t *testing.T) {
-		srv, c := targetTestServer(t, TargetOptions{}, nil)
+		srv, c := targetTestServer(t, Options{}, nil)
 		if r, err := targetGet(c, http.MethodGet, srv.URL+"/leak"); err != nil || r.code != 200 {
 			t.Fatalf("%v %d", err, r.code)
 		}
@@ -541,7 +541,7 @@ func TestTargetWaitsEndWithTheClient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			returned := make(chan time.Duration, 1)
-			srv, _ := targetTestServer(t, TargetOptions{}, func(h http.Handler) http.Handler {
+			srv, _ := targetTestServer(t, Options{}, func(h http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					t0 := time.Now()
 					h.ServeHTTP(w, r)
@@ -571,7 +571,7 @@ func TestTargetSlowAnswersAfterThreeSeconds(t *testing.T) {
 		t.Skip("takes 3 s")
 	}
 	t.Parallel()
-	srv, c := targetTestServer(t, TargetOptions{}, nil)
+	srv, c := targetTestServer(t, Options{}, nil)
 	t0 := time.Now()
 	r, err := targetGet(c, http.MethodGet, srv.URL+"/slow")
 	took := time.Since(t0)
@@ -592,9 +592,9 @@ func TestServeTargetRefusesNonLoopback(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			called := false
-			err := ServeTarget(ctx, addr, TargetOptions{}, nil, func(net.Addr) { called = true })
+			err := Serve(ctx, addr, Options{}, nil, func(net.Addr) { called = true })
 			if err == nil || called {
-				t.Errorf("ServeTarget(%q) = %v, ready called: %v; want a refusal", addr, err, called)
+				t.Errorf("Serve(%q) = %v, ready called: %v; want a refusal", addr, err, called)
 			}
 			if ctx.Err() != nil {
 				t.Error("the refusal waited for ctx")
@@ -613,7 +613,7 @@ func TestServeTargetServesUntilCanceled(t *testing.T) {
 			readyc := make(chan net.Addr, 1)
 			done := make(chan error, 1)
 			go func() {
-				done <- ServeTarget(ctx, addr, TargetOptions{Workers: 2}, logger, func(a net.Addr) { readyc <- a })
+				done <- Serve(ctx, addr, Options{Workers: 2}, logger, func(a net.Addr) { readyc <- a })
 			}()
 			var bound net.Addr
 			select {
@@ -622,7 +622,7 @@ func TestServeTargetServesUntilCanceled(t *testing.T) {
 				if addr == "[::1]:0" {
 					t.Skipf("no IPv6 loopback here: %v", err)
 				}
-				t.Fatalf("ServeTarget: %v", err)
+				t.Fatalf("Serve: %v", err)
 			case <-time.After(5 * time.Second):
 				t.Fatal("not ready after 5 s")
 			}
@@ -652,10 +652,10 @@ func TestServeTargetServesUntilCanceled(t *testing.T) {
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Errorf("ServeTarget returned %v after cancel, want nil", err)
+					t.Errorf("Serve returned %v after cancel, want nil", err)
 				}
 			case <-time.After(2 * time.Second):
-				t.Fatal("ServeTarget still serving 2 s after cancel")
+				t.Fatal("Serve still serving 2 s after cancel")
 			}
 			if took := time.Since(t0); took > time.Second {
 				t.Errorf("stopping took %v, want within 1 s", took)
@@ -677,18 +677,18 @@ func TestServeTargetServesUntilCanceled(t *testing.T) {
 
 func TestTargetDefaults(t *testing.T) {
 	tests := []struct {
-		opts     TargetOptions
+		opts     Options
 		workers  int
 		workTime time.Duration
 	}{
-		{TargetOptions{}, 4, 10 * time.Millisecond},
-		{TargetOptions{Workers: -1, WorkTime: -time.Second}, 4, 10 * time.Millisecond},
-		{TargetOptions{Workers: 16, WorkTime: time.Millisecond}, 16, time.Millisecond},
+		{Options{}, 4, 10 * time.Millisecond},
+		{Options{Workers: -1, WorkTime: -time.Second}, 4, 10 * time.Millisecond},
+		{Options{Workers: 16, WorkTime: time.Millisecond}, 16, time.Millisecond},
 	}
 	for _, tt := range tests {
-		tg := NewTarget(tt.opts)
+		tg := New(tt.opts)
 		if tg.workers != tt.workers || tg.workTime != tt.workTime || cap(tg.slots) != tt.workers {
-			t.Errorf("NewTarget(%+v): %d workers of %v, want %d of %v", tt.opts, tg.workers, tg.workTime, tt.workers, tt.workTime)
+			t.Errorf("New(%+v): %d workers of %v, want %d of %v", tt.opts, tg.workers, tg.workTime, tt.workers, tt.workTime)
 		}
 	}
 }
@@ -696,7 +696,7 @@ func TestTargetDefaults(t *testing.T) {
 // /noop allocates little and takes no locks: the target must not be what
 // saturates first.
 func BenchmarkTargetNoop(b *testing.B) {
-	tg := NewTarget(TargetOptions{})
+	tg := New(Options{})
 	req := httptest.NewRequest(http.MethodGet, "/noop", nil)
 	w := targetDiscard{h: http.Header{}}
 	b.ReportAllocs()

@@ -1,4 +1,4 @@
-package prober
+package schedule
 
 import (
 	"log/slog"
@@ -8,21 +8,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
-func storedResult(name string, started time.Time) Result {
-	return Result{
-		Name: name, Mode: "concurrency", Result: ResultCompleted, Started: started, DurationSeconds: 12.5,
-		Steps: []Step{{
+func storedResult(name string, started time.Time) result.Result {
+	return result.Result{
+		Name: name, Mode: "concurrency", Result: result.ResultCompleted, Started: started, DurationSeconds: 12.5,
+		Steps: []result.Step{{
 			Level: 4, DurationSeconds: 5, Attempts: 2000, Throughput: 400, Goodput: 399.5,
-			Latency:   Latency{Mean: 0.01, P50: 0.01, P90: 0.011, P95: 0.012, P99: 0.015, P999: 0.02, Max: 0.03},
+			Latency:   result.Latency{Mean: 0.01, P50: 0.01, P90: 0.011, P95: 0.012, P99: 0.015, P999: 0.02, Max: 0.03},
 			Responses: map[string]int64{"200": 1998, "503": 2}, Errors: map[string]int64{"timeout": 0},
 			InFlight: 4, LoadHeldRatio: 1, SettleSeconds: 0.01,
-			PerSecond: []Second{{Second: 0, Success: 400}},
+			PerSecond: []result.Second{{Second: 0, Success: 400}},
 		}},
 		PeakThroughput: 399.5,
-		BreakingPoints: BreakingPoints{Knee: &Point{Level: 4, Throughput: 399.5}},
-		Capacity:       &Point{Level: 4, Throughput: 399.5},
+		BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 4, Throughput: 399.5}},
+		Capacity:       &result.Point{Level: 4, Throughput: 399.5},
 		Valid:          true,
 		Diagnosis:      []string{"throughput stopped improving at 4 connections"},
 	}
@@ -39,7 +41,7 @@ func TestStoreRoundTripKeepsTimestampsExactly(t *testing.T) {
 	started := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("CET", 3600))
 	now := time.Now()
 	a, b := storedResult("a", started), storedResult("b", now)
-	b.Result, b.Capacity, b.Valid = ResultAborted, nil, false
+	b.Result, b.Capacity, b.Valid = result.ResultAborted, nil, false
 	want := []ProbeState{
 		{Last: &a, LastCompleted: started.Add(12500 * time.Millisecond)},
 		{Last: &b, LastCompleted: now.Add(-time.Hour)},
@@ -88,7 +90,7 @@ func TestStoreMissingFileIsNoError(t *testing.T) {
 		t.Errorf("Load with nothing stored = %v, %v; want nothing, no error", got, err)
 	}
 	// Nothing to keep yet (no probe has finished a run) round-trips too.
-	if err := s.Save([]ProbeState{{Current: &Result{Name: "a"}}}); err != nil {
+	if err := s.Save([]ProbeState{{Current: &result.Result{Name: "a"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Load(); err != nil || len(got) != 0 {
@@ -114,8 +116,8 @@ func TestStoreCorruptFileIsAnErrorNamingIt(t *testing.T) {
 	}
 	// A scheduler starts without the results it cannot read, and sets the
 	// file aside rather than overwriting it with the next run.
-	if _, err := NewScheduler(t.Context(), newRecObserver(), s, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatalf("NewScheduler on a corrupt store = %v, want it to start", err)
+	if _, err := New(t.Context(), newRecObserver(), s, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatalf("New on a corrupt store = %v, want it to start", err)
 	}
 	if kept, err := os.ReadFile(path + ".corrupt"); err != nil || string(kept) != "\x00\x00" {
 		t.Errorf("the unreadable file was not set aside as %s.corrupt: %q, %v", path, kept, err)

@@ -1,4 +1,4 @@
-package prober
+package result
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ func ramp(name string, goodputs ...float64) Result {
 			Latency: Latency{Mean: level / g, P99: level / g}})
 		level *= 2
 	}
-	analyze(&r, config.DefaultRules)
+	Analyze(&r, config.DefaultRules)
 	return r
 }
 

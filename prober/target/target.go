@@ -1,4 +1,4 @@
-package prober
+package target
 
 import (
 	"context"
@@ -29,8 +29,8 @@ const (
 	targetShutdownGrace   = 900 * time.Millisecond // in-flight requests get this long after ctx is done
 )
 
-// TargetOptions configures the demo target.
-type TargetOptions struct {
+// Options configures the demo target.
+type Options struct {
 	Workers  int           // /work pool size; <= 0 means DefaultTargetWorkers
 	WorkTime time.Duration // /work hold time; <= 0 means DefaultTargetWorkTime
 	CPU      bool          // --work=cpu: spend WorkTime computing instead of sleeping
@@ -39,7 +39,7 @@ type TargetOptions struct {
 // Target is the demo target: an http.Handler reproducing the behaviours
 // loadprobe measures (a worker-pool knee, shedding, a rate cap, a depleting
 // resource, slow and failing answers). A zero Target is not usable; use
-// NewTarget. Its per-request paths take no locks and do not log.
+// New. Its per-request paths take no locks and do not log.
 type Target struct {
 	workers  int
 	workTime time.Duration
@@ -61,9 +61,9 @@ type Target struct {
 	cpuSink  atomic.Uint64 // keeps the --work=cpu loop from being optimised away
 }
 
-// NewTarget returns a demo target with a fresh state: an idle pool, nothing
+// New returns a demo target with a fresh state: an idle pool, nothing
 // leaked and an empty rate window.
-func NewTarget(opts TargetOptions) *Target {
+func New(opts Options) *Target {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultTargetWorkers
 	}
@@ -318,13 +318,13 @@ func (l *targetWindow) allow(sec int64) bool {
 	}
 }
 
-// ServeTarget serves a new demo target on addr until ctx is done, then stops
+// Serve serves a new demo target on addr until ctx is done, then stops
 // within a second; it returns nil when stopped by ctx. addr must name a
 // loopback host (127.0.0.0/8, ::1 or localhost): the demo target is load to
 // be aimed at, never to be reachable from elsewhere. ready, when not nil, is
 // called with the bound address once the listener accepts connections, so
 // "127.0.0.1:0" can be used. A nil logger logs nothing.
-func ServeTarget(ctx context.Context, addr string, opts TargetOptions, logger *slog.Logger, ready func(net.Addr)) error {
+func Serve(ctx context.Context, addr string, opts Options, logger *slog.Logger, ready func(net.Addr)) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -342,7 +342,7 @@ func ServeTarget(ctx context.Context, addr string, opts TargetOptions, logger *s
 		_ = ln.Close()
 		return fmt.Errorf("demo target: %q bound %s, which is not a loopback address", addr, ln.Addr())
 	}
-	t := NewTarget(opts)
+	t := New(opts)
 	srv := &http.Server{
 		Handler:           t,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,4 +1,4 @@
-package prober
+package schedule
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
 // Store keeps the latest result of every probe in one JSON file, so that a
@@ -19,8 +21,8 @@ type Store struct {
 
 // storedProbe is one probe's entry in the file.
 type storedProbe struct {
-	Result        Result    `json:"result"`
-	LastCompleted time.Time `json:"last_completed"`
+	Result        result.Result `json:"result"`
+	LastCompleted time.Time     `json:"last_completed"`
 }
 
 type storedFile struct {

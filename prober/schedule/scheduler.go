@@ -1,4 +1,4 @@
-package prober
+package schedule
 
 import (
 	"context"
@@ -15,13 +15,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
+
 	"github.com/loadprobe/loadprobe/config"
 )
 
 // Observer is told about runs as the scheduler starts and ends them; the
 // collector implements it.
 type Observer interface {
-	Live(probe string) Live
+	Live(probe string) prober.Live
 	RunStarted(probe string)
 	RunEnded(probe, result string)
 	// Waited records how long a run waited for its host or the caps.
@@ -34,9 +37,9 @@ type Observer interface {
 // ProbeState is what the daemon knows of one configured probe.
 type ProbeState struct {
 	Probe         config.Probe
-	Last          *Result   // latest finished run (not canceled), nil before the first
-	Current       *Result   // run under way with the steps finished so far, nil when idle
-	LastCompleted time.Time // end of the last completed run; zero: never
+	Last          *result.Result // latest finished run (not canceled), nil before the first
+	Current       *result.Result // run under way with the steps finished so far, nil when idle
+	LastCompleted time.Time      // end of the last completed run; zero: never
 	// Waiting is true while a run waits for its host to be free or for
 	// room under max_concurrency / max_rate.
 	Waiting bool
@@ -101,9 +104,9 @@ type probeLoop struct {
 	state   ProbeState // guarded by Scheduler.mu
 }
 
-// NewScheduler returns a scheduler whose runs stop when ctx ends. With a
+// New returns a scheduler whose runs stop when ctx ends. With a
 // store, it starts from the results the store holds.
-func NewScheduler(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (*Scheduler, error) {
+func New(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (*Scheduler, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -242,8 +245,8 @@ func (s *Scheduler) Snapshot() []ProbeState {
 }
 
 // Results returns the latest run of every probe and the runs under way.
-func (s *Scheduler) Results() []Result {
-	rs := []Result{}
+func (s *Scheduler) Results() []result.Result {
+	rs := []result.Result{}
 	for _, st := range s.Snapshot() {
 		if st.Last != nil {
 			rs = append(rs, *st.Last)
@@ -272,10 +275,10 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 			return
 		}
 		started := time.Now()
-		result := s.runOnce(ctx, l)
+		outcome := s.runOnce(ctx, l)
 		var next time.Time
 		switch {
-		case sched.Continuous && result == ResultFailed:
+		case sched.Continuous && outcome == result.ResultFailed:
 			next = started.Add(failedRetry)
 		case sched.Continuous:
 			next = time.Now()
@@ -285,7 +288,7 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 				next = next.Add(rand.N(j))
 			}
 		}
-		if !sched.Continuous || result == ResultFailed {
+		if !sched.Continuous || outcome == result.ResultFailed {
 			s.mu.Lock()
 			l.state.Next = next
 			s.mu.Unlock()
@@ -310,39 +313,39 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	l.state.Waiting = false
 	s.mu.Unlock()
 	if !ok {
-		return ResultCanceled
+		return result.ResultCanceled
 	}
 	defer s.release(c)
 
 	// Every view of this run carries one start time: the scheduler's.
 	started := time.Now()
-	restamp := func(r *Result) {
+	restamp := func(r *result.Result) {
 		r.DurationSeconds += r.Started.Sub(started).Seconds()
 		r.Started = started
 	}
 	// The run is in the state before the Observer hears of it: whoever
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &Result{Name: p.Name, Mode: p.Load.Mode(), Result: ResultRunning, Started: started, Steps: []Step{}, Diagnosis: []string{}})
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
-	r := Run(ctx, p, Options{Live: s.obs.Live(p.Name), OnStep: func(partial Result) {
+	r := prober.Run(ctx, p, prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}})
 	restamp(&r)
-	if hasControl && r.Result != ResultFailed && r.Result != ResultCanceled {
+	if hasControl && r.Result != result.ResultFailed && r.Result != result.ResultCanceled {
 		// The control runs under this probe's reservation, which covers
 		// its host and its load too: it is the same generator against
 		// the same server, right after the probe.
 		shown := r
-		shown.Result = ResultRunning
+		shown.Result = result.ResultRunning
 		s.setCurrent(l, &shown)
 		s.obs.RunStarted(control.Name)
-		cr := Run(ctx, control, Options{Live: s.obs.Live(control.Name)})
+		cr := prober.Run(ctx, control, prober.Options{Live: s.obs.Live(control.Name)})
 		s.obs.RunEnded(control.Name, cr.Result)
-		if cr.Result == ResultCanceled {
-			r.Result = ResultCanceled
+		if cr.Result == result.ResultCanceled {
+			r.Result = result.ResultCanceled
 		} else {
-			MarkControl(&r, cr)
+			result.MarkControl(&r, cr)
 		}
 	}
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
@@ -350,17 +353,17 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	// As at the start: the state first, then the Observer.
 	s.mu.Lock()
 	l.state.Current = nil
-	if r.Result != ResultCanceled {
+	if r.Result != result.ResultCanceled {
 		// A canceled run (reload, shutdown) says nothing about the
 		// target: the last finished run stays the result.
 		l.state.Last = &r
-		if r.Result == ResultCompleted {
+		if r.Result == result.ResultCompleted {
 			l.state.LastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
 		}
 	}
 	s.mu.Unlock()
 	s.obs.RunEnded(p.Name, r.Result)
-	if r.Result != ResultCanceled {
+	if r.Result != result.ResultCanceled {
 		s.save()
 	}
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
@@ -381,7 +384,7 @@ func (s *Scheduler) save() {
 	}
 }
 
-func (s *Scheduler) setCurrent(l *probeLoop, r *Result) {
+func (s *Scheduler) setCurrent(l *probeLoop, r *result.Result) {
 	s.mu.Lock()
 	l.state.Current = r
 	s.mu.Unlock()
@@ -443,14 +446,10 @@ func demand(p config.Probe) (host string, conc int, rate float64) {
 	if u, err := url.Parse(p.Request.URL); err == nil {
 		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	}
-	for _, st := range plan(p.Load) {
-		if p.Load.Mode() == config.ModeConcurrency {
-			conc = max(conc, int(st.level))
-		} else {
-			rate = max(rate, st.level, st.rampTo)
-		}
+	if p.Load.Mode() == config.ModeConcurrency {
+		return host, int(p.Load.Peak()), 0
 	}
-	return host, conc, rate
+	return host, 0, p.Load.Peak()
 }
 
 // acquire waits until c's hosts are free and its load fits under the caps,

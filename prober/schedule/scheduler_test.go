@@ -1,4 +1,4 @@
-package prober
+package schedule
 
 import (
 	"context"
@@ -13,6 +13,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
 
 	"go.uber.org/goleak"
 
@@ -46,8 +50,8 @@ func (o *recObserver) add(e obsEvent) {
 	o.mu.Unlock()
 }
 
-func (o *recObserver) Live(string) Live    { return NopLive{} }
-func (o *recObserver) RunStarted(p string) { o.add(obsEvent{kind: "started", probe: p}) }
+func (o *recObserver) Live(string) prober.Live { return prober.NopLive{} }
+func (o *recObserver) RunStarted(p string)     { o.add(obsEvent{kind: "started", probe: p}) }
 func (o *recObserver) RunEnded(p, result string) {
 	o.add(obsEvent{kind: "ended", probe: p, result: result})
 }
@@ -151,7 +155,7 @@ func targetOn(t *testing.T, ip string) string {
 	if err != nil {
 		t.Skipf("cannot listen on %s (a second loopback address stands for a second host): %v", ip, err)
 	}
-	srv := httptest.NewUnstartedServer(NewTarget(TargetOptions{}))
+	srv := httptest.NewUnstartedServer(target.New(target.Options{}))
 	srv.Listener.Close()
 	srv.Listener = l
 	srv.Start()
@@ -180,7 +184,7 @@ func startScheduler(t *testing.T, store *Store) (s *Scheduler, obs *recObserver,
 	t.Helper()
 	obs = newRecObserver()
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := NewScheduler(ctx, obs, store, discardLogger)
+	s, err := New(ctx, obs, store, discardLogger)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -230,7 +234,7 @@ func TestSchedulerHostExclusivity(t *testing.T) {
 				return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", "") >= 1
 			})
 			sa, sb := spans(evs, "a")[0], spans(evs, "b")[0]
-			if sa.result != ResultCompleted || sb.result != ResultCompleted {
+			if sa.result != result.ResultCompleted || sb.result != result.ResultCompleted {
 				t.Fatalf("results %s and %s, want completed:\n%s", sa.result, sb.result, formatEvents(evs))
 			}
 			if overlap(sa, sb) {
@@ -311,7 +315,7 @@ probes:
 			if overlap(sa, sb) {
 				t.Errorf("two probes that together exceed the cap ran at once:\n%s", formatEvents(evs))
 			}
-			if sa.result != ResultCompleted || sb.result != ResultCompleted {
+			if sa.result != result.ResultCompleted || sb.result != result.ResultCompleted {
 				t.Errorf("results %s and %s, want completed", sa.result, sb.result)
 			}
 			later := "b"
@@ -341,7 +345,7 @@ func TestSchedulerContinuousProbeDoesNotStarveAnother(t *testing.T) {
 	s, obs, _ := startScheduler(t, nil)
 	s.Apply(cfg)
 	evs := obs.waitUntil(t, 10*time.Second, "a run of the ramp", func(evs []obsEvent) bool {
-		return count(evs, "ended", "ramp", ResultCompleted) >= 1 && count(evs, "ended", "canary", "") >= 3
+		return count(evs, "ended", "ramp", result.ResultCompleted) >= 1 && count(evs, "ended", "canary", "") >= 3
 	})
 	canary := spans(evs, "canary")
 	ramp := spans(evs, "ramp")[0]
@@ -392,13 +396,13 @@ func TestSchedulerReloadMidRun(t *testing.T) {
 		t.Errorf("a's run under way changed at the reload: started %v, was %v", st.Started, aStarted)
 	}
 	evs := obs.waitUntil(t, 10*time.Second, "a's run to end and b's new run to complete", func(evs []obsEvent) bool {
-		return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", ResultCompleted) >= 1
+		return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", result.ResultCompleted) >= 1
 	})
 	sa, sb := spans(evs, "a"), spans(evs, "b")
-	if len(sa) != 1 || sa[0].result != ResultCompleted {
+	if len(sa) != 1 || sa[0].result != result.ResultCompleted {
 		t.Errorf("a: runs %+v, want its one run completed, untouched by the reload:\n%s", sa, formatEvents(evs))
 	}
-	if len(sb) < 2 || sb[0].result != ResultCanceled || sb[1].result != ResultCompleted {
+	if len(sb) < 2 || sb[0].result != result.ResultCanceled || sb[1].result != result.ResultCompleted {
 		t.Fatalf("b: runs %+v, want the old run canceled, then a new one completed:\n%s", sb, formatEvents(evs))
 	}
 	if d := sb[0].end.Sub(applied); d > time.Second {
@@ -412,7 +416,7 @@ func TestSchedulerReloadMidRun(t *testing.T) {
 			t.Errorf("%s has no last run", st.Probe.Name)
 			continue
 		}
-		if st.Last.Result != ResultCompleted {
+		if st.Last.Result != result.ResultCompleted {
 			t.Errorf("%s's last run is %s, want completed (a canceled run is no result)", st.Probe.Name, st.Last.Result)
 		}
 		if st.Probe.Name == "a" && !st.Last.Started.Equal(aStarted) {
@@ -425,7 +429,7 @@ func TestSchedulerReloadMidRun(t *testing.T) {
 }
 
 // current returns the run under way of probe.
-func current(t *testing.T, s *Scheduler, probe string) Result {
+func current(t *testing.T, s *Scheduler, probe string) result.Result {
 	t.Helper()
 	for _, st := range s.Snapshot() {
 		if st.Probe.Name == probe {
@@ -436,7 +440,7 @@ func current(t *testing.T, s *Scheduler, probe string) Result {
 		}
 	}
 	t.Fatalf("%s is not in the snapshot", probe)
-	return Result{}
+	return result.Result{}
 }
 
 // A removed probe's run is canceled and its series forgotten, after its
@@ -482,7 +486,7 @@ func TestSchedulerRemovedProbe(t *testing.T) {
 			sawForget = true
 		case sawForget:
 			t.Errorf("%s about b after Forget: its series come back:\n%s", e.kind, formatEvents(evs))
-		case e.kind == "ended" && e.result == ResultCanceled:
+		case e.kind == "ended" && e.result == result.ResultCanceled:
 			sawCancel = true
 		}
 	}
@@ -508,7 +512,7 @@ func TestSchedulerRemovedProbe(t *testing.T) {
 // No goroutine outlives its probe: not once a reload removes every probe,
 // and not once the scheduler's context ends.
 func TestSchedulerLeavesNoGoroutines(t *testing.T) {
-	srv := httptest.NewServer(NewTarget(TargetOptions{}))
+	srv := httptest.NewServer(target.New(target.Options{}))
 	ignore := goleak.IgnoreCurrent()
 	cfg := schedConfig(t, header+`probes:
   - name: ramp
@@ -525,7 +529,7 @@ func TestSchedulerLeavesNoGoroutines(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := newRecObserver()
-	s, err := NewScheduler(ctx, obs, nil, discardLogger)
+	s, err := New(ctx, obs, nil, discardLogger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +616,7 @@ func TestSchedulerContinuous(t *testing.T) {
 		if gap := ss[i].start.Sub(ss[i-1].end); gap > 250*time.Millisecond {
 			t.Errorf("%s between runs %d and %d, want back to back", gap, i, i+1)
 		}
-		if ss[i-1].result != ResultCompleted {
+		if ss[i-1].result != result.ResultCompleted {
 			t.Errorf("run %d: %s", i, ss[i-1].result)
 		}
 	}
@@ -630,7 +634,7 @@ func TestSchedulerContinuousFailureBacksOff(t *testing.T) {
 `, nil)
 	s, obs, _ := startScheduler(t, nil)
 	s.Apply(cfg)
-	obs.waitUntil(t, 5*time.Second, "a failed run", func(evs []obsEvent) bool { return count(evs, "ended", "c", ResultFailed) >= 1 })
+	obs.waitUntil(t, 5*time.Second, "a failed run", func(evs []obsEvent) bool { return count(evs, "ended", "c", result.ResultFailed) >= 1 })
 	time.Sleep(500 * time.Millisecond)
 	if evs, _ := obs.snapshot(); count(evs, "started", "c", "") > 3 {
 		t.Errorf("%d failed runs within 0.5s: a failing continuous probe spins", count(evs, "started", "c", ""))
@@ -654,7 +658,7 @@ func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
 	s.Apply(cfg)
 	evs := obs.waitUntil(t, 10*time.Second, "p's run", func(evs []obsEvent) bool { return count(evs, "ended", "p", "") >= 1 })
 	p := spans(evs, "p")[0]
-	var last Result
+	var last result.Result
 	for _, st := range s.Snapshot() {
 		if st.Probe.Name == "p" {
 			last = *st.Last
@@ -676,7 +680,7 @@ func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
 	if nested != 1 {
 		t.Errorf("%d control runs within p's run, want 1:\n%s", nested, formatEvents(evs))
 	}
-	if last.Result != ResultCompleted {
+	if last.Result != result.ResultCompleted {
 		t.Errorf("p: %s", last.Result)
 	}
 }
@@ -692,9 +696,9 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	}
 	started := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.FixedZone("X", 3600))
 	completed := started.Add(55*time.Second + 100*time.Millisecond)
-	stored := Result{Name: "a", Mode: "concurrency", Result: ResultCompleted, Started: started, DurationSeconds: 55.1,
-		Steps: []Step{{Level: 1, Goodput: 99}}, BreakingPoints: BreakingPoints{Knee: &Point{Level: 1, Throughput: 99}},
-		Capacity: &Point{Level: 1, Throughput: 99}, Valid: true, Diagnosis: []string{}}
+	stored := result.Result{Name: "a", Mode: "concurrency", Result: result.ResultCompleted, Started: started, DurationSeconds: 55.1,
+		Steps: []result.Step{{Level: 1, Goodput: 99}}, BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 1, Throughput: 99}},
+		Capacity: &result.Point{Level: 1, Throughput: 99}, Valid: true, Diagnosis: []string{}}
 	if err := store.Save([]ProbeState{{Last: &stored, LastCompleted: completed}}); err != nil {
 		t.Fatal(err)
 	}
@@ -714,7 +718,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	if st := snap[0]; !st.Last.Started.Equal(started) || !st.LastCompleted.Equal(completed) || st.Last.BreakingPoints.Knee.Throughput != 99 {
 		t.Errorf("restored started %v, last completed %v; want %v, %v", st.Last.Started, st.LastCompleted, started, completed)
 	}
-	if rs := s.Results(); len(rs) != 2 || rs[0].Result != ResultCompleted || rs[1].Result != ResultRunning {
+	if rs := s.Results(); len(rs) != 2 || rs[0].Result != result.ResultCompleted || rs[1].Result != result.ResultRunning {
 		t.Errorf("Results() = %d runs, want the stored one and the one under way", len(rs))
 	}
 
@@ -723,7 +727,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(states) != 1 || !states[0].Last.Started.Equal(started) || states[0].Last.Result != ResultCompleted {
+	if len(states) != 1 || !states[0].Last.Started.Equal(started) || states[0].Last.Result != result.ResultCompleted {
 		t.Errorf("after a shutdown mid-run the store holds %+v, want the stored completed run", states[0].Last)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

@@ -1,4 +1,4 @@
-package prober
+package result
 
 // Outcome is how one attempt ended; every attempt ends as exactly one.
 type Outcome uint8
@@ -23,24 +23,6 @@ func (o Outcome) String() string { return outcomeNames[o] }
 // Responded reports whether the attempt got an HTTP response.
 func (o Outcome) Responded() bool { return o == Success || o == HTTPError }
 
-// Live takes every attempt as it happens; the collector implements it with
-// pre-resolved metric children, so each call is a few atomic adds.
-type Live interface {
-	// Attempt records one finished attempt; code is 0 when there was no response.
-	Attempt(o Outcome, code int, latency float64)
-	InFlight(delta int)
-	Dropped()
-	SendDelay(seconds float64)
-	Concurrency(n int)
-	OfferedRate(r float64)
-}
-
-// NopLive discards everything; for runs nobody scrapes.
-type NopLive struct{}
-
-func (NopLive) Attempt(Outcome, int, float64) {}
-func (NopLive) InFlight(int)                  {}
-func (NopLive) Dropped()                      {}
-func (NopLive) SendDelay(float64)             {}
-func (NopLive) Concurrency(int)               {}
-func (NopLive) OfferedRate(float64)           {}
+// NoResponseReasons are the outcomes without a response, the keys of
+// Step.Errors.
+var NoResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other}

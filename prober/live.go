@@ -1,0 +1,25 @@
+package prober
+
+import "github.com/loadprobe/loadprobe/prober/result"
+
+// Live takes every attempt as it happens; the collector implements it with
+// pre-resolved metric children, so each call is a few atomic adds.
+type Live interface {
+	// Attempt records one finished attempt; code is 0 when there was no response.
+	Attempt(o result.Outcome, code int, latency float64)
+	InFlight(delta int)
+	Dropped()
+	SendDelay(seconds float64)
+	Concurrency(n int)
+	OfferedRate(r float64)
+}
+
+// NopLive discards everything; for runs nobody scrapes.
+type NopLive struct{}
+
+func (NopLive) Attempt(result.Outcome, int, float64) {}
+func (NopLive) InFlight(int)                         {}
+func (NopLive) Dropped()                             {}
+func (NopLive) SendDelay(float64)                    {}
+func (NopLive) Concurrency(int)                      {}
+func (NopLive) OfferedRate(float64)                  {}
