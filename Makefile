@@ -30,11 +30,15 @@ RACE_TESTS  ?= ./collector ./config ./web ./dashboards ./prober/result ./prober/
 RACE_PROBER ?= Client|Classify|Stats|Stage|RunStops
 RACE_MAIN   ?= Reload|Lifecycle|Config|Shutdown|Storage|Results|Version|Process|Metrics|Endpoints
 
+# staticcheck, pinned, run through `go run` so that a fresh machine needs
+# nothing but Go (the first run compiles it: about a minute).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 # Debian packages the tests use: promtool and prometheus (rule tests, queries
 # against a real server) and headless Chromium (page tests).
 APT_PACKAGES := prometheus chromium
 
-.PHONY: all build test deps lint fmt-check vet bench demo clean
+.PHONY: all build test deps lint fmt-check vet tidy-check staticcheck bench demo clean
 
 all: build
 
@@ -52,7 +56,7 @@ deps:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-test: deps fmt-check vet
+test: deps lint
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ]; then \
 		echo ">> race detector"; \
@@ -68,8 +72,15 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
-# staticcheck is not available offline here; gofmt and vet are the lint.
-lint: fmt-check vet
+# The lint fails the build: formatting, vet, a go.mod that `go mod tidy`
+# would change, and staticcheck's findings.
+lint: fmt-check vet tidy-check staticcheck
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+staticcheck:
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 # loadprobe beside wrk, hey and vegeta against one local nginx (closed-loop
 # throughput, open-loop rate accuracy and the highest rate held), and the
@@ -79,8 +90,9 @@ lint: fmt-check vet
 bench:
 	bash bench/bench.sh
 
+# With the same version stamps as `build` (go run stamps no VCS information).
 demo:
-	$(GO) run . demo
+	$(GO) run -ldflags '$(LDFLAGS)' . demo
 
 clean:
 	rm -f $(BINARY)
