@@ -1,11 +1,11 @@
 package dashboards
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -92,6 +92,55 @@ func knownMetrics(t *testing.T) map[string][]string {
 		}
 	}
 	return known
+}
+
+// The rule files, as promtool and Prometheus load them.
+var ruleFiles = []string{"rules.yml", "alerts.yml"}
+
+// Just what the tests read from a rule file.
+type ruleFileYAML struct {
+	Groups []struct {
+		Name  string `yaml:"name"`
+		Rules []struct {
+			Record      string            `yaml:"record"`
+			Alert       string            `yaml:"alert"`
+			Expr        string            `yaml:"expr"`
+			For         string            `yaml:"for"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"rules"`
+	} `yaml:"groups"`
+}
+
+// parseRuleFile reads a rule file strictly: a misspelt key is an error here
+// before it is one in Prometheus.
+func parseRuleFile(name string) (ruleFileYAML, error) {
+	var rf ruleFileYAML
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return rf, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&rf); err != nil {
+		return rf, fmt.Errorf("dashboards/%s: %w", name, err)
+	}
+	return rf, nil
+}
+
+var labelValuesRE = regexp.MustCompile(`(?s)^\s*label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$`)
+
+// variableQuery accepts both forms Grafana writes: a string, or {"query": "..."}.
+func variableQuery(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var o struct {
+		Query string `json:"query"`
+	}
+	err := json.Unmarshal(raw, &o)
+	return o.Query, err
 }
 
 type dashboardSpec struct {
@@ -229,7 +278,7 @@ func checkVariables(t *testing.T, templating map[string]any, spec dashboardSpec,
 				t.Errorf("variable %s: query %q does not narrow by %s", name, q, need)
 			}
 		}
-		for _, metric := range MetricNames(m[1]) {
+		for _, metric := range metricNames(m[1]) {
 			if _, ok := known[metric]; !ok {
 				t.Errorf("variable %s: unknown metric %s", name, metric)
 			}
@@ -378,7 +427,7 @@ func TestRuleFiles(t *testing.T) {
 						t.Errorf("%s: %s: window [%s] is not one of the substitution tokens %v (see the file's header)", file, name, rng, sortedKeys(allowedRange))
 					}
 				}
-				for _, m := range MetricNames(r.Expr) {
+				for _, m := range metricNames(r.Expr) {
 					if _, ok := known[m]; !ok {
 						t.Errorf("%s: %s: unknown metric %s", file, name, m)
 					}
@@ -410,17 +459,6 @@ func TestRuleFiles(t *testing.T) {
 			}
 		}
 	}
-}
-
-func stripComments(s string) string {
-	var b strings.Builder
-	for _, line := range strings.Split(s, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "#") {
-			continue
-		}
-		b.WriteString(line + "\n")
-	}
-	return b.String()
 }
 
 // Every alert needs a firing case (with labels and all three annotations) and a
@@ -476,113 +514,6 @@ func TestEveryAlertIsUnitTested(t *testing.T) {
 	}
 }
 
-func TestExpressions(t *testing.T) {
-	exprs, err := Expressions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := map[string]int{}
-	seen := map[string]bool{}
-	for _, e := range exprs {
-		count[e.File+" "+e.Kind]++
-		key := strings.TrimPrefix(e.File, "dashboards/") + "|" + e.Source
-		if seen[key] {
-			t.Errorf("two expressions at %s", key)
-		}
-		seen[key] = true
-		if strings.TrimSpace(e.Expr) == "" {
-			t.Errorf("%s: empty", key)
-		}
-		if !e.ExpectData && e.Why == "" {
-			t.Errorf("%s: may be empty but says not why", key)
-		}
-		if e.Kind == "alert" && e.ExpectData {
-			t.Errorf("%s: an alert expression cannot be expected to hold data", key)
-		}
-	}
-	for _, key := range sortedKeys(mayBeEmpty) {
-		if !seen[key] {
-			t.Errorf("mayBeEmpty names %q, which is no longer an expression", key)
-		}
-	}
-	for _, want := range []string{
-		"dashboards/loadprobe-overview.json panel", "dashboards/loadprobe-overview.json variable",
-		"dashboards/loadprobe-probe.json panel", "dashboards/loadprobe-probe.json variable",
-		"dashboards/rules.yml record", "dashboards/alerts.yml alert",
-	} {
-		if count[want] == 0 {
-			t.Errorf("no %s expressions", want)
-		}
-	}
-	// Every dashboard target is reported: compare with a count straight from the JSON.
-	for _, spec := range dashboards {
-		n := 0
-		for _, p := range allPanels(list(readJSON(t, spec.file)["panels"])) {
-			n += len(list(p["targets"]))
-		}
-		if got := count["dashboards/"+spec.file+" panel"]; got != n {
-			t.Errorf("%s: Expressions reports %d panel queries, the file has %d", spec.file, got, n)
-		}
-	}
-	t.Logf("%v", count)
-}
-
-func TestSubstituteTemplateVars(t *testing.T) {
-	vars := map[string]string{"job": "loadprobe", "$instance": ".*", "probe": "work", "__rate_interval": "1m", "__range": "1h"}
-	for in, want := range map[string]string{
-		`rate(x{job=~"$job", instance=~"$instance", probe=~"$probe"}[$__rate_interval])`: `rate(x{job=~"loadprobe", instance=~".*", probe=~"work"}[1m])`,
-		`x{job=~"${job}", probe=~"${probe:regex}"}[[probe]]`:                             `x{job=~"loadprobe", probe=~"work"}work`,
-		`$__range_s $__range $jobs $__interval`:                                          `$__range_s 1h $jobs $__interval`,
-		`no vars; $ alone; price $5`:                                                     `no vars; $ alone; price $5`,
-	} {
-		if got := SubstituteTemplateVars(in, vars); got != want {
-			t.Errorf("SubstituteTemplateVars(%q)\n got %q\nwant %q", in, got, want)
-		}
-	}
-}
-
-func TestMetricNames(t *testing.T) {
-	for expr, want := range map[string][]string{
-		`histogram_quantile(0.99, sum by (le) (rate(a_bucket{x="y"}[5m]))) or histogram_quantile(0.99, sum(rate(a[5m])))`: {"a", "a_bucket"},
-		`b{rule="knee"} < on (job, instance, probe, rule) 0.8 * c:d:e unless ignoring(le) f offset 1h`:                    {"b", "c:d:e", "f"},
-		`sum without (code) (g) / count(h) by (probe) > bool 2`:                                                           {"g", "h"},
-		`{__name__="i", job="j"} and label_replace(up, "a", "$1", "b", "(.*)")`:                                           {"i", "up"},
-		`time() - 1e3 * max_over_time(k[1h:5m])`:                                                                          {"k"},
-	} {
-		if got := MetricNames(expr); !slices.Equal(got, want) {
-			t.Errorf("MetricNames(%s) = %v, want %v", expr, got, want)
-		}
-	}
-}
-
-func TestShortenWindows(t *testing.T) {
-	for _, file := range ruleFiles {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		short := ShortenWindows(string(raw), Windows{Baseline: "2m", Steady: "1m", Rate: "30s", For: "0s"})
-		for token := range allowedRange {
-			if strings.Contains(stripComments(short), token) {
-				t.Errorf("%s: %s survived ShortenWindows", file, token)
-			}
-		}
-		if m := regexp.MustCompile(`(?m)^\s*for:\s*(\S+)`).FindAllStringSubmatch(short, -1); file == "alerts.yml" {
-			if len(m) == 0 {
-				t.Errorf("%s: no for: lines", file)
-			}
-			for _, f := range m {
-				if f[1] != "0s" {
-					t.Errorf("%s: for: %s survived ShortenWindows", file, f[1])
-				}
-			}
-		}
-		if strings.Contains(short, "median_2m") || !strings.Contains(short, "median_7d") {
-			t.Errorf("%s: ShortenWindows must keep rule names", file)
-		}
-	}
-}
-
 func runPromtool(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(realpart.Find(t, "promtool", promInstall), args...)
@@ -600,64 +531,6 @@ func TestPromtoolCheckRules(t *testing.T) {
 
 func TestPromtoolTestRules(t *testing.T) {
 	runPromtool(t, ".", "test", "rules", "alerts_test.yml", "rules_test.yml")
-}
-
-// The short-window copy an integration test makes must still be valid rules.
-func TestPromtoolShortWindows(t *testing.T) {
-	dir := t.TempDir()
-	for _, file := range ruleFiles {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		short := ShortenWindows(string(raw), Windows{Baseline: "2m", Steady: "1m", Rate: "30s", For: "0s"})
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(short), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	runPromtool(t, dir, "check", "rules", "rules.yml", "alerts.yml")
-}
-
-// Every dashboard and variable query, its template variables filled in, parses in the
-// Prometheus that promtool belongs to (2.42 on Debian): each is checked as the expression
-// of a recording rule.
-func TestPromtoolParsesDashboardQueries(t *testing.T) {
-	exprs, err := Expressions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{"job": ".*", "instance": ".*", "probe": ".*", "__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
-	type rule struct {
-		Record string `yaml:"record"`
-		Expr   string `yaml:"expr"`
-	}
-	var rules []rule
-	seen := map[string]bool{}
-	for _, e := range exprs {
-		if e.Kind != "panel" && e.Kind != "variable" {
-			continue
-		}
-		q := SubstituteTemplateVars(e.Expr, vars)
-		if strings.Contains(q, "$") {
-			t.Errorf("%s %s: template variable left after substitution: %s", e.File, e.Source, q)
-		}
-		if seen[q] {
-			continue
-		}
-		seen[q] = true
-		rules = append(rules, rule{Record: fmt.Sprintf("dashboard:query:n%d", len(rules)), Expr: q})
-		t.Logf("%s %s -> dashboard:query:n%d", e.File, e.Source, len(rules)-1)
-	}
-	doc := map[string]any{"groups": []any{map[string]any{"name": "dashboard-queries", "rules": rules}}}
-	raw, err := yaml.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "queries.yml"), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runPromtool(t, dir, "check", "rules", "queries.yml")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -6,15 +6,9 @@
 //	alerts.yml               alerts on capacity drift, stale or invalid runs, errors, drops, loadprobe itself
 //	alerts_test.yml          promtool test rules for every alert (rules_test.yml for the recording rules)
 //
-// The files are the product; the Go code exists for tests. Expressions lists every
-// PromQL expression in them, SubstituteTemplateVars turns a dashboard query into one
-// Prometheus can run, and ShortenWindows makes the short-window copy of the rules that
-// an integration test can wait for.
+// The files are the product and the package has no code: its tests hold the
+// dashboards to their conventions (one datasource variable, every query narrowed
+// by job, instance and probe, known metrics only, a unit and a description on
+// every panel) and run promtool over the rules. Whether each expression parses
+// and returns data is checked by a real Prometheus, in package integration.
 package dashboards
-
-import "embed"
-
-// Files holds the dashboards and rule files, as shipped.
-//
-//go:embed loadprobe-overview.json loadprobe-probe.json rules.yml alerts.yml
-var Files embed.FS

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/dashboards"
 	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
@@ -71,7 +70,7 @@ const (
 // longer than that. The drift alert skips invalid runs, and the control check can
 // flag a run of "work" as generator-limited, so this leaves room for the second
 // run after the restart to be the one that fires it.
-var shortWindows = dashboards.Windows{Baseline: "2m", Steady: "1m", Rate: "10s", For: "5s"}
+var shortWindows = windows{Baseline: "2m", Steady: "1m", Rate: "10s", For: "5s"}
 
 // daemonConfig is the loadprobe config under test; TARGET is the demo target's
 // address. Every probe targets the same host, so the scheduler runs them one after
@@ -173,11 +172,11 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 
 	// Both Prometheus servers, with the short-window copies of the rule files.
 	for _, f := range []string{"rules.yml", "alerts.yml"} {
-		raw, err := dashboards.Files.ReadFile(f)
+		raw, err := os.ReadFile(filepath.Join(dashboardsDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(dir, f), dashboards.ShortenWindows(string(raw), shortWindows))
+		writeFile(t, filepath.Join(dir, f), shortenWindows(string(raw), shortWindows))
 	}
 	proms := make([]*prometheus, len(modes))
 	for i, m := range modes {
@@ -202,7 +201,7 @@ and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"})
 	t.Logf("a ramp of %q completed and was scraped by both servers %.1fs after start", probeWork, since(began))
 	exported.addExposition(t, "http://"+daemonAddr+"/metrics")
 
-	exprs, err := dashboards.Expressions()
+	exprs, err := expressions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -708,17 +707,13 @@ func (s *nameSet) addExposition(t *testing.T, url string) {
 	}
 }
 
-// promSynthetic are the series Prometheus itself writes for a scrape or an alert.
-var promSynthetic = []string{"up", "scrape_duration_seconds", "scrape_samples_scraped",
-	"scrape_samples_post_metric_relabeling", "scrape_series_added", "ALERTS", "ALERTS_FOR_STATE"}
-
-func checkMetricNames(t *testing.T, exprs []dashboards.Expr, exported *nameSet) {
+// checkMetricNames fails on a loadprobe series or recording rule that an
+// expression names but that neither /metrics nor rules.yml provides: such a
+// panel would show "No data" forever.
+func checkMetricNames(t *testing.T, exprs []expr, exported *nameSet) {
 	known := map[string]string{}
 	for n, typ := range exported.names {
 		known[n] = "exported " + typ
-	}
-	for _, n := range promSynthetic {
-		known[n] = "written by Prometheus"
 	}
 	for _, e := range exprs {
 		if e.Kind == "record" {
@@ -727,10 +722,10 @@ func checkMetricNames(t *testing.T, exprs []dashboards.Expr, exported *nameSet) 
 	}
 	checked := 0
 	for _, e := range exprs {
-		for _, n := range dashboards.MetricNames(e.Expr) {
+		for _, n := range loadprobeNames(e.Expr) {
 			checked++
 			if _, ok := known[n]; !ok {
-				t.Errorf("%s %s: %s is neither exported by loadprobe (/metrics) nor recorded by rules.yml nor written by Prometheus", e.File, e.Source, n)
+				t.Errorf("%s %s: %s is neither exported by loadprobe (/metrics) nor recorded by rules.yml", e.File, e.Source, n)
 			}
 		}
 	}
@@ -775,7 +770,7 @@ func hasData(rec exprRecord) bool {
 
 // evalExpr runs one expression as its panel (or rule) would: instant at evalAt,
 // and for range panels also as a range query over the minute before.
-func evalExpr(p *prometheus, e dashboards.Expr, probe, query string, evalAt time.Time) exprRecord {
+func evalExpr(p *prometheus, e expr, probe, query string, evalAt time.Time) exprRecord {
 	rec := exprRecord{File: e.File, Source: e.Source, Kind: e.Kind, Probe: probe, Query: query,
 		Instant: e.Instant, ExpectData: e.ExpectData, Why: e.Why}
 	var errs []string
@@ -795,14 +790,14 @@ func evalExpr(p *prometheus, e dashboards.Expr, probe, query string, evalAt time
 	return rec
 }
 
-func evaluateAll(t *testing.T, p *prometheus, exprs []dashboards.Expr, instance string, evalAt time.Time) modeResult {
+func evaluateAll(t *testing.T, p *prometheus, exprs []expr, instance string, evalAt time.Time) modeResult {
 	var mr modeResult
 	for _, e := range exprs {
 		q := e.Expr
 		probe := ""
 		if e.Kind == "panel" || e.Kind == "variable" {
 			probe = probeWork
-			q = dashboards.SubstituteTemplateVars(q, vars(instance, probe))
+			q = substituteTemplateVars(q, vars(instance, probe))
 		}
 		rec := evalExpr(p, e, probe, q, evalAt)
 		mr.Evaluated++
@@ -826,7 +821,7 @@ func evaluateAll(t *testing.T, p *prometheus, exprs []dashboards.Expr, instance 
 
 	// The optional panels the config fills, each for its probe.
 	for _, pe := range probeExpect {
-		i := slices.IndexFunc(exprs, func(e dashboards.Expr) bool {
+		i := slices.IndexFunc(exprs, func(e expr) bool {
 			return e.File == "dashboards/"+pe.file && e.Source == pe.source
 		})
 		if i < 0 {
@@ -834,7 +829,7 @@ func evaluateAll(t *testing.T, p *prometheus, exprs []dashboards.Expr, instance 
 			continue
 		}
 		e := exprs[i]
-		rec := evalExpr(p, e, pe.probe, dashboards.SubstituteTemplateVars(e.Expr, vars(instance, pe.probe)), evalAt)
+		rec := evalExpr(p, e, pe.probe, substituteTemplateVars(e.Expr, vars(instance, pe.probe)), evalAt)
 		rec.ExpectData = true
 		switch {
 		case rec.Error != "":
@@ -1170,7 +1165,7 @@ func (rr *runRecorder) report(t *testing.T, probe string) []runRecord {
 // series they share, within the error of the classic buckets (a factor of 2 at
 // most; the Little's-law sum is exact in both). A native fallback that aggregates
 // differently, or reads another quantity, shows here rather than in Grafana.
-func compareModes(t *testing.T, exprs []dashboards.Expr, exported *nameSet, classicRes, nativeRes any) {
+func compareModes(t *testing.T, exprs []expr, exported *nameSet, classicRes, nativeRes any) {
 	c, ok1 := classicRes.(modeResult)
 	n, ok2 := nativeRes.(modeResult)
 	if !ok1 || !ok2 || len(c.Expressions) != len(exprs) || len(n.Expressions) != len(exprs) {
@@ -1179,7 +1174,7 @@ func compareModes(t *testing.T, exprs []dashboards.Expr, exported *nameSet, clas
 	compared := 0
 	for i, e := range exprs {
 		histogram := false
-		for _, name := range dashboards.MetricNames(e.Expr) {
+		for _, name := range loadprobeNames(e.Expr) {
 			histogram = histogram || exported.names[name] == "histogram"
 		}
 		cr, nr := c.Expressions[i].Range, n.Expressions[i].Range

@@ -1,16 +1,31 @@
-package dashboards
+package integration
 
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
+	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
-// Expr is one PromQL expression shipped in this package.
-type Expr struct {
+// The dashboards and rule files are the product; this file finds every PromQL
+// expression in them, so that the real Prometheus of the integration test parses
+// and evaluates each one. Prometheus is the judge of PromQL: nothing here parses it.
+
+// dashboardsDir holds the files, relative to this package.
+const dashboardsDir = "../dashboards"
+
+// expr is one PromQL expression of dashboards/.
+type expr struct {
 	// File is the file it came from, relative to the module root ("dashboards/rules.yml").
 	File string
 	// Source says where in the file: "panel TITLE / REFID", "variable NAME",
@@ -19,7 +34,7 @@ type Expr struct {
 	// Kind is "panel", "variable", "record" or "alert".
 	Kind string
 	// Expr is the expression as written. Dashboard expressions hold Grafana template
-	// variables; pass them through SubstituteTemplateVars before sending them to
+	// variables; pass them through substituteTemplateVars before sending them to
 	// Prometheus. A variable's label_values(SELECTOR, LABEL) is given as SELECTOR.
 	Expr string
 	// Instant is true for dashboard targets that run as instant queries (tables, stats,
@@ -32,7 +47,7 @@ type Expr struct {
 	Why        string
 }
 
-// Dashboards and rule files, in the order Expressions reports them.
+// Dashboards and rule files, in the order expressions reports them.
 var (
 	dashboardFiles = []string{"loadprobe-overview.json", "loadprobe-probe.json"}
 	ruleFiles      = []string{"rules.yml", "alerts.yml"}
@@ -40,7 +55,7 @@ var (
 
 // mayBeEmpty lists the expressions that may return nothing after one completed
 // concurrency ramp, keyed by "FILE|SOURCE". Every alert expression may be empty too.
-// The package test fails on an entry that no longer names an expression.
+// TestExpressions fails on an entry that no longer names an expression.
 //
 // Not listed, because the daemon creates them at 0 for every configured probe when
 // it loads the config (so that rate() and increase() work from the first run on):
@@ -64,10 +79,10 @@ var mayBeEmpty = map[string]string{
 
 const alertWhy = "an alert expression is empty while its alert is neither pending nor firing"
 
-// Expressions returns every PromQL expression in both dashboards (every target of every
+// expressions returns every PromQL expression in both dashboards (every target of every
 // panel, rows included, and every query variable) and both rule files, in file order.
-func Expressions() ([]Expr, error) {
-	var out []Expr
+func expressions() ([]expr, error) {
+	var out []expr
 	for _, f := range dashboardFiles {
 		es, err := dashboardExprs(f)
 		if err != nil {
@@ -97,7 +112,7 @@ func Expressions() ([]Expr, error) {
 	return out, nil
 }
 
-// Just what Expressions reads from a dashboard.
+// Just what expressions reads from a dashboard.
 type dashboardJSON struct {
 	Panels     []panelJSON `json:"panels"`
 	Templating struct {
@@ -123,8 +138,8 @@ type panelJSON struct {
 
 var labelValuesRE = regexp.MustCompile(`(?s)^\s*label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$`)
 
-func dashboardExprs(name string) ([]Expr, error) {
-	raw, err := Files.ReadFile(name)
+func dashboardExprs(name string) ([]expr, error) {
+	raw, err := os.ReadFile(filepath.Join(dashboardsDir, name))
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +148,7 @@ func dashboardExprs(name string) ([]Expr, error) {
 		return nil, fmt.Errorf("dashboards/%s: %w", name, err)
 	}
 	file := "dashboards/" + name
-	var out []Expr
+	var out []expr
 	for _, v := range d.Templating.List {
 		if v.Type != "query" {
 			continue
@@ -146,7 +161,7 @@ func dashboardExprs(name string) ([]Expr, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s: variable %s: want label_values(SELECTOR, LABEL), got %q", file, v.Name, q)
 		}
-		out = append(out, Expr{File: file, Source: "variable " + v.Name, Kind: "variable", Expr: strings.TrimSpace(m[1]), Instant: true})
+		out = append(out, expr{File: file, Source: "variable " + v.Name, Kind: "variable", Expr: strings.TrimSpace(m[1]), Instant: true})
 	}
 	var walk func([]panelJSON)
 	walk = func(ps []panelJSON) {
@@ -156,7 +171,7 @@ func dashboardExprs(name string) ([]Expr, error) {
 				if strings.TrimSpace(t.Expr) == "" {
 					continue
 				}
-				out = append(out, Expr{File: file, Source: "panel " + p.Title + " / " + t.RefID, Kind: "panel",
+				out = append(out, expr{File: file, Source: "panel " + p.Title + " / " + t.RefID, Kind: "panel",
 					Expr: t.Expr, Instant: t.Instant && !t.Range})
 			}
 		}
@@ -178,44 +193,25 @@ func variableQuery(raw json.RawMessage) (string, error) {
 	return o.Query, err
 }
 
-// Just what Expressions reads from a rule file.
-type ruleFileYAML struct {
-	Groups []struct {
-		Name  string `yaml:"name"`
-		Rules []struct {
-			Record      string            `yaml:"record"`
-			Alert       string            `yaml:"alert"`
-			Expr        string            `yaml:"expr"`
-			For         string            `yaml:"for"`
-			Labels      map[string]string `yaml:"labels"`
-			Annotations map[string]string `yaml:"annotations"`
-		} `yaml:"rules"`
-	} `yaml:"groups"`
-}
-
-func parseRuleFile(name string) (ruleFileYAML, error) {
-	var rf ruleFileYAML
-	raw, err := Files.ReadFile(name)
-	if err != nil {
-		return rf, err
-	}
-	dec := yaml.NewDecoder(strings.NewReader(string(raw)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&rf); err != nil {
-		return rf, fmt.Errorf("dashboards/%s: %w", name, err)
-	}
-	return rf, nil
-}
-
-func ruleExprs(name string) ([]Expr, error) {
-	rf, err := parseRuleFile(name)
+func ruleExprs(name string) ([]expr, error) {
+	raw, err := os.ReadFile(filepath.Join(dashboardsDir, name))
 	if err != nil {
 		return nil, err
 	}
-	var out []Expr
+	var rf struct {
+		Groups []struct {
+			Rules []struct {
+				Record, Alert, Expr string
+			}
+		}
+	}
+	if err := yaml.Unmarshal(raw, &rf); err != nil {
+		return nil, fmt.Errorf("dashboards/%s: %w", name, err)
+	}
+	var out []expr
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
-			e := Expr{File: "dashboards/" + name, Expr: strings.TrimSpace(r.Expr), Instant: true}
+			e := expr{File: "dashboards/" + name, Expr: strings.TrimSpace(r.Expr), Instant: true}
 			if r.Alert != "" {
 				e.Kind, e.Source = "alert", "alert "+r.Alert
 			} else {
@@ -227,13 +223,13 @@ func ruleExprs(name string) ([]Expr, error) {
 	return out, nil
 }
 
-// SubstituteTemplateVars replaces Grafana template variables in a dashboard expression
+// substituteTemplateVars replaces Grafana template variables in a dashboard expression
 // with concrete values: $name, ${name} (also ${name:format}) and [[name]], for names such
 // as job, instance, probe, __rate_interval, __interval and __range. vars is keyed by the
 // name with or without its "$". Multi-value variables are matched with =~ in these
 // dashboards, so pass a regular expression (".*" for All). Variables not in vars are
 // left as they are; a longer name is never cut short ($__range_s is not $__range + "_s").
-func SubstituteTemplateVars(expr string, vars map[string]string) string {
+func substituteTemplateVars(expr string, vars map[string]string) string {
 	lookup := func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
@@ -278,9 +274,9 @@ func SubstituteTemplateVars(expr string, vars map[string]string) string {
 	return b.String()
 }
 
-// Windows are the replacement durations for ShortenWindows, in Prometheus duration
+// windows are the replacement durations for shortenWindows, in Prometheus duration
 // syntax ("2m", "30s"); an empty field leaves that window as it is.
-type Windows struct {
+type windows struct {
 	Baseline string // "[7d]": the quantile_over_time baselines
 	Steady   string // "[15m]": what counts as a steady (continuous) load
 	Rate     string // "[5m]": live rates and ratios
@@ -289,11 +285,11 @@ type Windows struct {
 
 var forRE = regexp.MustCompile(`(?m)^(\s*for:\s*)[0-9][0-9a-z]*\s*$`)
 
-// ShortenWindows applies the substitution contract documented at the top of rules.yml
-// and alerts.yml to the text of either file, so an integration test can load a copy
+// shortenWindows applies the substitution contract documented at the top of rules.yml
+// and alerts.yml to the text of either file, so that the test can load a copy
 // whose alerts fire within minutes. Rule names keep their suffixes (..._7d), so the
 // dashboards keep working against the copy.
-func ShortenWindows(ruleFile string, w Windows) string {
+func shortenWindows(ruleFile string, w windows) string {
 	for _, r := range []struct{ token, with string }{{"[7d]", w.Baseline}, {"[15m]", w.Steady}, {"[5m]", w.Rate}} {
 		if r.with != "" {
 			ruleFile = strings.ReplaceAll(ruleFile, r.token, "["+r.with+"]")
@@ -303,4 +299,145 @@ func ShortenWindows(ruleFile string, w Windows) string {
 		ruleFile = forRE.ReplaceAllString(ruleFile, "${1}"+w.For)
 	}
 	return ruleFile
+}
+
+var (
+	quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
+	// Every series loadprobe exports, and every recording rule over them, has
+	// loadprobe_ in its name; no label name or function does.
+	loadprobeNameRE = regexp.MustCompile(`\b(?:[a-z_]+:)?loadprobe_[a-z0-9_]*(?::[a-z0-9_]+)*`)
+)
+
+// loadprobeNames returns the loadprobe series and recording rules an expression
+// names (quoted strings aside), sorted, without duplicates.
+func loadprobeNames(e string) []string {
+	names := loadprobeNameRE.FindAllString(quotedRE.ReplaceAllString(e, `""`), -1)
+	sort.Strings(names)
+	return slices.Compact(names)
+}
+
+// Every dashboard target and rule is found, each once, and the list of optional
+// expressions names no expression that is gone.
+func TestExpressions(t *testing.T) {
+	exprs, err := expressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	seen := map[string]bool{}
+	for _, e := range exprs {
+		count[e.File+" "+e.Kind]++
+		key := strings.TrimPrefix(e.File, "dashboards/") + "|" + e.Source
+		if seen[key] {
+			t.Errorf("two expressions at %s", key)
+		}
+		seen[key] = true
+		if strings.TrimSpace(e.Expr) == "" {
+			t.Errorf("%s: empty", key)
+		}
+	}
+	for key := range mayBeEmpty {
+		if !seen[key] {
+			t.Errorf("mayBeEmpty names %q, which is no longer an expression", key)
+		}
+	}
+	for _, want := range []string{
+		"dashboards/loadprobe-overview.json panel", "dashboards/loadprobe-overview.json variable",
+		"dashboards/loadprobe-probe.json panel", "dashboards/loadprobe-probe.json variable",
+		"dashboards/rules.yml record", "dashboards/alerts.yml alert",
+	} {
+		if count[want] == 0 {
+			t.Errorf("no %s expressions", want)
+		}
+	}
+	// Every target is reported: compare with a count of "expr" keys straight from the text.
+	for _, f := range dashboardFiles {
+		raw, err := os.ReadFile(filepath.Join(dashboardsDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, n := count["dashboards/"+f+" panel"], strings.Count(string(raw), `"expr":`); got != n {
+			t.Errorf("%s: expressions reports %d panel queries, the file has %d", f, got, n)
+		}
+	}
+	for _, f := range ruleFiles {
+		raw, err := os.ReadFile(filepath.Join(dashboardsDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(regexp.MustCompile(`(?m)^\s*- (record|alert):`).FindAllIndex(raw, -1))
+		if got := count["dashboards/"+f+" record"] + count["dashboards/"+f+" alert"]; got != n {
+			t.Errorf("%s: expressions reports %d rules, the file has %d", f, got, n)
+		}
+	}
+	t.Logf("%v", count)
+}
+
+func TestLoadprobeNames(t *testing.T) {
+	for e, want := range map[string][]string{
+		`histogram_quantile(0.99, sum by (le) (rate(loadprobe_a_bucket{x="loadprobe_no"}[5m]))) or histogram_quantile(0.99, sum(rate(loadprobe_a[5m])))`: {"loadprobe_a", "loadprobe_a_bucket"},
+		`loadprobe_b{rule="knee"} < on (job, instance, probe, rule) 0.8 * probe:loadprobe_c:median_7d unless up`:                                         {"loadprobe_b", "probe:loadprobe_c:median_7d"},
+		`{__name__="loadprobe_quoted"} and label_replace(up, "a", "$1", "b", "(.*)")`:                                                                    nil,
+	} {
+		if got := loadprobeNames(e); !slices.Equal(got, want) {
+			t.Errorf("loadprobeNames(%s) = %v, want %v", e, got, want)
+		}
+	}
+}
+
+func TestSubstituteTemplateVars(t *testing.T) {
+	vars := map[string]string{"job": "loadprobe", "$instance": ".*", "probe": "work", "__rate_interval": "1m", "__range": "1h"}
+	for in, want := range map[string]string{
+		`rate(x{job=~"$job", instance=~"$instance", probe=~"$probe"}[$__rate_interval])`: `rate(x{job=~"loadprobe", instance=~".*", probe=~"work"}[1m])`,
+		`x{job=~"${job}", probe=~"${probe:regex}"}[[probe]]`:                             `x{job=~"loadprobe", probe=~"work"}work`,
+		`$__range_s $__range $jobs $__interval`:                                          `$__range_s 1h $jobs $__interval`,
+		`no vars; $ alone; price $5`:                                                     `no vars; $ alone; price $5`,
+	} {
+		if got := substituteTemplateVars(in, vars); got != want {
+			t.Errorf("substituteTemplateVars(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// The short-window copy replaces every window and every for:, keeps the rule
+// names, and is still valid rules for promtool.
+func TestShortenWindows(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range ruleFiles {
+		raw, err := os.ReadFile(filepath.Join(dashboardsDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := shortenWindows(string(raw), windows{Baseline: "2m", Steady: "1m", Rate: "30s", For: "0s"})
+		var rules strings.Builder
+		for _, line := range strings.Split(short, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+				rules.WriteString(line + "\n")
+			}
+		}
+		for _, token := range []string{"[7d]", "[15m]", "[5m]"} {
+			if strings.Contains(rules.String(), token) {
+				t.Errorf("%s: %s survived shortenWindows", file, token)
+			}
+		}
+		if m := regexp.MustCompile(`(?m)^\s*for:\s*(\S+)`).FindAllStringSubmatch(short, -1); file == "alerts.yml" {
+			if len(m) == 0 {
+				t.Errorf("%s: no for: lines", file)
+			}
+			for _, f := range m {
+				if f[1] != "0s" {
+					t.Errorf("%s: for: %s survived shortenWindows", file, f[1])
+				}
+			}
+		}
+		if strings.Contains(short, "median_2m") || !strings.Contains(short, "median_7d") {
+			t.Errorf("%s: shortenWindows must keep rule names", file)
+		}
+		writeFile(t, filepath.Join(dir, file), short)
+	}
+	cmd := exec.Command(realpart.Find(t, "promtool", "apt-get install --no-install-recommends prometheus"), "check", "rules", "rules.yml", "alerts.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules on the short-window copy: %v\n%s", err, out)
+	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// This is a scanner, not a parser: enough of PromQL's lexical structure to find the
+// The dashboards test's scanner, not a parser: enough of PromQL's lexical structure to find the
 // vector selectors, their matchers and ranges, and the functions called, in the
 // expressions this package ships. Prometheus itself (promtool, or the server in the
 // integration test) is the judge of whether an expression parses.
@@ -200,12 +200,12 @@ func scanExpr(expr string) scan {
 	return s
 }
 
-// MetricNames returns the metric names an expression selects, sorted and without
+// metricNames returns the metric names an expression selects, sorted and without
 // duplicates: exported families (with their _bucket, _sum, _count or _total suffix as
 // written), recording-rule names, and names Prometheus adds itself (up). A histogram
 // queried in both storage forms appears twice: as name_bucket (classic) and as the bare
 // name (native); only one of them holds data in any one Prometheus.
-func MetricNames(expr string) []string {
+func metricNames(expr string) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, sel := range scanExpr(expr).selectors {
