@@ -15,6 +15,7 @@ import (
 	"github.com/loadprobe/loadprobe/prober/schedule"
 
 	"github.com/prometheus/common/model"
+	"golang.org/x/net/html"
 
 	"github.com/loadprobe/loadprobe/config"
 )
@@ -130,26 +131,82 @@ func TestStatusPage(t *testing.T) {
 	}
 }
 
-// Whatever a name or a phase holds, it reaches the page as text.
-func TestStatusPageEscapes(t *testing.T) {
-	evil := `x"><script>alert(1)</script>`
-	p := probe(evil)
+// markup is what a free-text string of the config or of a result could hold
+// to break out of the page: a script, an attribute-closing quote with an
+// event handler, and the end of the chart.
+const markup = `</svg><script>document.body.dataset.pwned=1</script>"><img src=x onerror="document.body.dataset.pwned=2">`
+
+// evilStates is a probe whose every string that reaches the page holds markup:
+// its name (config allows [a-zA-Z0-9_-] only, but the page must not rely on
+// it), its phase names, its error and its diagnosis.
+func evilStates() []schedule.ProbeState {
+	p := probe(markup)
 	p.Load.Concurrency = nil
-	p.Load.Phases = []config.Phase{{Name: evil, Duration: model.Duration(time.Second), Rate: 1}}
-	r := &result.Result{Name: evil, Mode: config.ModePhases, Result: result.ResultFailed, Started: time.Now(), Error: evil,
-		Steps: []result.Step{{Level: 1, Name: evil}}}
-	h := StatusHandler(evil, []Link{{Href: "/metrics", Text: evil}}, func() []schedule.ProbeState {
-		return []schedule.ProbeState{{Probe: p, Last: r}}
-	})
+	p.Load.Phases = []config.Phase{{Name: markup, Duration: model.Duration(time.Second), Rate: 1}, {Name: "b" + markup, Duration: model.Duration(time.Second), Rate: 2}}
+	r := &result.Result{Name: markup, Mode: config.ModePhases, Result: result.ResultAborted, Started: time.Now(), Error: markup,
+		Diagnosis: []string{markup, "second line " + markup},
+		Steps:     []result.Step{{Level: 1, Name: markup, Goodput: 1}, {Level: 2, Name: "b" + markup, Goodput: 2}}}
+	r.BreakingPoints.FirstFailure = &result.Point{Level: 2, Throughput: 2}
+	return []schedule.ProbeState{{Probe: p, Last: r}}
+}
+
+// Whatever a name, a phase, an error or a diagnosis holds, it reaches the page
+// as text: parsed as a browser parses it, the page has no element the strings
+// brought in, and the strings show whole in its text and attributes.
+func TestStatusPageEscapes(t *testing.T) {
+	h := StatusHandler(markup, []Link{{Href: "/metrics", Text: markup}}, evilStates)
 	_, body := get(t, h, "/")
-	if strings.Contains(body, "<script>") {
-		t.Errorf("a name reached the page as markup:\n%s", body)
+	doc, err := html.Parse(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := strings.Count(body, "&lt;script&gt;"); n < 5 {
-		t.Errorf("the name shows escaped %d times, want it everywhere it appears (row, link, heading, error, tick, version)", n)
+	elements := map[string]int{}
+	var texts, attrs []string
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.ElementNode:
+			elements[n.Data]++
+			for _, a := range n.Attr {
+				attrs = append(attrs, a.Val)
+			}
+		case html.TextNode:
+			texts = append(texts, n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	for _, el := range []string{"script", "img"} {
+		if elements[el] > 0 {
+			t.Errorf("the page has %d <%s> elements: markup got through\n%s", elements[el], el, body)
+		}
+	}
+	if elements["svg"] != 1 || elements["polyline"] != 2 {
+		t.Errorf("%d charts with %d curves, want 1 chart with 2: the chart was cut short", elements["svg"], elements["polyline"])
+	}
+	// Where each string shows as text: the version, the link, the row, the
+	// heading, two phase ticks, the error and two diagnosis lines, and the
+	// circles' titles.
+	if n := countContaining(texts, markup); n < 9 {
+		t.Errorf("the markup shows whole in %d texts, want every place it reaches (version, link, row, heading, ticks, error, diagnosis)", n)
+	}
+	if n := countContaining(attrs, markup); n < 2 {
+		t.Errorf("the markup shows whole in %d attribute values, want the row id and the chart's label at least", n)
 	}
 	svg := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(body)
-	parseSVG(t, svg) // well-formed despite the name
+	parseSVG(t, svg) // well-formed despite the strings
+}
+
+func countContaining(ss []string, sub string) int {
+	n := 0
+	for _, s := range ss {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
 }
 
 func TestNiceStep(t *testing.T) {

@@ -1,0 +1,214 @@
+package web
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// The chart's frame, in SVG user units.
+const (
+	chartW, chartH = 720.0, 330.0
+	padL, padR     = 66.0, 74.0
+	padT, padB     = 46.0, 50.0
+	plotW, plotH   = chartW - padL - padR, chartH - padT - padB
+	divisions      = 4 // horizontal grid lines above 0, shared by both axes
+)
+
+// chartView is a run's ramp as the SVG template of status.html draws it:
+// every coordinate computed here, every text left for the template to
+// escape. Goodput (left axis) and the latency quantile of the rules (right
+// axis) against level, one level per equal step along x (ramps usually
+// double), with the three breaking points marked by vertical lines, the
+// latency budget by a horizontal one and the capacity by a ring on the
+// goodput curve.
+type chartView struct {
+	Frame                     frame
+	Name, Quantile, AxisTitle string
+	Grid                      []gridLine
+	Ticks                     []levelTick
+	Budget                    *budgetLine // nil when the budget is off the latency axis
+	Marks                     []breakMark
+	Good, Lat                 curve
+	Capacity                  *dot
+}
+
+// frame holds the fixed positions of the chart: the plot's edges and where
+// the axes' labels and titles go.
+type frame struct {
+	Width, Height, Left, Top, PlotWidth, PlotHeight, Right, Bottom, MidX, MidY float64
+	GoodLabelX, LatLabelX, LatTitleX, TickEnd, TickLabelY, AxisTitleY          float64
+}
+
+var chartFrame = frame{
+	Width: chartW, Height: chartH, Left: padL, Top: padT, PlotWidth: plotW, PlotHeight: plotH,
+	Right: padL + plotW, Bottom: padT + plotH, MidX: padL + plotW/2, MidY: padT + plotH/2,
+	GoodLabelX: padL - 8, LatLabelX: padL + plotW + 8, LatTitleX: chartW - 12,
+	TickEnd: padT + plotH + 5, TickLabelY: padT + plotH + 19, AxisTitleY: chartH - 8,
+}
+
+type gridLine struct {
+	Y, LabelY float64
+	Axis      bool   // the zero line, drawn as an axis
+	Good, Lat string // the labels of both value axes
+}
+
+type levelTick struct {
+	X     float64
+	Label string
+}
+
+type budgetLine struct {
+	Y, TextX, TextY float64
+	Text            string
+}
+
+type breakMark struct {
+	Class, Label, Anchor string
+	X, Top, TextX, TextY float64
+}
+
+type curve struct {
+	Class  string // good or lat
+	Points string // the polyline's "x,y x,y ..."
+	Dots   []dot
+}
+
+type dot struct {
+	X, Y  float64
+	Title string
+}
+
+// chart lays out the chart of r, nil when r has no step yet.
+func chart(r result.Result, rules config.Rules, unit string) *chartView {
+	if len(r.Steps) == 0 {
+		return nil
+	}
+	lq, budget := result.LatencyRule(rules)
+	n := len(r.Steps)
+	x := func(i int) float64 {
+		if n == 1 {
+			return padL + plotW/2
+		}
+		return padL + float64(i)*plotW/float64(n-1)
+	}
+	maxGood, maxLat := 0.0, 0.0
+	for _, s := range r.Steps {
+		maxGood = math.Max(maxGood, s.Goodput)
+		maxLat = math.Max(maxLat, lq.Of(s.Latency))
+	}
+	goodStep, latStep := niceStep(maxGood/divisions), niceStep(maxLat/divisions)
+	goodTop, latTop := goodStep*divisions, latStep*divisions
+	yGood := func(v float64) float64 { return padT + plotH*(1-v/goodTop) }
+	yLat := func(v float64) float64 { return padT + plotH*(1-v/latTop) }
+
+	c := &chartView{Frame: chartFrame, Name: r.Name, Quantile: lq.Label, AxisTitle: axisTitle(r.Mode, unit)}
+	for i := 0; i <= divisions; i++ {
+		y := padT + plotH*(1-float64(i)/divisions)
+		c.Grid = append(c.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
+			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
+	}
+	for i, s := range r.Steps {
+		label := short(s.Level)
+		if s.Name != "" {
+			label = s.Name
+		}
+		c.Ticks = append(c.Ticks, levelTick{X: x(i), Label: label})
+	}
+	if budget > 0 && budget <= latTop {
+		y := yLat(budget)
+		c.Budget = &budgetLine{Y: y, TextX: padL + plotW - 4, TextY: y - 4, Text: seconds(budget) + " budget"}
+	}
+	c.Marks = breakMarks(r, x)
+	c.Good = newCurve("good", r.Steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
+		func(v float64) string { return "goodput " + rate(v) + "/s" }, unit)
+	c.Lat = newCurve("lat", r.Steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
+		func(v float64) string { return lq.Label + " " + seconds(v) }, unit)
+	if p := r.Capacity; p != nil {
+		for i, s := range r.Steps {
+			if s.Level == p.Level {
+				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
+					Title: "capacity " + rate(p.Throughput) + "/s at " + short(p.Level) + " " + unit}
+				break
+			}
+		}
+	}
+	return c
+}
+
+// breakMarks places the breaking points, their labels above the plot, one
+// row per rule so that neighbours never overlap.
+func breakMarks(r result.Result, x func(int) float64) []breakMark {
+	var marks []breakMark
+	for k, m := range []struct {
+		class, label string
+		p            *result.Point
+	}{
+		{"knee", "knee", r.BreakingPoints.Knee},
+		{"budget", "latency budget", r.BreakingPoints.LatencyBudget},
+		{"failure", "first failure", r.BreakingPoints.FirstFailure},
+	} {
+		if m.p == nil {
+			continue
+		}
+		for i, s := range r.Steps {
+			if s.Level != m.p.Level {
+				continue
+			}
+			anchor, tx := "middle", x(i)
+			switch {
+			case tx-padL < 50:
+				anchor, tx = "start", tx-4
+			case chartW-padR-tx < 50:
+				anchor, tx = "end", tx+4
+			}
+			row := padT - float64(2-k)*13
+			marks = append(marks, breakMark{Class: m.class, Label: m.label, Anchor: anchor,
+				X: x(i), Top: row - 4, TextX: tx, TextY: row - 8})
+			break
+		}
+	}
+	return marks
+}
+
+func newCurve(class string, steps []result.Step, x func(int) float64, y func(float64) float64,
+	v func(result.Step) float64, title func(float64) string, unit string) curve {
+	c := curve{Class: class}
+	for i, s := range steps {
+		if i > 0 {
+			c.Points += " "
+		}
+		c.Points += coord(x(i)) + "," + coord(y(v(s)))
+		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: short(s.Level) + " " + unit + ": " + title(v(s))})
+	}
+	return c
+}
+
+// coord is an SVG coordinate to a tenth of a unit.
+func coord(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// niceStep rounds v up to a grid step people read at a glance: 1, 2, 2.5,
+// 3, 4, 5, 6 or 8 times a power of ten.
+func niceStep(v float64) float64 {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0.25
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 3, 4, 5, 6, 8} {
+		if v <= m*p*(1+1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func tick(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+func latTick(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return seconds(v)
+}
