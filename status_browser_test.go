@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,28 +17,6 @@ import (
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
 )
-
-// chromium runs headless Chromium with args after the flags it needs here
-// (root, no GPU, a small /dev/shm, no network of its own) and returns its
-// standard output.
-func chromium(t *testing.T, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--no-first-run", "--disable-quic", "--hide-scrollbars", "--force-device-scale-factor=1",
-		"--user-data-dir=" + t.TempDir(), "--window-size=1280,1000",
-	}
-	cmd := exec.CommandContext(ctx, realpart.Find(t, "chromium", chromiumInstall), append(base, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.Bytes()
-}
 
 const browserConfig = `allowed_targets: ["127.0.0.1"]
 probes:
@@ -59,7 +35,7 @@ probes:
 // breaking points are in the rendered page, and a screenshot of it is
 // kept as a test artifact (go test -artifacts keeps it).
 func TestStatusPageInBrowser(t *testing.T) {
-	realpart.Find(t, "chromium", chromiumInstall)
+	realpart.Find(t, "chromium", "apt-get install --no-install-recommends chromium") // before any load
 	// A generator on a machine that other work keeps busy adds its own
 	// time to every request, and a saturated generator looks like a
 	// server that stopped scaling (DESIGN.md, point 4). 40ms of work and a
@@ -73,7 +49,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	td.waitRun(t, "shed", 1)
 
 	start := time.Now()
-	dom := string(chromium(t, "--dump-dom", td.url+"/"))
+	dom := string(realpart.Chromium(t, "--dump-dom", td.url+"/"))
 	t.Logf("chromium --dump-dom took %s", time.Since(start).Round(time.Millisecond))
 	for _, re := range []string{
 		`<svg class="ramp"[^>]*>`,
@@ -123,7 +99,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 
 	shot := filepath.Join(t.ArtifactDir(), "status.png")
 	start = time.Now()
-	chromium(t, "--screenshot="+shot, td.url+"/")
+	realpart.Chromium(t, "--screenshot="+shot, td.url+"/")
 	t.Logf("chromium --screenshot took %s; screenshot at %s", time.Since(start).Round(time.Millisecond), shot)
 	png, err := os.ReadFile(shot)
 	if err != nil {
@@ -141,5 +117,3 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 }
-
-const chromiumInstall = "apt-get install --no-install-recommends chromium"

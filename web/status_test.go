@@ -151,12 +151,21 @@ func evilStates() []schedule.ProbeState {
 }
 
 // Whatever a name, a phase, an error or a diagnosis holds, it reaches the page
-// as text: parsed as a browser parses it, the page has no element the strings
-// brought in, and the strings show whole in its text and attributes.
+// as text.
 func TestStatusPageEscapes(t *testing.T) {
 	h := StatusHandler(markup, []Link{{Href: "/metrics", Text: markup}}, evilStates)
 	_, body := get(t, h, "/")
-	doc, err := html.Parse(strings.NewReader(body))
+	checkEscaped(t, body)
+	svg := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(body)
+	parseSVG(t, svg) // well-formed despite the strings
+}
+
+// checkEscaped parses a page of evilStates as a browser does: it has no element
+// the strings brought in, one whole chart, and the strings show whole in its
+// text and attributes.
+func checkEscaped(t *testing.T, page string) {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(page))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +178,9 @@ func TestStatusPageEscapes(t *testing.T) {
 			elements[n.Data]++
 			for _, a := range n.Attr {
 				attrs = append(attrs, a.Val)
+				if a.Key == "data-pwned" {
+					t.Errorf("the injected script ran: <%s data-pwned=%q>", n.Data, a.Val)
+				}
 			}
 		case html.TextNode:
 			texts = append(texts, n.Data)
@@ -180,7 +192,7 @@ func TestStatusPageEscapes(t *testing.T) {
 	walk(doc)
 	for _, el := range []string{"script", "img"} {
 		if elements[el] > 0 {
-			t.Errorf("the page has %d <%s> elements: markup got through\n%s", elements[el], el, body)
+			t.Errorf("the page has %d <%s> elements: markup got through\n%s", elements[el], el, page)
 		}
 	}
 	if elements["svg"] != 1 || elements["polyline"] != 2 {
@@ -195,8 +207,6 @@ func TestStatusPageEscapes(t *testing.T) {
 	if n := countContaining(attrs, markup); n < 2 {
 		t.Errorf("the markup shows whole in %d attribute values, want the row id and the chart's label at least", n)
 	}
-	svg := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(body)
-	parseSVG(t, svg) // well-formed despite the strings
 }
 
 func countContaining(ss []string, sub string) int {

@@ -1,13 +1,18 @@
-// Package realpart finds the real programs the tests run beside loadprobe
-// (Prometheus, promtool, Chromium). `make test` installs them; when one is
-// missing, a test skips on a developer's machine and fails under CI=true,
-// where a skip would pass a run whose real part never ran.
+// Package realpart finds and runs the real programs the tests use beside
+// loadprobe (Prometheus, promtool, Chromium); it is imported by tests only.
+// `make test` installs the programs; when one is missing, a test skips on a
+// developer's machine and fails under CI=true, where a skip would pass a run
+// whose real part never ran.
 package realpart
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Find returns the path of the program name; install says how to get it.
@@ -22,4 +27,28 @@ func Find(t testing.TB, name, install string) string {
 	}
 	t.Skipf("%s is not installed (%s); CI=true makes this fatal", name, install)
 	return ""
+}
+
+// Chromium runs headless Chromium with args after the flags it needs here
+// (root, no GPU, a small /dev/shm, no network of its own, a profile of its
+// own) and returns its standard output: --dump-dom URL prints the DOM the
+// page built, --screenshot=FILE URL writes a PNG.
+func Chromium(t testing.TB, args ...string) []byte {
+	t.Helper()
+	bin := Find(t, "chromium", "apt-get install --no-install-recommends chromium")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--disable-quic", "--hide-scrollbars", "--force-device-scale-factor=1",
+		"--user-data-dir=" + t.TempDir(), "--window-size=1280,1000",
+	}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
 }
