@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/loadprobe/loadprobe/prober/target"
@@ -60,6 +62,8 @@ func main() {
 }
 
 func run() int {
+	info, _ := debug.ReadBuildInfo()
+	fillVersion(info)
 	app, g := newApp()
 	// The daemon is the default command.
 	daemonCmd := app.Command("daemon", "Schedule the configured probes and serve /metrics (the default).").Default().Hidden()
@@ -103,6 +107,44 @@ func run() int {
 	default:
 		fmt.Fprintf(os.Stderr, "loadprobe: unknown command %q\n", cmd)
 		return 2
+	}
+}
+
+// fillVersion fills the build metadata that no -ldflags set (`make build`
+// sets them all; `go build`, `go install` and `go run` set none) from the
+// build info Go records in every binary: the module's version, and the VCS
+// revision and commit time where the go command stamped them (go build in a
+// git checkout does, go run does not). --version, loadprobe_build_info and the
+// status page read what it leaves, so none of them shows an empty version.
+func fillVersion(info *debug.BuildInfo) {
+	if version.Version == "" {
+		version.Version = "devel"
+		if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			version.Version = strings.TrimPrefix(info.Main.Version, "v")
+		}
+	}
+	if info == nil {
+		return
+	}
+	var revision, modified, date string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		case "vcs.time":
+			date = s.Value
+		}
+	}
+	if version.Revision == "" && revision != "" {
+		version.Revision = revision
+		if modified == "true" {
+			version.Revision += "-modified"
+		}
+	}
+	if version.BuildDate == "" {
+		version.BuildDate = date
 	}
 }
 
