@@ -1,6 +1,3 @@
-// Package web serves loadprobe's status page: every probe's state and last
-// breaking points, with a chart of its last ramp, from the binary alone
-// (inline SVG, no script, nothing fetched from elsewhere).
 package web
 
 import (
