@@ -61,9 +61,15 @@ func main() {
 	os.Exit(run())
 }
 
-func run() int {
+// init stamps the version before anything reads it: the commands, the
+// daemon's build_info and status page, and the daemons the tests start
+// in-process.
+func init() {
 	info, _ := debug.ReadBuildInfo()
 	fillVersion(info)
+}
+
+func run() int {
 	app, g := newApp()
 	// The daemon is the default command.
 	daemonCmd := app.Command("daemon", "Schedule the configured probes and serve /metrics (the default).").Default().Hidden()
