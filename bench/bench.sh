@@ -14,6 +14,19 @@
 #                halve the interval between the last rate held and that one
 #   gobench    : go test -bench for the per-request cost of recording an
 #                attempt (BenchmarkRecordAttempt and its parts)
+#   open       : issue 11's open loop, REPS rounds of: loadprobe's closed loop
+#                (CONNS connections, the reference), then loadprobe's open
+#                loop at each of OPEN_RATES and at OPEN_FRACTION x that round's
+#                closed-loop rate. The OPEN_RATES runs capture the traffic
+#                (tcpdump on lo, data segments only) for nginx's own p50: the
+#                time from a request's packet to its response's on the wire
+#   latency    : closed loop, LAT_CONNS connections to bench/delaytarget's
+#                /delay?ms=LAT_DELAY_MS: wrk, loadprobe; the server measures
+#                its own handler time, so the overhead is p99 - server p99
+#   https      : closed loop, CONNS keep-alive connections over TLS to nginx
+#                (a self-signed certificate made for the run): wrk, loadprobe
+#   conns      : closed loop at each of SCALE_CONNS keep-alive connections:
+#                wrk, loadprobe; nginx's active connections sampled mid-run
 #
 # The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
 # raw outputs, exact command lines and /usr/bin/time -v data stay in
@@ -22,7 +35,9 @@
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
-#   SCENARIOS="gobench throughput rate maxrate" PIN=1 COOLDOWN=1
+#   SCENARIOS="gobench throughput rate maxrate open latency https conns"
+#   OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 CAPTURE=1 LAT_CONNS=10
+#   LAT_DELAY_MS=20 SCALE_CONNS="1000 10000" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
 #   INSTALL=1 (apt-get/go install what is missing; 0: fail instead)
@@ -40,8 +55,9 @@
 # that much), up to MAX_ATTEMPTS; the last attempt counts and is flagged.
 #
 # Every load is bounded twice: by the tool's own duration and by `timeout`.
-# Load goes only to 127.0.0.1, to an nginx this script started on a free port,
-# after checking that the port is that nginx's.
+# Load goes only to 127.0.0.1, to an nginx (or delaytarget) this script
+# started on a free port, after checking that the port is that process's.
+# The file limit is raised for the 10 000-connection runs (ulimit -n).
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,7 +80,13 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns"}
+OPEN_RATES=${OPEN_RATES:-"2000 20000"}
+OPEN_FRACTION=${OPEN_FRACTION:-0.8}
+CAPTURE=${CAPTURE:-1}
+LAT_CONNS=${LAT_CONNS:-10}
+LAT_DELAY_MS=${LAT_DELAY_MS:-20}
+SCALE_CONNS=${SCALE_CONNS:-"1000 10000"}
 PIN=${PIN:-1}
 COOLDOWN=${COOLDOWN:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
@@ -93,7 +115,8 @@ die() { log "FATAL: $*"; exit 1; }
 install_missing() {
   local need=() c
   declare -A pkg=([nginx]=nginx [wrk]=wrk [hey]=hey [taskset]=util-linux [jq]=jq
-                  [curl]=curl [ss]=iproute2 [timeout]=coreutils [getconf]=libc-bin)
+                  [curl]=curl [ss]=iproute2 [timeout]=coreutils [getconf]=libc-bin
+                  [openssl]=openssl [tcpdump]=tcpdump)
   for c in "${!pkg[@]}"; do command -v "$c" >/dev/null 2>&1 || need+=("${pkg[$c]}"); done
   [ -x /usr/bin/time ] || need+=(time)
   if [ ${#need[@]} -gt 0 ]; then
@@ -123,18 +146,21 @@ else
   SRV_PIN=(); GEN_PIN=(); GEN_CPUS=$NCPU; PIN=0
 fi
 
+# 10 000 connections need as many descriptors in nginx and the generator.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
 # ------------------------------------------------------------------ helpers
 proc_ticks() { if [ -r "/proc/$1/stat" ]; then sed 's/.*) //' "/proc/$1/stat" | awk '{print $12+$13}'; else echo 0; fi; }
 busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }   # without idle, iowait, steal
 steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
 num() { awk -v x="$1" 'BEGIN{ if (x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) print x+0; else print "null" }'; }
 
-# wait_quiet: sample 1 s at a time until processes other than our nginx use
+# wait_quiet: sample 1 s at a time until processes other than our server use
 # less than QUIET_CORES, at most QUIET_WAIT s. Sets PRE_BUSY and WAITED.
 wait_quiet() {
   local b0 b1 s0 s1 w=0
   while :; do
-    b0=$(busy_ticks); s0=$(proc_ticks "$NGX_WORKER"); sleep 1; b1=$(busy_ticks); s1=$(proc_ticks "$NGX_WORKER")
+    b0=$(busy_ticks); s0=$(proc_ticks "$SRV"); sleep 1; b1=$(busy_ticks); s1=$(proc_ticks "$SRV")
     PRE_BUSY=$(awk -v b="$(( b1 - b0 - (s1 - s0) ))" -v t="$CLK_TCK" 'BEGIN{x=b/t; if (x<0) x=0; printf "%.2f", x}')
     awk -v x="$PRE_BUSY" -v q="$QUIET_CORES" 'BEGIN{exit !(x <= q)}' && break
     w=$(( w + 1 ))
@@ -146,11 +172,13 @@ wait_quiet() {
 }
 
 # ------------------------------------------------------------------ nginx
-NGX_PID=""; GEN_PID=""
+NGX_PID=""; GEN_PID=""; CAP_PID=""; SRV=""; SRV_KIND=nginx; URL=""; LP_TLS=""
 cleanup() {
   [ -n "$GEN_PID" ] && kill "$GEN_PID" 2>/dev/null
+  [ -n "$CAP_PID" ] && kill "$CAP_PID" 2>/dev/null
   [ -n "$NGX_PID" ] && { kill "$NGX_PID" 2>/dev/null; wait "$NGX_PID" 2>/dev/null; }
-  GEN_PID=""; NGX_PID=""
+  [ -n "$DT_PID" ] && { kill "$DT_PID" 2>/dev/null; wait "$DT_PID" 2>/dev/null; }
+  GEN_PID=""; NGX_PID=""; DT_PID=""; CAP_PID=""
 }
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
@@ -158,16 +186,20 @@ trap 'log "interrupted"; exit 130' INT TERM
 start_nginx() {
   local d="$RUN/nginx" i p="" try eph
   mkdir -p "$d/logs" "$d/tmp"
-  # A port below the ephemeral range: one inside it may be held by a client
+  # The https scenario's certificate: self-signed for 127.0.0.1, made now.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$d/key.pem" -out "$d/cert.pem" >/dev/null 2>&1 || die "openssl could not make a certificate"
+  # Ports below the ephemeral range: one inside it may be held by a client
   # socket (thousands of TIME_WAITs after a run) though nobody listens.
   eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
   [ "${eph:-0}" -gt 12000 ] || eph=60000
   for try in 1 2 3 4 5; do
     for i in $(seq 1 200); do
-      p=$(( 10000 + RANDOM % (eph - 10000) ))
-      [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] && break
+      p=$(( 10000 + RANDOM % (eph - 10001) ))
+      [ -z "$(ss -Htan "sport = :$p or sport = :$(( p + 1 ))" 2>/dev/null)" ] && break
     done
-    sed "s/@PORT@/$p/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
+    sed "s/@PORT@/$p/; s/@TLSPORT@/$(( p + 1 ))/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
     "${SRV_PIN[@]}" nginx -p "$d/" -c nginx.conf -e logs/error.log -g 'daemon off;' > "$d/logs/stdout" 2>&1 &
     NGX_PID=$!
     for i in $(seq 1 50); do
@@ -178,30 +210,90 @@ start_nginx() {
     done
     kill -0 "$NGX_PID" 2>/dev/null && break
     wait "$NGX_PID" 2>/dev/null; NGX_PID=""
-    log "nginx did not start on port $p (see $d/logs); another port"
+    log "nginx did not start on ports $p, $(( p + 1 )) (see $d/logs); others"
   done
   [ -n "$NGX_PID" ] || die "nginx did not start (see $d/logs)"
-  # Only ever load a port that this nginx listens on.
-  ss -Htlnp "sport = :$p" 2>/dev/null | grep -q "pid=$NGX_PID," || die "port $p is not our nginx's"
+  # Only ever load ports that this nginx listens on.
+  for i in "$p" "$(( p + 1 ))"; do
+    ss -Htlnp "sport = :$i" 2>/dev/null | grep -q "pid=$NGX_PID," || die "port $i is not our nginx's"
+  done
   curl -s --max-time 2 "http://127.0.0.1:$p/nginx_status" | grep -q '^Active connections' || die "no stub_status on $p"
+  curl -s --max-time 2 --cacert "$d/cert.pem" "https://127.0.0.1:$(( p + 1 ))/" | grep -q '^ok' || die "no https on $(( p + 1 ))"
   NGX_PORT=$p
   NGX_URL="http://127.0.0.1:$p/"
-  log "nginx master $NGX_PID worker $NGX_WORKER on $NGX_URL"
+  NGX_TLS_URL="https://127.0.0.1:$(( p + 1 ))/"
+  NGX_CERT="$d/cert.pem"
+  log "nginx master $NGX_PID worker $NGX_WORKER on $NGX_URL and $NGX_TLS_URL"
 }
 
-# accepts requests, from stub_status
-nginx_counts() { curl -s --max-time 2 "${NGX_URL}nginx_status" | awk 'NR==3{print $1, $3}'; }
+# start_delaytarget: bench/delaytarget (built from the tree) on a free
+# loopback port, on the server's CPU.
+DT_PID=""
+start_delaytarget() {
+  local d="$RUN/delaytarget" i
+  mkdir -p "$d"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$d/delaytarget" ./bench/delaytarget) || die "go build delaytarget failed"
+  "${SRV_PIN[@]}" env GOMAXPROCS="$GEN_CPUS" "$d/delaytarget" -portfile "$d/addr" > "$d/log" 2>&1 &
+  DT_PID=$!
+  for i in $(seq 1 50); do [ -s "$d/addr" ] && break; sleep 0.1; done
+  [ -s "$d/addr" ] || die "delaytarget did not start (see $d/log)"
+  DT_ADDR=$(cat "$d/addr")
+  ss -Htlnp "sport = :${DT_ADDR##*:}" 2>/dev/null | grep -q "pid=$DT_PID," || die "$DT_ADDR is not our delaytarget's"
+  log "delaytarget $DT_PID on $DT_ADDR"
+}
 
-# nginx_drained: wait (up to 15 s) until the last run's connections are gone,
-# so that no run starts against a server still holding another's.
-nginx_drained() {
+# The target of the runs to come: use_nginx [tls] or use_delaytarget sets URL
+# (what the generators load), SRV (the server process whose CPU is counted
+# apart) and SRV_KIND (how requests are counted on the server's side).
+use_nginx() {
+  [ -n "$NGX_PID" ] || start_nginx
+  URL=$NGX_URL; SRV=$NGX_WORKER; SRV_KIND=nginx; LP_TLS=""
+  if [ "${1:-}" = tls ]; then URL=$NGX_TLS_URL; LP_TLS=", tls_config: {ca_file: \"$NGX_CERT\"}"; fi
+}
+use_delaytarget() {
+  [ -n "$DT_PID" ] || start_delaytarget
+  URL="http://$DT_ADDR/delay?ms=$LAT_DELAY_MS"; SRV=$DT_PID; SRV_KIND=delay; LP_TLS=""
+}
+
+ngx_status() { curl -s --max-time 2 "${NGX_URL}nginx_status"; }
+# srv_counts -> "connections requests" so far, from the server's side.
+# delaytarget counts the /delay requests since its last /__reset.
+srv_counts() {
+  case $SRV_KIND in
+    nginx) ngx_status | awk 'NR==3{print $1, $3}' ;;
+    delay) curl -s --max-time 2 "http://$DT_ADDR/__stats" | jq -r '"0 \(.n)"' ;;
+  esac
+}
+# The two status polls of nginx's around a run are requests too.
+srv_polls() { [ "$SRV_KIND" = nginx ] && echo 1 || echo 0; }
+
+# drained: wait (up to 15 s) until the last run's connections are gone, so
+# that no run starts against a server still holding another's.
+drained() {
   local i a
   for i in $(seq 1 150); do
-    a=$(curl -s --max-time 2 "${NGX_URL}nginx_status" | awk 'NR==1{print $3}')
-    [ "${a:-0}" -le 1 ] && return 0
+    case $SRV_KIND in
+      nginx) a=$(ngx_status | awk 'NR==1{print $3 - 1}') ;;
+      delay) a=$(ss -Htan state established "dport = :${DT_ADDR##*:}" 2>/dev/null | wc -l) ;;
+    esac
+    [ "${a:-0}" -le 0 ] && return 0
     sleep 0.1
   done
-  log "nginx still holds $a connections; going on"
+  log "the server still holds $a connections; going on"
+}
+
+# wire_p50 PCAP: the median time from a request's data segment to its
+# response's, per connection, in ms: nginx's own latency as the wire sees it.
+wire_p50() {
+  tcpdump -r "$1" -nn -tt --time-stamp-precision=nano 2>/dev/null | awk -v port="$NGX_PORT" '
+    $3 ~ /^127\.0\.0\.1\./ && $5 ~ /^127\.0\.0\.1\./ {
+      src = $3; dst = $5; sub(/:$/, "", dst)
+      if (dst ~ "\\." port "$") { q[src] = q[src] " " $1 }           # a request
+      else if (src ~ "\\." port "$" && q[dst] != "") {               # its response
+        split(substr(q[dst], 2), t, " "); printf "%.6f\n", ($1 - t[1]) * 1000
+        q[dst] = substr(q[dst], length(t[1]) + 2)
+      }
+    }' | sort -n | awk '{v[NR] = $1} END { if (NR) print v[int((NR + 1) / 2)]; else print "null" }'
 }
 
 # ------------------------------------------------------------------ generators
@@ -210,10 +302,10 @@ declare -A KIND BIN
 LP_NAMES=()
 
 # cmd_KIND NAME MODE(closed|rate) CONNS RATE P -> CMD=(argv)
-cmd_wrk() { CMD=(wrk -t"$GEN_CPUS" -c"$3" -d"$DUR"s --timeout "$TIMEOUT"s --latency "$NGX_URL"); }
-cmd_hey() { CMD=(hey -z "$DUR"s -c "$3" -t "$TIMEOUT" "$NGX_URL"); }
+cmd_wrk() { CMD=(wrk -t"$GEN_CPUS" -c"$3" -d"$DUR"s --timeout "$TIMEOUT"s --latency "$URL"); }
+cmd_hey() { CMD=(hey -z "$DUR"s -c "$3" -t "$TIMEOUT" "$URL"); }
 cmd_vegeta() {
-  printf 'GET %s\n' "$NGX_URL" > "$5.targets"
+  printf 'GET %s\n' "$URL" > "$5.targets"
   # -max-workers as loadprobe's max_in_flight: past its capacity vegeta
   # otherwise starts workers (and connections) without bound, until nginx
   # runs out of connections and the runs after it measure the wreck.
@@ -226,9 +318,10 @@ cmd_loadprobe() {
   cat > "$5.yml" <<EOF
 allowed_targets: ["127.0.0.1"]
 max_rate: 1000000
+max_concurrency: 20000
 probes:
   - name: bench
-    request: {url: "$NGX_URL", timeout: ${TIMEOUT}s}
+    request: {url: "$URL", timeout: ${TIMEOUT}s$LP_TLS}
     load: {$load, step_duration: ${DUR}s}
 EOF
   CMD=("${BIN[$1]}" run --config.file="$5.yml" --output=json)
@@ -240,11 +333,11 @@ parse_wrk() {
   awk '
     function ms(v,  n,u){ n=v+0; u=v; sub(/^[0-9.]+/,"",u)
       if(u=="us")return n/1000; if(u=="ms")return n; if(u=="s")return n*1000; if(u=="m")return n*60000; return n }
-    / requests in /{count=$1} /^Requests\/sec:/{rps=$2} /^ +99% /{p99=ms($2)}
+    / requests in /{count=$1} /^Requests\/sec:/{rps=$2} /^ +99% /{p99=ms($2)} /^ +50% /{p50=ms($2)}
     /Non-2xx or 3xx responses:/{non=$NF}
     /Socket errors:/{gsub(/,/,""); errs=$4+$6+$8+$10}
-    END{ printf "{\"count\":%s,\"rps\":%s,\"p99_ms\":%s,\"errors\":%d,\"dropped\":null}\n",
-         count==""?"null":count, rps==""?"null":rps, p99==""?"null":p99, non+errs }' "$1.out"
+    END{ printf "{\"count\":%s,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s,\"errors\":%d,\"dropped\":null}\n",
+         count==""?"null":count, rps==""?"null":rps, p50==""?"null":p50, p99==""?"null":p99, non+errs }' "$1.out"
 }
 parse_hey() {
   awk '
@@ -269,7 +362,7 @@ parse_vegeta() {
 }
 parse_loadprobe() {
   jq -c '.probes[0].steps[0] as $s | {count: $s.attempts, rps: $s.throughput,
-          p99_ms: ($s.latency_seconds.p99 * 1000),
+          p50_ms: ($s.latency_seconds.p50 * 1000), p99_ms: ($s.latency_seconds.p99 * 1000),
           errors: (([$s.errors[]] | add // 0) + ([$s.responses | to_entries[] | select(.key | test("^2") | not) | .value] | add // 0)),
           dropped: ($s.dropped // 0)}' "$1.out" 2>/dev/null || echo '{}'
 }
@@ -289,10 +382,10 @@ run_one() {
 run_attempt() {
   local sc=$1 name=$2 mode=$3 conns=$4 rate=$5 rep=$6 att=$7
   local kind=${KIND[$name]}
-  local P="$RUN/raw/$sc/$name.${rate}.$rep"
+  local P="$RUN/raw/$sc/$name.r$rate.c$conns.$rep"
   [ "$att" -gt 1 ] && P="$P.try$att"
   mkdir -p "$RUN/raw/$sc"
-  nginx_drained
+  drained
   wait_quiet
   CMD=()
   "cmd_$kind" "$name" "$mode" "$conns" "$rate" "$P"
@@ -300,18 +393,37 @@ run_attempt() {
   case $kind in hey|vegeta|loadprobe) [ "$PIN" = 1 ] && env=(env GOMAXPROCS="$GEN_CPUS") ;; esac
   printf '%q ' "${GEN_PIN[@]}" "${env[@]}" "${CMD[@]}" > "$P.cmd"; echo >> "$P.cmd"
 
-  local c0 n0 c1 n1 s0 s1 b0 b1 st0 st1 load1
-  read -r c0 n0 < <(nginx_counts)
-  s0=$(proc_ticks "$NGX_WORKER"); b0=$(busy_ticks); st0=$(steal_ticks)
+  # CAPTURE_RUN=1: the wire, for nginx's own latency (on the server's CPU).
+  if [ "${CAPTURE_RUN:-0}" = 1 ]; then
+    "${SRV_PIN[@]}" tcpdump -i lo -n -s 128 -B 65536 --time-stamp-precision=nano -w "$P.pcap" \
+      "tcp port $NGX_PORT and (tcp[tcpflags] & tcp-push != 0)" 2> "$P.tcpdump" &
+    CAP_PID=$!
+    local i; for i in $(seq 1 50); do grep -q listening "$P.tcpdump" 2>/dev/null && break; sleep 0.1; done
+  fi
+  [ "$SRV_KIND" = delay ] && curl -s --max-time 2 "http://$DT_ADDR/__reset" >/dev/null
+
+  local c0 n0 c1 n1 s0 s1 b0 b1 st0 st1 load1 mid=""
+  read -r c0 n0 < <(srv_counts)
+  s0=$(proc_ticks "$SRV"); b0=$(busy_ticks); st0=$(steal_ticks)
   load1=$(cut -d' ' -f1 /proc/loadavg)
   timeout -k 5 $(( DUR + 30 )) /usr/bin/time -v -o "$P.time" "${GEN_PIN[@]}" "${env[@]}" "${CMD[@]}" \
       > "$P.out" 2> "$P.err" < /dev/null &
   GEN_PID=$!
+  # Halfway through: how many connections does nginx hold open?
+  [ "$SRV_KIND" = nginx ] && { sleep "$(awk -v d="$DUR" 'BEGIN{print d/2}')"; mid=$(ngx_status | awk 'NR==1{print $3 - 1}'); }
   wait "$GEN_PID"; local rc=$?
   GEN_PID=""
-  b1=$(busy_ticks); st1=$(steal_ticks); s1=$(proc_ticks "$NGX_WORKER")
-  read -r c1 n1 < <(nginx_counts)
+  b1=$(busy_ticks); st1=$(steal_ticks); s1=$(proc_ticks "$SRV")
+  read -r c1 n1 < <(srv_counts)
   declare -F "post_$kind" >/dev/null && "post_$kind" "$P"
+  local srv_p50=null srv_p99=null wire=null
+  if [ "$SRV_KIND" = delay ]; then
+    read -r srv_p50 srv_p99 < <(curl -s --max-time 2 "http://$DT_ADDR/__stats" | jq -r '"\(.p50_ms // "null") \(.p99_ms // "null")"')
+  fi
+  if [ -n "$CAP_PID" ]; then
+    kill -INT "$CAP_PID" 2>/dev/null; wait "$CAP_PID" 2>/dev/null; CAP_PID=""
+    wire=$(wire_p50 "$P.pcap"); rm -f "$P.pcap"
+  fi
 
   local user sys rss wall cpu srv_cpu other steal noisy=0
   user=$(awk -F': ' '/User time/{print $2}' "$P.time" 2>/dev/null)
@@ -328,18 +440,27 @@ run_attempt() {
   local parsed; parsed=$("parse_$kind" "$P" 2>>"$P.err"); [ -n "$parsed" ] || parsed='{}'
 
   # nginx counted the two status polls as well: minus one each side.
+  local polls; polls=$(srv_polls)
   jq -cn --argjson p "$parsed" --arg sc "$sc" --arg name "$name" --arg kind "$kind" \
      --argjson rep "$rep" --argjson att "$att" --argjson rate "$rate" --argjson conns "$conns" \
      --argjson rc "$rc" --argjson wall "$(num "${wall:-}")" --argjson cpu "$cpu" --argjson rss_kb "$(num "${rss:-}")" \
-     --argjson srv_reqs "$(( n1 - n0 - 1 ))" --argjson srv_conns "$(( c1 - c0 - 1 ))" --argjson srv_cpu "$srv_cpu" \
+     --argjson srv_reqs "$(( n1 - n0 - polls ))" --argjson srv_conns "$(( c1 - c0 - polls ))" --argjson srv_cpu "$srv_cpu" \
      --argjson others "$other" --argjson steal "$steal" --argjson noisy "$noisy" --argjson load1 "$load1" \
-     --argjson waited "$WAITED" --argjson dur "$DUR" \
+     --argjson waited "$WAITED" --argjson dur "$DUR" --argjson mid "$(num "$mid")" --arg tag "${RUN_TAG:-}" \
+     --argjson srv_p50 "$(num "$srv_p50")" --argjson srv_p99 "$(num "$srv_p99")" --argjson wire "$(num "$wire")" \
      '{sc:$sc, name:$name, kind:$kind, rep:$rep, att:$att, rate:$rate, conns:$conns, rc:$rc, dur:$dur,
        wall:$wall, cpu:$cpu, rss_kb:$rss_kb, srv_reqs:$srv_reqs, srv_conns:$srv_conns, srv_cpu:$srv_cpu,
-       others:$others, steal:$steal, noisy:($noisy==1), load1:$load1, waited:$waited} + $p' >> "$RESULTS"
-  log "$(tail -1 "$RESULTS" | jq -r '"\(.sc) \(.name) rate=\(.rate) rep\(.rep)/\(.att) rc=\(.rc) count=\(.count) rps=\(.rps) p99=\(.p99_ms)ms nginx=\(.srv_reqs) cpu=\(.cpu)s rss=\(.rss_kb)KB others=\(.others)\(if .noisy then " NOISY" else "" end)"')"
+       others:$others, steal:$steal, noisy:($noisy==1), load1:$load1, waited:$waited,
+       tag:$tag, active_mid:$mid, srv_p50_ms:$srv_p50, srv_p99_ms:$srv_p99, wire_p50_ms:$wire} + $p' >> "$RESULTS"
+  log "$(tail -1 "$RESULTS" | jq -r '"\(.sc) \(.name) rate=\(.rate) conns=\(.conns) rep\(.rep)/\(.att) rc=\(.rc) count=\(.count) rps=\(.rps) p50=\(.p50_ms)ms p99=\(.p99_ms)ms server=\(.srv_reqs) cpu=\(.cpu)s rss=\(.rss_kb)KB others=\(.others)\(if .noisy then " NOISY" else "" end)"')"
   sleep "$COOLDOWN"
   [ "$noisy" = 0 ]
+}
+
+# last_rps NAME SC REP: the rate the last run of NAME in SC round REP achieved.
+last_rps() {
+  jq -s -r --arg n "$1" --arg sc "$2" --argjson rep "$3" \
+    '[.[] | select(.sc==$sc and .name==$n and .rep==$rep and .rate==0)] | last | .rps // 0' "$RESULTS"
 }
 
 # held NAME RATE: did the last maxrate run of NAME at RATE hold the rate?
@@ -381,7 +502,7 @@ NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
     if [ -n "${LOADPROBE_BINS:-}" ]; then echo "lp_$n=${BIN[$n]}"
     else echo "lp_$n=built from the tree at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')"; fi
   done
-  echo "settings=reps=$REPS dur=${DUR}s conns=$CONNS timeout=${TIMEOUT}s rates=[$RATES] maxrate=$RATE_START+$RATE_STEP..$RATE_LIMIT hold=$HOLD refine=$REFINE"
+  echo "settings=reps=$REPS dur=${DUR}s conns=$CONNS timeout=${TIMEOUT}s rates=[$RATES] maxrate=$RATE_START+$RATE_STEP..$RATE_LIMIT hold=$HOLD refine=$REFINE open=[$OPEN_RATES]+${OPEN_FRACTION}xclosed latency=${LAT_CONNS}conns/${LAT_DELAY_MS}ms scale=[$SCALE_CONNS]"
   echo "noise=quiet_wait=${QUIET_WAIT}s quiet_cores=$QUIET_CORES noise_cores=$NOISE_CORES max_attempts=$MAX_ATTEMPTS"
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$RUN/meta.txt"
@@ -395,7 +516,7 @@ for sc in $SCENARIOS; do
       (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord' -benchmem ./prober \
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
-    throughput|rate|maxrate) [ -n "$NGX_PID" ] || start_nginx ;;&
+    throughput|rate|maxrate|open|conns) use_nginx ;;&
     throughput)
       for rep in $(seq 1 "$REPS"); do for n in "${NAMES_A[@]}"; do
         run_one throughput "$n" closed "$CONNS" 0 "$rep"
@@ -422,6 +543,32 @@ for sc in $SCENARIOS; do
           i=$(( i + 1 ))
         done
       done ;;
+    open)
+      # Each round: the closed loop (the reference), then the open loop at
+      # OPEN_RATES and at OPEN_FRACTION of that round's closed-loop rate.
+      for rep in $(seq 1 "$REPS"); do for n in "${LP_NAMES[@]}"; do
+        RUN_TAG=reference run_one open "$n" closed "$CONNS" 0 "$rep"
+        for r in $OPEN_RATES; do
+          RUN_TAG=fixed CAPTURE_RUN=$CAPTURE run_one open "$n" rate "$CONNS" "$r" "$rep"
+        done
+        r=$(awk -v x="$(last_rps "$n" open "$rep")" -v f="$OPEN_FRACTION" 'BEGIN{printf "%d", int(x * f / 1000) * 1000}')
+        if [ "$r" -gt 0 ]; then RUN_TAG=fraction run_one open "$n" rate "$CONNS" "$r" "$rep"
+        else log "no closed-loop rate in round $rep: no open-loop run at $OPEN_FRACTION of it"; fi
+      done; done ;;
+    latency)
+      use_delaytarget
+      for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do
+        run_one latency "$n" closed "$LAT_CONNS" 0 "$rep"
+      done; done ;;
+    https)
+      use_nginx tls
+      for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do
+        run_one https "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
+    conns)
+      for c in $SCALE_CONNS; do for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do
+        run_one conns "$n" closed "$c" 0 "$rep"
+      done; done; done ;;
     *) log "unknown scenario $sc" ;;
   esac
 done

@@ -43,7 +43,7 @@ def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
 # the last attempt of every (scenario, name, rate, rep)
 . as $all
 | ($all | map(select(.att > 1)) | length) as $repeated
-| (reduce $all[] as $x ({}; .["\($x.sc)/\($x.name)/\($x.rate)/\($x.rep)"] = $x) | [.[]]) as $rows
+| (reduce $all[] as $x ({}; .["\($x.sc)/\($x.name)/\($x.rate)/\($x.conns)/\($x.rep)"] = $x) | [.[]]) as $rows
 | ($rows | map(select(.noisy)) | length) as $noisy
 | ($rows | map(select(.rc != 0)) | length) as $failed
 
@@ -111,6 +111,85 @@ def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
     | ($C | map(select(.name == $n and (.rps // 0) >= 0.99 * .rate and nrps >= 0.99 * .rate)) | map(.rate) | max) as $h
     | "- highest rate held by \($n): \(if $h == null then "none of the rates tried" else "\($h) req/s" end)" ),
   ""
+  else empty end )
+' "$RUN/results.jsonl"
+
+# Issue 11's scenarios: open loop against the same build's closed loop,
+# closed-loop latency overhead, https and connection scale beside wrk.
+jq -r -s '
+def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length/2 - 1] + .[length/2]) / 2 end;
+def r(d): if . == null then null else (. * pow(10; d) | round) / pow(10; d) end;
+def s(d): if . == null then "n/a" else r(d) | tostring end;
+def mm(d): map(select(. != null)) | if length == 0 then "n/a"
+  else (med | s(d)) + (if min != max then " (" + (min | s(d)) + "–" + (max | s(d)) + ")" else "" end) end;
+def names(sc): [.[] | select(.sc == sc) | .name] | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end);
+def cores: .others / (.wall // .dur);
+def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
+def usreq: if (.srv_reqs // 0) > 0 then .cpu / .srv_reqs * 1e6 else null end;
+def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep and .conns == $x.conns)) | last;
+
+(reduce .[] as $x ({}; .["\($x.sc)/\($x.name)/\($x.rate)/\($x.conns)/\($x.rep)"] = $x) | [.[]]) as $rows
+
+| ( ($rows | map(select(.sc == "open"))) as $O
+  | if ($O | length) > 0 then
+    "## E) Open loop against the same build’s closed loop (\($O[0].dur) s per run, nginx `/`)",
+    "",
+    "Every round runs loadprobe’s closed loop (\($O[0].conns) connections) first: its rate is the reference, and the",
+    "open loop runs at fixed rates and at a fraction of that round’s closed-loop rate. *nginx p50 (wire)*: the",
+    "median time from a request’s data segment to its response’s, captured on `lo` during the run (tcpdump on",
+    "nginx’s CPU): the server’s own latency, without either side’s client. loadprobe’s latency runs from the",
+    "*intended* send time. *CPU µs per request*: generator user+sys ÷ requests nginx served; *× closed*: ÷ the",
+    "closed loop’s of the same round.",
+    "",
+    "| tool | run | offered req/s | × closed-loop rate | achieved req/s (tool / nginx) | achieved ÷ offered (nginx) | dropped | p50 ms | nginx p50 ms (wire) | p50 − nginx p50 ms | p99 ms | CPU µs per request | × closed | peak RSS MiB | others’ load, cores |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ( $O | names("open")[] as $n
+      | ($O | map(select(.name == $n and .tag == "reference"))) as $ref
+      | def ref(x): $ref | map(select(.rep == x.rep)) | last;
+        ( "| \($n) | closed loop, \($ref[0].conns) conns | – | 1 | \([$ref[].rps] | mm(0)) / \([$ref[] | nrps] | mm(0)) | – | – | \([$ref[].p50_ms] | mm(3)) | – | – | \([$ref[].p99_ms] | mm(2)) | \([$ref[] | usreq] | mm(2)) | 1 | \([$ref[].rss_kb / 1024] | mm(1)) | \([$ref[] | cores] | mm(2)) |" ),
+        ( ($O | map(select(.name == $n and .tag == "fixed")) | map(.rate) | unique)[] as $r
+          | [$O[] | select(.name == $n and .tag == "fixed" and .rate == $r)] as $x
+          | "| \($n) | open, fixed rate | \($r) | \([$x[] | select(ref(.) != null) | .rate / ref(.).rps] | mm(2)) | \([$x[].rps] | mm(1)) / \([$x[] | nrps] | mm(1)) | \([$x[] | nrps / .rate] | mm(4)) | \([$x[].dropped] | mm(0)) | \([$x[].p50_ms] | mm(3)) | \([$x[].wire_p50_ms] | mm(3)) | \([$x[] | select(.wire_p50_ms != null and .p50_ms != null) | .p50_ms - .wire_p50_ms] | mm(3)) | \([$x[].p99_ms] | mm(2)) | \([$x[] | usreq] | mm(2)) | \([$x[] | select(ref(.) != null) | usreq / (ref(.) | usreq)] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[] | cores] | mm(2)) |" ),
+        ( [$O[] | select(.name == $n and .tag == "fraction")] as $x
+          | if ($x | length) > 0 then
+            "| \($n) | open, \($x[0] | if ref(.) then (.rate / ref(.).rps * 100 | floor | tostring) + "%" else "" end) of the round’s closed loop | \([$x[].rate] | mm(0)) | \([$x[] | select(ref(.) != null) | .rate / ref(.).rps] | mm(2)) | \([$x[].rps] | mm(1)) / \([$x[] | nrps] | mm(1)) | \([$x[] | nrps / .rate] | mm(4)) | \([$x[].dropped] | mm(0)) | \([$x[].p50_ms] | mm(3)) | – | – | \([$x[].p99_ms] | mm(2)) | \([$x[] | usreq] | mm(2)) | \([$x[] | select(ref(.) != null) | usreq / (ref(.) | usreq)] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[] | cores] | mm(2)) |"
+            else empty end ) ),
+    ""
+  else empty end ),
+
+( ($rows | map(select(.sc == "latency"))) as $L
+  | if ($L | length) > 0 then
+    "## F) Closed-loop latency overhead: \($L[0].conns) connections, a target that answers after a fixed delay",
+    "",
+    "`bench/delaytarget` answers `/delay?ms=N` and measures its own handler time (its sleep’s timer slack",
+    "included), so *overhead* = the tool’s p99 − the server’s p99 of the same run: what the generator adds.",
+    "",
+    "| tool | req/s | p50 ms | server p50 ms | p99 ms | server p99 ms | p99 overhead ms | × wrk’s overhead | others’ load, cores |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ( $L | names("latency")[] as $n | [$L[] | select(.name == $n)] as $x
+      | "| \($n) | \([$x[].rps] | mm(0)) | \([$x[].p50_ms] | mm(3)) | \([$x[].srv_p50_ms] | mm(3)) | \([$x[].p99_ms] | mm(3)) | \([$x[].srv_p99_ms] | mm(3)) | \([$x[] | .p99_ms - .srv_p99_ms] | mm(3)) | \([$x[] | peer($L; .) as $w | select($w != null and ($w.p99_ms - $w.srv_p99_ms) > 0) | (.p99_ms - .srv_p99_ms) / ($w.p99_ms - $w.srv_p99_ms)] | mm(2)) | \([$x[] | cores] | mm(2)) |" ),
+    ""
+  else empty end ),
+
+( ["https", "conns"][] as $sc
+  | ($rows | map(select(.sc == $sc))) as $H
+  | if ($H | length) > 0 then
+    (if $sc == "https" then
+      "## G) https keep-alive: \($H[0].conns) connections, nginx over TLS (a self-signed certificate made for the run)"
+     else
+      "## H) Connection scale: closed loop at \($H | map(.conns) | unique | map(tostring) | join(" and ")) keep-alive connections"
+     end),
+    "",
+    (if $sc == "conns" then "*open mid-run*: the connections nginx held halfway through the run (stub_status, its own poll left out).\n" else empty end),
+    "| tool | connections | req/s | req/s × wrk | requests per generator CPU-s | per CPU-s × wrk | peak RSS MiB | open mid-run | errors | others’ load, cores |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ( ($H | map(.conns) | unique)[] as $c
+      | ($H | map(select(.conns == $c)) | names($sc))[] as $n
+      | [$H[] | select(.name == $n and .conns == $c)] as $x
+      | "| \($n) | \($c) | \([$x[] | nrps] | mm(0)) | \([$x[] | peer($H; .) as $w | select($w != null) | nrps / ($w | nrps)] | mm(2)) | \([$x[] | .srv_reqs / .cpu] | mm(0)) | \([$x[] | peer($H; .) as $w | select($w != null) | (.srv_reqs / .cpu) / ($w.srv_reqs / $w.cpu)] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[].active_mid] | mm(0)) | \([$x[].errors] | mm(0)) | \([$x[] | cores] | mm(2)) |" ),
+    "",
+    "*req/s* as nginx counted them (stub_status) ÷ the run’s length.",
+    ""
   else empty end )
 ' "$RUN/results.jsonl"
 
