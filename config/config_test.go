@@ -149,8 +149,8 @@ func TestLoadGoodConfig(t *testing.T) {
 		t.Errorf("request: got method %q timeout %s keep_alive %t", r.Method, r.Timeout, r.KeepAlive)
 	}
 	// Defaults of the inlined client settings come from DefaultRequest.
-	if r.FollowRedirects || !r.EnableHTTP2 {
-		t.Errorf("client: got follow_redirects %t enable_http2 %t, want false and true", r.FollowRedirects, r.EnableHTTP2)
+	if r.HTTPClientConfig.FollowRedirects || !r.HTTPClientConfig.EnableHTTP2 {
+		t.Errorf("client: got follow_redirects %t enable_http2 %t, want false and true", r.HTTPClientConfig.FollowRedirects, r.HTTPClientConfig.EnableHTTP2)
 	}
 	// Relative paths are resolved against the config file's directory.
 	if want := filepath.Join("testdata", "payload.json"); r.BodyFile != want {
@@ -163,17 +163,17 @@ func TestLoadGoodConfig(t *testing.T) {
 	if string(r.Payload) != string(payload) {
 		t.Errorf("payload: got %q, want %q", r.Payload, payload)
 	}
-	if r.BasicAuth == nil || r.BasicAuth.PasswordFile != filepath.Join("testdata", "password.txt") {
-		t.Errorf("basic_auth: got %+v, want password_file resolved against testdata", r.BasicAuth)
+	if r.HTTPClientConfig.BasicAuth == nil || r.HTTPClientConfig.BasicAuth.PasswordFile != filepath.Join("testdata", "password.txt") {
+		t.Errorf("basic_auth: got %+v, want password_file resolved against testdata", r.HTTPClientConfig.BasicAuth)
 	}
-	if r.TLSConfig.CAFile != filepath.Join("testdata", "ca.pem") {
-		t.Errorf("tls_config.ca_file: got %q", r.TLSConfig.CAFile)
+	if r.HTTPClientConfig.TLSConfig.CAFile != filepath.Join("testdata", "ca.pem") {
+		t.Errorf("tls_config.ca_file: got %q", r.HTTPClientConfig.TLSConfig.CAFile)
 	}
-	if work.Load.StepDuration != DefaultLoad.StepDuration || work.Load.MaxInFlight != 1000 ||
-		work.Load.SettleTimeout != DefaultLoad.SettleTimeout || work.Load.Mode() != ModeConcurrency {
+	if work.Load.StepDuration != defaultLoad.StepDuration || work.Load.MaxInFlight != 1000 ||
+		work.Load.SettleTimeout != defaultLoad.SettleTimeout || work.Load.Mode() != ModeConcurrency {
 		t.Errorf("load defaults: got %+v", work.Load)
 	}
-	if work.Rules != DefaultRules || work.Abort != DefaultAbort || work.Schedule != DefaultSchedule {
+	if work.Rules != DefaultRules || work.Abort != defaultAbort || work.Schedule != defaultSchedule {
 		t.Errorf("section defaults: got %+v %+v %+v", work.Rules, work.Abort, work.Schedule)
 	}
 	if work.Control != "noop" {
@@ -270,21 +270,25 @@ func BenchmarkValidCode(b *testing.B) {
 }
 
 func TestAllowed(t *testing.T) {
-	globs := []string{"127.0.0.1", "*.Staging.Example.com", "host-?", "::1"}
+	globs := []string{"127.0.0.1", "*.Staging.Example.com", "host-?", "::1", "10.0.0.*"}
 	for host, want := range map[string]bool{
-		"127.0.0.1":               true,
-		"127.0.0.2":               false,
-		"api.staging.example.com": true,
-		"API.STAGING.EXAMPLE.COM": true,
-		"staging.example.com":     false,
-		"a.b.staging.example.com": true, // path.Match: * crosses dots (not slashes)
-		"host-1":                  true,
-		"host-10":                 false,
-		"::1":                     true,
-		"":                        false,
+		"127.0.0.1":                  true,
+		"127.0.0.2":                  false,
+		"api.staging.example.com":    true,
+		"API.STAGING.EXAMPLE.COM":    true,
+		"staging.example.com":        false,
+		"a.b.staging.example.com":    false, // a * stands for one label, as in TLS
+		"127.0.0.1.attacker.example": false,
+		"host-1":                     true,
+		"host-10":                    false,
+		"::1":                        true,
+		"10.0.0.7":                   true,
+		"10.0.0.7.nip.io":            false,
+		"10.0.0":                     false,
+		"":                           false,
 	} {
-		if got := Allowed(globs, host); got != want {
-			t.Errorf("Allowed(%q) = %t, want %t", host, got, want)
+		if got := allowed(globs, host); got != want {
+			t.Errorf("allowed(%q) = %t, want %t", host, got, want)
 		}
 	}
 }
@@ -297,14 +301,14 @@ func TestParseErrors(t *testing.T) {
 		{"control character", "allowed_targets: [a]\n\x01\n", "x.yml:2: control characters are not allowed"},
 		{"tab", "allowed_targets:\n\t- a\n", "x.yml:2: found character that cannot start any token"},
 		{"unclosed quote", "allowed_targets: [a]\nprobes:\n  - name: \"work\n", "x.yml:3: found unexpected end of stream"},
-		{"empty list elements", "allowed_targets: [a]\nprobes:\n  -\n  - ~\n  - name: a\n    load: {concurrency: [1, ~, 2]}\n    request: {url: 'http://b/'}\n",
+		{"empty list elements", "allowed_targets: [a]\nprobes:\n  -\n  - ~\n  - name: a\n    load: {concurrency: [1, ~, 2]}\n    request: {url: 'http://a/'}\n",
 			"x.yml:3: probes[0]: empty list element\n" +
 				"x.yml:4: probes[1]: empty list element\n" +
 				"x.yml:6: probes[2].load.concurrency[1]: empty list element"},
-		{"anchor holder", "allowed_targets: [127.0.0.1]\nbase: &base\n  url: http://10.0.0.1/\nprobes:\n  - name: a\n    request:\n      <<: *base\n    load: {rate: [1]}\n",
+		{"anchor holder", "allowed_targets: [127.0.0.1]\nbase: &base\n  url: http://127.0.0.1/\nprobes:\n  - name: a\n    request:\n      <<: *base\n    load: {rate: [1]}\n",
 			"x.yml:2: unknown key \"base\""},
-		{"string level", "allowed_targets: [a]\nprobes:\n  - name: a\n    load: {rate: [1, \"2\"]}\n",
-			"x.yml:4: probes[0].load.rate[1]: expected a number, got a string \"2\""},
+		{"string level", "allowed_targets: [a]\nprobes:\n  - name: a\n    request: {url: 'http://a/'}\n    load: {rate: [1, \"2\"]}\n",
+			"x.yml:5: probes[0].load.rate[1]: expected a number, got a string \"2\""},
 		{"long value", "allowed_targets: [a]\nmax_concurrency: abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\n",
 			"x.yml:2: max_concurrency: expected an integer, got a string \"abcdefghijklmnopqrstuvwxyzabcdefghijklmn...\""},
 	} {
@@ -363,14 +367,16 @@ func TestErrorsInFileOrder(t *testing.T) {
 }
 
 func TestTypeErrorPaths(t *testing.T) {
+	// Each probe is complete but for the value at fault.
+	const probe = "request: {url: 'http://a/'}, load: {rate: [1]}, "
 	for _, tc := range []struct{ in, want string }{
-		{"allowed_targets: [a]\nprobes:\n - name: [a]\n",
+		{"allowed_targets: [a]\nprobes:\n - {" + probe + "name: [a]}\n",
 			`x.yml:3: probes[0].name: expected a string, got a list`},
-		{"allowed_targets: &a [b]\nprobes:\n - name: *a\n - name: *a\n",
+		{"allowed_targets: &a [a]\nprobes:\n - {" + probe + "name: *a}\n - {" + probe + "name: *a}\n",
 			"x.yml:3: probes[0].name: expected a string, got a list\nx.yml:4: probes[1].name: expected a string, got a list"},
-		{"allowed_targets: [a]\nprobes:\n - load: {concurrency: [[1], 2]}\n",
+		{"allowed_targets: [a]\nprobes:\n - {name: a, request: {url: 'http://a/'}, load: {concurrency: [[1], 2]}}\n",
 			`x.yml:3: probes[0].load.concurrency[0]: expected an integer, got a list`},
-		{"allowed_targets: [a]\nprobes:\n - load: {step_duration: [1]}\n",
+		{"allowed_targets: [a]\nprobes:\n - {name: a, request: {url: 'http://a/'}, load: {rate: [1], step_duration: [1]}}\n",
 			`x.yml:3: probes[0].load.step_duration: expected a string, got a list`},
 		{"allowed_targets: [a]\nprobes: {name: a}\n",
 			`x.yml:2: probes: expected a list, got a mapping`},
