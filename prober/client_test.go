@@ -488,7 +488,9 @@ func TestClientPath(t *testing.T) {
 	}{
 		{name: "http", url: "http://127.0.0.1:8080/", want: "fast"},
 		{name: "http with basic auth", url: "http://127.0.0.1:8080/",
-			setup: func(r *config.Request) { r.HTTPClientConfig.BasicAuth = &commoncfg.BasicAuth{Username: "u", Password: "p"} }, want: "fast"},
+			setup: func(r *config.Request) {
+				r.HTTPClientConfig.BasicAuth = &commoncfg.BasicAuth{Username: "u", Password: "p"}
+			}, want: "fast"},
 		{name: "https", url: "https://127.0.0.1:8443/", want: "std (scheme https)"},
 		{name: "proxy_url", url: "http://127.0.0.1:8080/",
 			setup: func(r *config.Request) { r.HTTPClientConfig.ProxyURL = commoncfg.URL{URL: proxy} }, want: "std (proxy)"},
