@@ -106,7 +106,9 @@ func (v *validator) clientHosts(c *Config, r *Request, p keyPath) {
 			if h, _, err := net.SplitHostPort(value); err == nil {
 				host = h
 			}
-			v.host(c, p.to("headers", name), host, "the Host header names host %q, which is not in allowed_targets")
+			if len(c.AllowedTargets) > 0 && !allowed(c.AllowedTargets, host) {
+				v.errorAt(p.to("headers"), p.to("headers", name), "the Host header names host %q, which is not in allowed_targets", strings.ToLower(host))
+			}
 		}
 	}
 	hc := &r.HTTPClientConfig

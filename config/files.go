@@ -70,7 +70,7 @@ func (v *validator) runLength(c *Config, pr *Probe, p keyPath) {
 		run, what = run+runSeconds(&ctl.Load), "a run with its control"
 	}
 	if interval := time.Duration(pr.Schedule.Interval); run > interval.Seconds() {
-		v.errorf(p, "%s lasts %s, longer than the interval (%s): lengthen the interval, or set continuous for a fixed load",
+		v.errorf(p, "%s lasts %s, longer than the interval (%s): lengthen the interval or shorten the run",
 			what, model.Duration(time.Duration(min(run, 1e9))*time.Second), pr.Schedule.Interval)
 	}
 }

@@ -146,12 +146,12 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 
 	hc := &r.HTTPClientConfig
 	hc.SetDirectory(dir)
+	v.files(hc, p) // before Validate, which moves bearer_token_file into authorization
 	if err := hc.Validate(); err != nil {
 		v.errorf(p, "%v", err)
 	} else if err := hc.TLSConfig.Validate(); err != nil {
 		v.errorf(p.to("tls_config"), "%v", err)
 	}
-	v.files(hc, p)
 	v.clientHosts(c, r, p)
 }
 
