@@ -130,9 +130,9 @@ func TestLoadBadConfigs(t *testing.T) {
 			if got := err.Error(); got != want {
 				t.Errorf("LoadFile(%s):\n got: %s\nwant: %s", file, got, want)
 			}
-			var e *Error
+			var e *lineError
 			if !errors.As(err, &e) || e.File != file || e.Line < 1 {
-				t.Errorf("LoadFile(%s): error is not an *Error naming the file and a line: %#v", file, e)
+				t.Errorf("LoadFile(%s): error is not a *lineError naming the file and a line: %#v", file, e)
 			}
 		})
 	}

@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// Error is one problem in a config file. LoadFile and Parse return every
-// Error they find, joined with errors.Join in file order; errors.As finds
+// lineError is one problem in a config file. LoadFile and Parse return
+// every one they find, joined with errors.Join in file order; errors.As finds
 // the first.
-type Error struct {
+type lineError struct {
 	File string // the file name as given to LoadFile or Parse
 	Line int    // 1-based line of the offending key or list element
 	Path string // key path, e.g. probes[2].load.concurrency; empty for the whole file
@@ -19,7 +19,7 @@ type Error struct {
 }
 
 // Error formats e as "file:line: path: message".
-func (e *Error) Error() string {
+func (e *lineError) Error() string {
 	s := e.File
 	if e.Line > 0 {
 		s += ":" + strconv.Itoa(e.Line)
@@ -122,10 +122,10 @@ func (v *validator) err(file string) error {
 	var errs []error
 	for i, is := range v.issues {
 		if i == maxErrors {
-			errs = append(errs, &Error{File: file, Line: is.line, Msg: fmt.Sprintf("and %d more errors", len(v.issues)-i)})
+			errs = append(errs, &lineError{File: file, Line: is.line, Msg: fmt.Sprintf("and %d more errors", len(v.issues)-i)})
 			break
 		}
-		errs = append(errs, &Error{File: file, Line: is.line, Path: is.path, Msg: is.msg})
+		errs = append(errs, &lineError{File: file, Line: is.line, Path: is.path, Msg: is.msg})
 	}
 	return errors.Join(errs...)
 }

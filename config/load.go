@@ -42,7 +42,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		if n := top(&extra); n != nil && n.ShortTag() != "!!null" {
-			return nil, &Error{File: filename, Line: n.Line, Msg: "a config file holds one YAML document, found a second"}
+			return nil, &lineError{File: filename, Line: n.Line, Msg: "a config file holds one YAML document, found a second"}
 		}
 	} else if !errors.Is(err, io.EOF) {
 		return nil, syntaxError(filename, data, err)
@@ -92,7 +92,7 @@ func syntaxError(file string, data []byte, err error) error {
 		err := parseAll(data[:ends[k]])
 		return err != nil && yamlLine.ReplaceAllString(err.Error(), "") == msg
 	})
-	return &Error{File: file, Line: min(line, max(len(ends), 1)), Msg: strings.TrimSpace(msg)}
+	return &lineError{File: file, Line: min(line, max(len(ends), 1)), Msg: strings.TrimSpace(msg)}
 }
 
 // parseAll parses every document of data into nodes.

@@ -21,10 +21,9 @@ const (
 )
 
 // config validates c, and completes it: it resolves relative paths against
-// dir, reads body_file into Payload and builds the status-code sets.
+// dir and reads body_file into Payload.
 func (v *validator) config(c *Config, dir string) {
 	v.globs(c.AllowedTargets)
-	// (An empty list is reported once, not again for every probe's host.)
 	if c.MaxConcurrency <= 0 {
 		v.errorf(keyPath{"max_concurrency"}, "must be positive (got %d)", c.MaxConcurrency)
 	}
