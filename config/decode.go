@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -20,11 +21,31 @@ import (
 // (a duration, a TLS version), each reported where it is.
 type decoder struct {
 	v      *validator
-	budget int // nodes left to visit: aliases cannot expand without bound
+	budget int // nodes left to visit: aliases and merges cannot expand without bound
 }
 
-// maxNodes bounds the nodes a config expands to, aliases followed.
-const maxNodes = 1 << 20
+// newDecoder returns a decoder for the document whose top node is n. It
+// visits at most 20 times as many nodes as the document holds: enough for
+// any honest use of anchors, and a bound on a "billion laughs" of aliases.
+func newDecoder(v *validator, n *yaml.Node) *decoder {
+	var count func(*yaml.Node) int
+	count = func(n *yaml.Node) int {
+		c := 1
+		for _, k := range n.Content {
+			c += count(k)
+		}
+		return c
+	}
+	return &decoder{v: v, budget: 1000 + 20*count(n)}
+}
+
+// spend counts one node visited; false once the budget is spent.
+func (d *decoder) spend(p keyPath, line int) bool {
+	if d.budget--; d.budget == -1 {
+		d.v.fail(p, line, "aliases expand the document too far")
+	}
+	return d.budget >= 0
+}
 
 var (
 	unmarshalerType    = reflect.TypeFor[yaml.Unmarshaler]()
@@ -37,10 +58,7 @@ func (d *decoder) decode(n *yaml.Node, out reflect.Value, p keyPath) {
 	for i := 0; n.Kind == yaml.AliasNode && i < 32; i++ {
 		n = n.Alias
 	}
-	if d.budget--; d.budget < 0 {
-		if d.budget == -1 {
-			d.v.fail(p, line, "the document expands to more than %d nodes", maxNodes)
-		}
+	if !d.spend(p, line) {
 		return
 	}
 	if n.ShortTag() == "!!null" {
@@ -173,6 +191,9 @@ func (d *decoder) merge(n *yaml.Node, p keyPath, known []string, each func(strin
 	for i := 0; n.Kind == yaml.AliasNode && i < 32; i++ {
 		n = n.Alias
 	}
+	if !d.spend(p, n.Line) {
+		return
+	}
 	if n.Kind == yaml.SequenceNode {
 		for _, m := range slices.Backward(n.Content) {
 			d.merge(m, p, known, each)
@@ -212,13 +233,24 @@ func inlineMap(t reflect.Type) int {
 
 // keysOf lists the YAML keys of struct t, inlined structs included.
 func keysOf(t reflect.Type) []string {
+	if keys, ok := keyCache.Load(t); ok {
+		return keys.([]string)
+	}
+	keys := structKeys(t)
+	keyCache.Store(t, keys)
+	return keys
+}
+
+var keyCache sync.Map // reflect.Type to its keys
+
+func structKeys(t reflect.Type) []string {
 	var keys []string
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		switch {
 		case opts == "inline" && f.Type.Kind() == reflect.Struct:
-			keys = append(keys, keysOf(f.Type)...)
+			keys = append(keys, structKeys(f.Type)...)
 		case f.IsExported() && name != "-" && name != "":
 			keys = append(keys, name)
 		}

@@ -52,8 +52,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	v := &validator{lines: map[string]int{}}
 	if n := top(&doc); n != nil {
 		v.lines[""] = n.Line
-		d := decoder{v: v, budget: maxNodes}
-		d.decode(n, reflect.ValueOf(&cfg).Elem(), nil)
+		newDecoder(v, n).decode(n, reflect.ValueOf(&cfg).Elem(), nil)
 	}
 	v.config(&cfg, filepath.Dir(filename))
 	if err := v.err(filename); err != nil {

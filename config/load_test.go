@@ -127,3 +127,20 @@ func TestRequestPrintsAndRoundTrips(t *testing.T) {
 		t.Errorf("JSON round trip: got %+v from %s", back, data)
 	}
 }
+
+// Merge keys that repeat each other ten times over, seven deep, would make
+// the decoder visit 10^7 mappings: the walk stops at a bound set by the
+// document's size and says why.
+func TestParseStopsAnAliasBomb(t *testing.T) {
+	anchors, prev := "  a: &a {name: x}\n", "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+		anchors += "  " + n + ": &" + n + " {<<: [" + strings.Repeat("*"+prev+", ", 9) + "*" + prev + "]}\n"
+		prev = n
+	}
+	in := "x:\n" + anchors + "allowed_targets: [a]\nprobes:\n  - <<: *h\n"
+	_, err := Parse("x.yml", []byte(in))
+	want := "x.yml:1: unknown key \"x\"\nx.yml:3: probes[0]: aliases expand the document too far"
+	if err == nil || err.Error() != want {
+		t.Errorf("\n got: %v\nwant: %s", err, want)
+	}
+}
