@@ -139,7 +139,7 @@ func TestParseStopsAnAliasBomb(t *testing.T) {
 	}
 	in := "x:\n" + anchors + "allowed_targets: [a]\nprobes:\n  - <<: *h\n"
 	_, err := Parse("x.yml", []byte(in))
-	want := "x.yml:1: unknown key \"x\"\nx.yml:3: probes[0]: aliases expand the document too far"
+	want := "x.yml:1: unknown key \"x\"\nx.yml:2: aliases expand the document too far"
 	if err == nil || err.Error() != want {
 		t.Errorf("\n got: %v\nwant: %s", err, want)
 	}
