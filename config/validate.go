@@ -180,40 +180,7 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 		checkLevels(v, p.to("rate"), l.Rate, c.MaxRate, "max_rate", num)
 	}
 	if l.Phases != nil {
-		pp := p.to("phases")
-		if len(l.Phases) == 0 {
-			v.errorf(pp, "at least one phase is required")
-		} else if len(l.Phases) > maxLevels {
-			v.errorf(pp, "%d phases, more than %d", len(l.Phases), maxLevels)
-		}
-		names := map[string]int{}
-		for i, ph := range l.Phases {
-			ip := pp.to(i)
-			if ph.Name == "" {
-				v.errorf(ip.to("name"), "required")
-			} else if len(ph.Name) > maxNameLength {
-				v.errorf(ip.to("name"), "longer than %d characters", maxNameLength)
-			} else if j, dup := names[ph.Name]; dup {
-				v.errorf(ip.to("name"), "duplicate phase name %q (first used by phases[%d])", ph.Name, j)
-			} else {
-				names[ph.Name] = i
-			}
-			if ph.Duration <= 0 {
-				v.errorf(ip.to("duration"), "must be positive (got %s)", ph.Duration)
-			}
-			if !(ph.Rate > 0) {
-				v.errorf(ip.to("rate"), "must be positive (got %s)", num(ph.Rate))
-			} else if ph.Rate > c.MaxRate {
-				v.errorf(ip.to("rate"), "%s is above max_rate (%s)", num(ph.Rate), num(c.MaxRate))
-			}
-			if ph.RampTo != nil {
-				if x := *ph.RampTo; !(x >= 0) {
-					v.errorf(ip.to("ramp_to"), "must not be negative (got %s)", num(x))
-				} else if x > c.MaxRate {
-					v.errorf(ip.to("ramp_to"), "%s is above max_rate (%s)", num(x), num(c.MaxRate))
-				}
-			}
-		}
+		v.phases(c, l.Phases, p.to("phases"))
 	}
 
 	v.positive(p.to("step_duration"), l.StepDuration)
@@ -233,6 +200,44 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 		v.errorf(p.to("max_in_flight"), "must be positive (got %d)", l.MaxInFlight)
 	}
 	v.positive(p.to("settle_timeout"), l.SettleTimeout)
+}
+
+// phases checks an open-loop profile.
+func (v *validator) phases(c *Config, phases []Phase, p keyPath) {
+	if len(phases) == 0 {
+		v.errorf(p, "at least one phase is required")
+	} else if len(phases) > maxLevels {
+		v.errorf(p, "%d phases, more than %d", len(phases), maxLevels)
+		return
+	}
+	names := map[string]int{}
+	for i, ph := range phases {
+		ip := p.to(i)
+		if ph.Name == "" {
+			v.errorf(ip.to("name"), "required")
+		} else if len(ph.Name) > maxNameLength {
+			v.errorf(ip.to("name"), "longer than %d characters", maxNameLength)
+		} else if j, dup := names[ph.Name]; dup {
+			v.errorf(ip.to("name"), "duplicate phase name %q (first used by phases[%d])", ph.Name, j)
+		} else {
+			names[ph.Name] = i
+		}
+		if ph.Duration <= 0 {
+			v.errorf(ip.to("duration"), "must be positive (got %s)", ph.Duration)
+		}
+		if !(ph.Rate > 0) {
+			v.errorf(ip.to("rate"), "must be positive (got %s)", num(ph.Rate))
+		} else if ph.Rate > c.MaxRate {
+			v.errorf(ip.to("rate"), "%s is above max_rate (%s)", num(ph.Rate), num(c.MaxRate))
+		}
+		if ph.RampTo != nil {
+			if x := *ph.RampTo; !(x >= 0) {
+				v.errorf(ip.to("ramp_to"), "must not be negative (got %s)", num(x))
+			} else if x > c.MaxRate {
+				v.errorf(ip.to("ramp_to"), "%s is above max_rate (%s)", num(x), num(c.MaxRate))
+			}
+		}
+	}
 }
 
 func (v *validator) rules(r *Rules, p keyPath) {
