@@ -106,6 +106,7 @@ func (v *validator) clientHosts(c *Config, r *Request, p keyPath) {
 			if h, _, err := net.SplitHostPort(value); err == nil {
 				host = h
 			}
+			host = strings.Trim(host, "[]") // an IPv6 literal, as globs write it
 			if len(c.AllowedTargets) > 0 && !allowed(c.AllowedTargets, host) {
 				v.errorAt(p.to("headers"), p.to("headers", name), "the Host header names host %q, which is not in allowed_targets", strings.ToLower(host))
 			}

@@ -144,3 +144,21 @@ func TestParseStopsAnAliasBomb(t *testing.T) {
 		t.Errorf("\n got: %v\nwant: %s", err, want)
 	}
 }
+
+// A Host header's host is checked as the URL's: without its port, an IPv6
+// literal without brackets.
+func TestHostHeaderIsAllowedLikeAURLHost(t *testing.T) {
+	for value, ok := range map[string]bool{
+		"api.staging.example.com":       true,
+		"API.staging.example.com:8443":  true,
+		"127.0.0.1":                     true,
+		"[::1]:8080":                    true,
+		"a.b.staging.example.com":       false,
+		"127.0.0.1.attacker.example:80": false,
+	} {
+		in := fmt.Sprintf(strings.Replace(validProbe, `"127.0.0.1"`, `"127.0.0.1", "::1"`, 1), "      headers: {Host: '"+value+"'}\n")
+		if _, err := Parse("x.yml", []byte(in)); (err == nil) != ok {
+			t.Errorf("Host: %s: got %v, want allowed %t", value, err, ok)
+		}
+	}
+}
