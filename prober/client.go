@@ -82,17 +82,6 @@ func NewClient(req config.Request, name string) (*Client, error) {
 	if req.Method == "" {
 		req.Method = "GET"
 	}
-	if !config.ValidToken(req.Method) {
-		return nil, fmt.Errorf("method %q is not a valid HTTP method", req.Method)
-	}
-	for k, v := range req.Headers {
-		if !config.ValidToken(k) {
-			return nil, fmt.Errorf("header name %q is not valid", k)
-		}
-		if !config.ValidHeaderValue(v) {
-			return nil, fmt.Errorf("header %s: value contains a control character", k)
-		}
-	}
 	if why := needsStd(req, u); why != "" {
 		std, err := newStdClient(req, u, name)
 		if err != nil {

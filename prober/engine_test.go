@@ -199,7 +199,7 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 			p := probeFor(t, tc.url, `concurrency: [1, 2]
 step_duration: 30s`)
 			p.Request.Timeout = model.Duration(5 * time.Second)
-			p.Request.TLSConfig.InsecureSkipVerify = true
+			p.Request.HTTPClientConfig.TLSConfig.InsecureSkipVerify = true
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -624,14 +625,19 @@ func TestSchedulerContinuous(t *testing.T) {
 
 // A continuous probe whose runs fail at once does not spin.
 func TestSchedulerContinuousFailureBacksOff(t *testing.T) {
+	// A CA file that is no certificate: the config loads, every run fails.
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := schedConfig(t, header+`probes:
   - name: c
     request:
       url: "https://127.0.0.1:1/"
-      tls_config: {ca_file: /nonexistent/ca.pem}
+      tls_config: {ca_file: "$CA"}
     load: {concurrency: [1], step_duration: 200ms}
     schedule: {continuous: true}
-`, nil)
+`, map[string]string{"CA": ca})
 	s, obs, _ := startScheduler(t, nil)
 	s.Apply(cfg)
 	obs.waitUntil(t, 5*time.Second, "a failed run", func(evs []obsEvent) bool { return count(evs, "ended", "c", result.ResultFailed) >= 1 })
