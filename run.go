@@ -54,11 +54,13 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	// generator as it runs in production, not a lighter one.
 	coll := collector.New(prometheus.NewRegistry(), noSource{})
 	results := make([]result.Result, 0, len(probes))
+	run := prober.Runner(prober.Run)
 	for _, p := range probes {
-		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print})
-		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" && ctx.Err() == nil {
-			result.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
+		var control *prober.Control
+		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
+			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print}}
 		}
+		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print}, control)
 		progress.done()
 		results = append(results, r)
 		if ctx.Err() != nil {
