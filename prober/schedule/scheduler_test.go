@@ -27,8 +27,8 @@ import (
 // fakeRun is a prober.Runner that sends no load: a run takes one
 // step_duration per level of the bubble's clock and completes, or is
 // canceled stopTime after ctx ends (a real run takes a moment to cut its
-// attempts short). A probe named "fails" fails at once, as a
-// probe whose client cannot be built does.
+// attempts short). A probe named "fails" fails after 1ms, as a probe whose
+// client cannot be built does.
 func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
 	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
 	r.Result = fakeSteps(ctx, p, opts, &r)
@@ -40,6 +40,7 @@ const stopTime = 10 * time.Millisecond
 
 func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *result.Result) string {
 	if p.Name == "fails" {
+		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
 		return result.ResultFailed
 	}
 	levels := slices.Clone(p.Load.Rate)
@@ -419,16 +420,16 @@ func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
 	}
 }
 
-// A continuous probe runs back to back; one whose run fails retries after
-// failedRetry instead of spinning.
+// A continuous probe runs back to back; one whose run fails retries
+// failedRetry after its last start instead of spinning.
 func TestSchedulerContinuous(t *testing.T) {
 	for _, tc := range []struct {
 		probe  string
 		result string
-		gap    time.Duration
+		next   func(prev span) time.Duration
 	}{
-		{"c", result.ResultCompleted, 0},
-		{"fails", result.ResultFailed, failedRetry},
+		{"c", result.ResultCompleted, func(prev span) time.Duration { return prev.end }},
+		{"fails", result.ResultFailed, func(prev span) time.Duration { return prev.start + failedRetry }},
 	} {
 		t.Run(tc.probe, func(t *testing.T) {
 			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
@@ -438,14 +439,14 @@ func TestSchedulerContinuous(t *testing.T) {
     load: {concurrency: [1], step_duration: 200ms}
     schedule: {continuous: true}
 `))
-				after(3*tc.gap + time.Second)
+				after(2*failedRetry + time.Second)
 				ss := spans(obs.snapshot(), tc.probe)
 				if len(ss) < 3 {
 					t.Fatalf("%d runs, want at least 3: %+v", len(ss), ss)
 				}
 				for i := 1; i < 3; i++ {
-					if ss[i-1].result != tc.result || ss[i].start-ss[i-1].end != tc.gap {
-						t.Errorf("run %d %s, the next %s after it; want %s, then a gap of %s", i, ss[i-1].result, ss[i].start-ss[i-1].end, tc.result, tc.gap)
+					if ss[i-1].result != tc.result || ss[i].start != tc.next(ss[i-1]) {
+						t.Errorf("run %d %s, the next at %s; want %s, the next at %s", i, ss[i-1].result, ss[i].start, tc.result, tc.next(ss[i-1]))
 					}
 				}
 			})
