@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -163,5 +167,51 @@ probes:
 	td.stop(t) // fails the test unless Run returns within 5s
 	if n := runsTotal(t, td, result.ResultCanceled); n != 1 {
 		t.Errorf("runs_total canceled %g, want the held run", n)
+	}
+}
+
+// SIGTERM ends `loadprobe run` too, with the run under way printed as
+// canceled (exit 1: its expectation was not met).
+func TestRunEndsOnSIGTERMDuringAHeldResponse(t *testing.T) {
+	url, held := holdingTarget(t)
+	file := filepath.Join(t.TempDir(), "loadprobe.yml")
+	writeFile(t, file, `allowed_targets: ["127.0.0.1"]
+probes:
+  - name: held
+    request:
+      url: `+url+`/
+      timeout: 30s
+      tls_config: {insecure_skip_verify: true}
+    load: {concurrency: [2], step_duration: 30s}
+`)
+	cmd := exec.Command(binary, "run", "--config.file="+file, "--output=json")
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no attempt reached the holding server within 10s")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != exitExpect {
+			t.Errorf("loadprobe run after SIGTERM: %v, want exit %d", err, exitExpect)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("loadprobe run did not exit within 5s of SIGTERM")
+	}
+	var out struct{ Probes []result.Result }
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Probes) != 1 || out.Probes[0].Result != result.ResultCanceled {
+		t.Errorf("printed %s (%v), want the held run, canceled", stdout.String(), err)
 	}
 }
