@@ -162,7 +162,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return err
 		case <-ctx.Done():
 			d.logger.Info("Shutting down")
-			// Load stops first: SIGTERM must end it within a second.
+			// Load stops first: every run returns, canceled, at most
+			// 2s after the cancel (prober.Run's bound), so SIGTERM ends
+			// the daemon within a few seconds.
 			d.stopRuns()
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
@@ -238,7 +240,8 @@ func (d *Daemon) apply() {
 	}
 }
 
-// stopRuns ends every run and waits for their load to stop.
+// stopRuns ends every run and waits for the scheduler's loops to end:
+// bounded, as each run returns within 2s of its cancel.
 func (d *Daemon) stopRuns() {
 	d.stop()
 	d.sched.Wait()
