@@ -316,39 +316,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	}
 	defer s.release(c)
 
-	// Every view of this run carries one start time: the scheduler's.
-	started := time.Now()
-	restamp := func(r *result.Result) {
-		r.DurationSeconds += r.Started.Sub(started).Seconds()
-		r.Started = started
-	}
-	// The run is in the state before the Observer hears of it: whoever
-	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
-	s.obs.RunStarted(p.Name)
-	opts := prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
-		restamp(&partial)
-		s.setCurrent(l, &partial)
-	}}
-	var ctl *prober.Control
+	var ctl *config.Probe
 	if hasControl {
-		// The control runs under this probe's reservation, which covers
-		// its host and its load too: it is the same generator against
-		// the same server, right after the probe.
-		ctl = &prober.Control{
-			Probe:   control,
-			Options: prober.Options{Live: s.obs.Live(control.Name)},
-			Started: func(shown result.Result) {
-				restamp(&shown)
-				shown.Result = result.ResultRunning
-				s.setCurrent(l, &shown)
-				s.obs.RunStarted(control.Name)
-			},
-			Ended: func(cr result.Result) { s.obs.RunEnded(control.Name, cr.Result) },
-		}
+		ctl = &control
 	}
-	r := s.run.WithControl(ctx, p, opts, ctl)
-	restamp(&r)
+	r := s.runWithControl(ctx, l, ctl)
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	// As at the start: the state first, then the Observer.
@@ -369,6 +341,46 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	}
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
 	return r.Result
+}
+
+// runWithControl runs l's probe and its control (nil: none) with the
+// scheduler's runner, keeping the run under way in l's state as it goes.
+func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *config.Probe) result.Result {
+	p := l.probe
+	// Every view of this run carries one start time: the scheduler's.
+	started := time.Now()
+	restamp := func(r *result.Result) {
+		r.DurationSeconds += r.Started.Sub(started).Seconds()
+		r.Started = started
+	}
+	// The run is in the state before the Observer hears of it: whoever
+	// sees loadprobe_running at 1 finds the run in /api/v1/results.
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
+	s.obs.RunStarted(p.Name)
+	opts := prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
+		restamp(&partial)
+		s.setCurrent(l, &partial)
+	}}
+	var ctl *prober.Control
+	if control != nil {
+		// The control runs under this probe's reservation, which covers
+		// its host and its load too: it is the same generator against
+		// the same server, right after the probe.
+		ctl = &prober.Control{
+			Probe:   *control,
+			Options: prober.Options{Live: s.obs.Live(control.Name)},
+			Started: func(shown result.Result) {
+				restamp(&shown)
+				shown.Result = result.ResultRunning
+				s.setCurrent(l, &shown)
+				s.obs.RunStarted(control.Name)
+			},
+			Ended: func(cr result.Result) { s.obs.RunEnded(control.Name, cr.Result) },
+		}
+	}
+	r := s.run.WithControl(ctx, p, opts, ctl)
+	restamp(&r)
+	return r
 }
 
 // save writes the latest results to the store. Saves are serialized and
