@@ -123,7 +123,7 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 			// A file that cannot be read is kept for a person to look at,
 			// not overwritten by the next run, and does not stop the
 			// daemon: a crash loop over a cache would probe nothing.
-			aside, moveErr := store.SetAside()
+			aside, moveErr := store.setAside()
 			if moveErr != nil {
 				return nil, fmt.Errorf("%w; and cannot set it aside: %w", err, moveErr)
 			}
