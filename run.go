@@ -30,8 +30,10 @@ const (
 )
 
 // runOnce is `loadprobe run`: it runs the selected probes (all when none is
-// named) one after the other, each followed by its control, and prints their
-// results on stdout. Progress goes to stderr.
+// named) one after the other, each followed by its control as the daemon
+// runs them (prober.Runner.WithControl), and prints their results on
+// stdout. Progress goes to stderr. When ctx ends, the run under way ends
+// canceled within seconds and is printed; the probes after it do not run.
 func runOnce(ctx context.Context, configFile string, names []string, output string, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
