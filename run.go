@@ -30,8 +30,10 @@ const (
 )
 
 // runOnce is `loadprobe run`: it runs the selected probes (all when none is
-// named) one after the other, each followed by its control, and prints their
-// results on stdout. Progress goes to stderr.
+// named) one after the other, each followed by its control as the daemon
+// runs them (prober.Runner.WithControl), and prints their results on
+// stdout. Progress goes to stderr. When ctx ends, the run under way ends
+// canceled within seconds and is printed; the probes after it do not run.
 func runOnce(ctx context.Context, configFile string, names []string, output string, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
@@ -54,11 +56,13 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	// generator as it runs in production, not a lighter one.
 	coll := collector.New(prometheus.NewRegistry(), noSource{})
 	results := make([]result.Result, 0, len(probes))
+	run := prober.Runner(prober.Run)
 	for _, p := range probes {
-		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print})
-		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" && ctx.Err() == nil {
-			result.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
+		var control *prober.Control
+		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
+			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print}}
 		}
+		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print}, control)
 		progress.done()
 		results = append(results, r)
 		if ctx.Err() != nil {

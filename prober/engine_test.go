@@ -23,7 +23,7 @@ import (
 // config package's defaults and validation.
 func probeFor(t *testing.T, url, load string) config.Probe {
 	t.Helper()
-	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
 probes:
   - name: p
     request:
@@ -414,24 +414,31 @@ max_in_flight: 10`)
 	}
 }
 
+// pacerHolder holds up the open-loop pacer once, for hold, in the call that
+// reports the offered rate of its n-th request: a generator busy elsewhere
+// (GC, a preempted thread) as the engine sees it.
+type pacerHolder struct {
+	recordingLive
+	calls, n int
+	hold     time.Duration
+}
+
+func (l *pacerHolder) OfferedRate(float64) {
+	l.calls++ // the pacer's own goroutine alone calls it
+	if l.calls == l.n {
+		time.Sleep(l.hold)
+	}
+}
+
 func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
 	url := demoTarget(t, target.Options{}) + "/noop"
-	p := probeFor(t, url, `rate: [200]
-step_duration: 2s`)
-	var n int
-	var mu sync.Mutex
-	live := &recordingLive{}
-	r := Run(context.Background(), p, Options{Live: live, beforeSend: func() {
-		mu.Lock()
-		n++
-		hold := n == 100
-		mu.Unlock()
-		if hold {
-			time.Sleep(300 * time.Millisecond)
-		}
-	}})
+	// A phase that ramps reports its offered rate before every request.
+	p := probeFor(t, url, `phases:
+  - {name: ramp, duration: 2s, rate: 200, ramp_to: 201}`)
+	live := &pacerHolder{n: 100, hold: 300 * time.Millisecond}
+	r := Run(context.Background(), p, Options{Live: live})
 	if live.maxSendDelay < 0.3 {
-		t.Errorf("largest send delay %.3fs, want the 300ms the sender was held up", live.maxSendDelay)
+		t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)
 	}
 	if m := r.Steps[0].Latency.Max; m < 0.3 {
 		t.Errorf("max latency %.3fs from the intended send time, want at least the 300ms lag", m)
@@ -492,5 +499,60 @@ func TestStageOffsetIntegratesTheRate(t *testing.T) {
 		if got := tt.st.offset(tt.n); (got - tt.want).Abs() > time.Microsecond {
 			t.Errorf("%+v offset(%d) = %s, want %s", tt.st, tt.n, got, tt.want)
 		}
+	}
+}
+
+// loopbackTargets serves a demo target on each of n loopback addresses,
+// 127.0.0.10 upwards: n hosts, as a fleet of probes sees them.
+func loopbackTargets(t *testing.T, n int) []string {
+	t.Helper()
+	urls := make([]string, n)
+	for i := range urls {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", 10+i))
+		if err != nil {
+			t.Fatalf("listening on a second loopback address: %v", err)
+		}
+		srv := httptest.NewUnstartedServer(target.New(target.Options{}))
+		srv.Listener.Close()
+		srv.Listener = l
+		srv.Start()
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	return urls
+}
+
+// A run stopped mid-step is canceled, never completed, however the stop
+// falls against the pacer's and the workers' own ends of the step. The race
+// showed with many runs at once (30 open-loop probes, 24-29 of them saved
+// as completed), not with one: so 30, both loops, a few rounds.
+func TestRunCutShortIsCanceled(t *testing.T) {
+	urls := loopbackTargets(t, 30)
+	for _, load := range []string{"rate: [2]\nstep_duration: 10s", "concurrency: [1]\nstep_duration: 10s"} {
+		t.Run(strings.Fields(load)[0], func(t *testing.T) {
+			for round := range 3 {
+				ctx, cancel := context.WithCancel(context.Background())
+				var started, ended sync.WaitGroup
+				results := make([]result.Result, len(urls))
+				for i, u := range urls {
+					p := probeFor(t, u+"/delay?ms=5", load)
+					var once sync.Once
+					started.Add(1)
+					ended.Add(1)
+					go func() {
+						defer ended.Done()
+						results[i] = Run(ctx, p, Options{Progress: func(Progress) { once.Do(started.Done) }})
+					}()
+				}
+				started.Wait() // every run is inside its step
+				cancel()
+				ended.Wait()
+				for i, r := range results {
+					if r.Result != result.ResultCanceled {
+						t.Errorf("round %d, run %d: %s after %.2fs of a 10s step, want canceled", round, i, r.Result, r.DurationSeconds)
+					}
+				}
+			}
+		})
 	}
 }

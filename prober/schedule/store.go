@@ -114,9 +114,9 @@ func (s *Store) Save(states []ProbeState) error {
 	return dir.Sync()
 }
 
-// SetAside moves a results file that cannot be read out of the way, to the
+// setAside moves a results file that cannot be read out of the way, to the
 // same name with ".corrupt" added, and returns that name.
-func (s *Store) SetAside() (string, error) {
+func (s *Store) setAside() (string, error) {
 	aside := s.path + ".corrupt"
 	return aside, os.Rename(s.path, aside)
 }
