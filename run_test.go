@@ -51,8 +51,8 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 	}
 	contains(t, "the table", stdout,
 		"probe work: concurrency ramp, completed",
-		"conns", "goodput", "p99", "in-flight",
-		"knee            4 conns",
+		"connections", "goodput", "p99", "in-flight",
+		"knee            4 connections",
 		"latency budget  never",
 		"first failure   never",
 		"expected at least 300/s: met",
@@ -89,7 +89,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal(raw, &shed); err != nil {
 		t.Fatal(err)
 	}
-	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses["503"] == 0 {
+	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses[503] == 0 {
 		t.Errorf("shed: first failure %+v, responses %v; want 503s from 16 connections", ff, shed.Steps[len(shed.Steps)-1].Responses)
 	}
 	var bp map[string]json.RawMessage

@@ -100,7 +100,7 @@ func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	if e.live == nil {
 		e.live = NopLive{}
 	}
-	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: e.started, Steps: []result.Step{}, Diagnosis: []string{}}
+	r := result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: e.started, Steps: []result.Step{}, Diagnosis: []string{}}
 	client, err := NewClient(p.Request, p.Name)
 	if err != nil {
 		r.Result, r.Error = result.ResultFailed, err.Error()
@@ -191,7 +191,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	end := start.Add(st.duration)
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
-	closedLoop := e.probe.Load.Mode() == config.ModeConcurrency
+	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)

@@ -62,8 +62,9 @@ func StatusHandler(version string, links []Link, states func() []schedule.ProbeS
 
 // probeView is one probe as the page shows it.
 type probeView struct {
-	Name, Mode, State, Unit string
-	Last                    *result.Result
+	Name, State, Unit string
+	Mode              result.Mode
+	Last              *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
 	Charted      *result.Result
@@ -78,8 +79,9 @@ type probeView struct {
 func newProbeView(st schedule.ProbeState, now time.Time) probeView {
 	p := st.Probe
 	lq, budget := result.LatencyRule(p.Rules)
+	mode := result.ModeOf(p.Load)
 	v := probeView{
-		Name: p.Name, Mode: p.Load.Mode(), Last: st.Last, Unit: unit(p.Load.Mode()),
+		Name: p.Name, Mode: mode, Last: st.Last, Unit: mode.Unit(),
 		Quantile: lq.Label, Budget: seconds(budget),
 		MinCapacity: p.Expect.MinCapacity,
 	}
@@ -122,21 +124,14 @@ func steps(l config.Load) int {
 	}
 }
 
-func unit(mode string) string {
-	if mode == config.ModeConcurrency {
-		return "connections"
-	}
-	return "req/s"
-}
-
-func axisTitle(mode, unit string) string {
+func axisTitle(mode result.Mode, unit string) string {
 	switch mode {
-	case config.ModeConcurrency:
-		return "level (connections)"
-	case config.ModePhases:
+	case result.Concurrency:
+		return "level (" + unit + ")"
+	case result.Phases:
 		return "phase"
 	default:
-		return "offered rate (req/s)"
+		return "offered rate (" + unit + ")"
 	}
 }
 
@@ -144,7 +139,7 @@ func pointText(p *result.Point, unit string) string {
 	if p == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%s %s (%s/s)", short(p.Level), unit, rate(p.Throughput))
+	return fmt.Sprintf("%s %s (%s/s)", result.FormatLevel(p.Level), unit, rate(p.Throughput))
 }
 
 // rate formats a throughput: whole numbers from 10/s up, else two digits.
@@ -247,7 +242,7 @@ func chart(r result.Result, rules config.Rules, unit string) template.HTML {
 
 	// The level axis.
 	for i, s := range r.Steps {
-		label := short(s.Level)
+		label := result.FormatLevel(s.Level)
 		if s.Name != "" {
 			label = s.Name
 		}
@@ -269,9 +264,9 @@ func chart(r result.Result, rules config.Rules, unit string) template.HTML {
 		class, label string
 		p            *result.Point
 	}{
-		{"knee", "knee", r.BreakingPoints.Knee},
-		{"budget", "latency budget", r.BreakingPoints.LatencyBudget},
-		{"failure", "first failure", r.BreakingPoints.FirstFailure},
+		{"knee", result.RuleKnee.Text(), r.BreakingPoints.Knee},
+		{"budget", result.RuleLatencyBudget.Text(), r.BreakingPoints.LatencyBudget},
+		{"failure", result.RuleFirstFailure.Text(), r.BreakingPoints.FirstFailure},
 	}
 	for k, m := range marks {
 		if m.p == nil {
@@ -302,7 +297,7 @@ func chart(r result.Result, rules config.Rules, unit string) template.HTML {
 		fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, class, strings.Join(pts, " "))
 		for i, s := range r.Steps {
 			fmt.Fprintf(&b, `<circle class="%s" cx="%.1f" cy="%.1f" r="3.5"><title>%s %s: %s</title></circle>`,
-				class, x(i), y(v(s)), short(s.Level), esc(unit), title(v(s)))
+				class, x(i), y(v(s)), result.FormatLevel(s.Level), esc(unit), title(v(s)))
 		}
 	}
 	line("good", yGood, func(s result.Step) float64 { return s.Goodput }, func(v float64) string { return "goodput " + rate(v) + "/s" })
@@ -312,7 +307,7 @@ func chart(r result.Result, rules config.Rules, unit string) template.HTML {
 		for i, s := range r.Steps {
 			if s.Level == c.Level {
 				fmt.Fprintf(&b, `<circle class="capacity" cx="%.1f" cy="%.1f" r="8"><title>capacity %s/s at %s %s</title></circle>`,
-					x(i), yGood(s.Goodput), rate(c.Throughput), short(c.Level), esc(unit))
+					x(i), yGood(s.Goodput), rate(c.Throughput), result.FormatLevel(c.Level), esc(unit))
 				break
 			}
 		}
@@ -335,8 +330,6 @@ func niceStep(v float64) float64 {
 	}
 	return 10 * p
 }
-
-func short(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func tick(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 

@@ -26,7 +26,7 @@ import (
 type Observer interface {
 	Live(probe string) prober.Live
 	RunStarted(probe string)
-	RunEnded(probe, result string)
+	RunEnded(probe string, r result.RunResult)
 	// Waited records how long a run waited for its host or the caps.
 	Waited(probe string, seconds float64)
 	// Forget is called once a removed probe's last run has ended: nothing
@@ -299,7 +299,7 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
 // control, and keeps the result. It returns the run's result.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
+func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult {
 	p := l.probe
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
@@ -325,7 +325,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	}
 	// The run is in the state before the Observer hears of it: whoever
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	r := prober.Run(ctx, p, prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
 		restamp(&partial)

@@ -27,8 +27,8 @@ import (
 type obsEvent struct {
 	kind   string // started, ended, waited, forget
 	probe  string
-	result string  // ended
-	secs   float64 // waited
+	result result.RunResult // ended
+	secs   float64          // waited
 	at     time.Time
 }
 
@@ -52,8 +52,8 @@ func (o *recObserver) add(e obsEvent) {
 
 func (o *recObserver) Live(string) prober.Live { return prober.NopLive{} }
 func (o *recObserver) RunStarted(p string)     { o.add(obsEvent{kind: "started", probe: p}) }
-func (o *recObserver) RunEnded(p, result string) {
-	o.add(obsEvent{kind: "ended", probe: p, result: result})
+func (o *recObserver) RunEnded(p string, r result.RunResult) {
+	o.add(obsEvent{kind: "ended", probe: p, result: r})
 }
 func (o *recObserver) Waited(p string, seconds float64) {
 	o.add(obsEvent{kind: "waited", probe: p, secs: seconds})
@@ -99,10 +99,10 @@ func formatEvents(evs []obsEvent) string {
 	return b.String()
 }
 
-func count(evs []obsEvent, kind, probe, result string) int {
+func count(evs []obsEvent, kind, probe string, r result.RunResult) int {
 	n := 0
 	for _, e := range evs {
-		if e.kind == kind && e.probe == probe && (result == "" || e.result == result) {
+		if e.kind == kind && e.probe == probe && (r == "" || e.result == r) {
 			n++
 		}
 	}
@@ -112,7 +112,7 @@ func count(evs []obsEvent, kind, probe, result string) int {
 // span is one run of a probe as the observer saw it.
 type span struct {
 	start, end time.Time
-	result     string
+	result     result.RunResult
 }
 
 // spans pairs the RunStarted and RunEnded calls of probe (runs of one probe
