@@ -104,7 +104,6 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	}
 }
 
-
 func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 	r := newStepRecorder()
 	rng := rand.New(rand.NewPCG(1, 2))

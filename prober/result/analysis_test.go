@@ -169,7 +169,7 @@ func TestAnalysis(t *testing.T) {
 			peak:  400.4, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 400.2)},
 			capacity: pt(4, 390), valid: true,
 			diagnosis: []string{
-				"successes pinned at ~400/s while failures came every second from 8 connections: a working cap (429: a limiter declining on purpose)",
+				"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity (failures every second from 8 connections on; 429: a limiter declining on purpose)",
 				"first failure at 8 connections: 429 on 50% of attempts (a limiter declining on purpose)",
 			},
 			notInAnyOne: []string{"cliff", "depleting"},

@@ -23,7 +23,12 @@ func (a *analysis) diagnose() []string {
 	add(a.kneeLine())
 	add(a.latencyLine())
 	add(a.failureLine())
-	add(a.shapeLine())
+	kind, shapeLine := a.shape()
+	add(shapeLine)
+	if kind != depletion {
+		// A depleted resource explains the fall of goodput on its own.
+		add(a.collapseLine())
+	}
 	add(a.capacityLine())
 	add(a.shortfallLine())
 	add(a.heldLine())

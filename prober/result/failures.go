@@ -116,14 +116,44 @@ func describeFailures(steps ...Step) string {
 	return strings.Join(parts, ", ")
 }
 
+// topKind is the most frequent failure kind of steps; zero when none.
+func topKind(steps ...Step) failureKind {
+	kinds := failureKinds(steps...)
+	if len(kinds) == 0 {
+		return failureKind{}
+	}
+	return kinds[0]
+}
+
 // topFailure names the most frequent failure kind of steps: "429: a limiter
 // declining on purpose".
 func topFailure(steps ...Step) string {
-	kinds := failureKinds(steps...)
-	if len(kinds) == 0 {
+	k := topKind(steps...)
+	if k.n == 0 {
 		return "failures of no recorded kind"
 	}
-	return kinds[0].name() + ": " + kinds[0].meaning()
+	return k.name() + ": " + k.meaning()
+}
+
+// reasonPlurals name many failures of one reason.
+var reasonPlurals = map[string]string{
+	"timeout": "timeouts",
+	"refused": "refused connections",
+	"reset":   "reset connections",
+	"tls":     "TLS failures",
+	"dns":     "DNS failures",
+	"other":   "transport errors",
+}
+
+// plural names many failures of k's kind: "429s", "timeouts".
+func (k failureKind) plural() string {
+	switch {
+	case k.n == 0:
+		return "failures"
+	case k.reason != "":
+		return reasonPlurals[k.reason]
+	}
+	return strconv.Itoa(k.code) + "s"
 }
 
 func noResponses(s Step) int64 {
