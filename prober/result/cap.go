@@ -8,8 +8,8 @@ import (
 // Cap thresholds.
 const (
 	// A cap's successes per second stay within this fraction of their
-	// median (or within one request, for small counts) in nearly every
-	// failing second ...
+	// median (or within one request, for small counts) in every failing
+	// second but one in ten (at least one may stray) ...
 	capTolerance = 0.10
 	// ... while attempts per second stay at least this many times the
 	// successes: a cap turns away a good part of the load, not a few.
@@ -30,7 +30,6 @@ func (a *analysis) capLine(tl []tick) string {
 	steps := a.r.Steps
 	var succ, att []float64
 	var failing int
-	var sumS, sumA float64
 	var failSteps []Step
 	for _, t := range tl {
 		if steps[t.step].ErrorRatio == 0 {
@@ -41,7 +40,6 @@ func (a *analysis) capLine(tl []tick) string {
 		}
 		s, f := float64(t.success), float64(t.failure)
 		succ, att = append(succ, s), append(att, s+f)
-		sumS, sumA = sumS+s, sumA+s+f
 		if t.failure > 0 {
 			failing++
 		}
@@ -53,16 +51,20 @@ func (a *analysis) capLine(tl []tick) string {
 	if m <= 0 || float64(failing) < nearlyAll*float64(len(succ)) || median(att) < capExcess*m {
 		return ""
 	}
-	within := 0
-	for _, v := range succ {
+	// The steady seconds: all but a few outliers, such as the burst a
+	// limiter admits at the start of a step after a quiet settle.
+	var steadyS, steadyA []float64
+	var sumS, sumA float64
+	for i, v := range succ {
 		if math.Abs(v-m) <= max(capTolerance*m, 1) {
-			within++
+			steadyS, steadyA = append(steadyS, v), append(steadyA, att[i])
+			sumS, sumA = sumS+v, sumA+att[i]
 		}
 	}
-	if float64(within) < nearlyAll*float64(len(succ)) {
+	if outliers := len(succ) - len(steadyS); len(steadyS) < 3 || outliers > max(1, len(succ)/10) {
 		return ""
 	}
-	if !stillerThanAttempts(succ, att) && !tooSteadyForACoin(succ, sumS/sumA, sumA/float64(len(att))) {
+	if !stillerThanAttempts(steadyS, steadyA) && !tooSteadyForACoin(steadyS, sumS/sumA, sumA/float64(len(steadyA))) {
 		return "" // successes move with attempts: a failure probability, not a cap
 	}
 	top := topKind(failSteps...)
