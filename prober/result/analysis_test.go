@@ -323,24 +323,31 @@ func TestAnalysis(t *testing.T) {
 			if r.Valid != tc.valid {
 				t.Errorf("valid = %v, want %v", r.Valid, tc.valid)
 			}
-			all := strings.Join(r.Diagnosis, "\n")
-			for _, want := range tc.diagnosis {
-				if !strings.Contains(all, want) {
-					t.Errorf("diagnosis lacks %q:\n%s", want, all)
-				}
-			}
-			for _, bad := range tc.notInAnyOne {
-				if strings.Contains(all, bad) {
-					t.Errorf("diagnosis has %q:\n%s", bad, all)
-				}
-			}
+			checkDiagnosis(t, r.Diagnosis, tc.diagnosis, tc.notInAnyOne)
 			if r.Diagnosis == nil {
 				t.Error("diagnosis is nil: the JSON would show null")
 			}
-			if testing.Verbose() {
-				t.Logf("diagnosis:\n%s", all)
-			}
 		})
+	}
+}
+
+// checkDiagnosis checks that each of want is part of some line of the
+// diagnosis and that none of not is part of any.
+func checkDiagnosis(t *testing.T, diagnosis, want, not []string) {
+	t.Helper()
+	all := strings.Join(diagnosis, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("diagnosis lacks %q:\n%s", w, all)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(all, n) {
+			t.Errorf("diagnosis has %q:\n%s", n, all)
+		}
+	}
+	if testing.Verbose() {
+		t.Logf("diagnosis:\n%s", all)
 	}
 }
 

@@ -64,7 +64,10 @@ func (a *analysis) capLine(tl []tick) string {
 	if outliers := len(succ) - len(steadyS); len(steadyS) < 3 || outliers > max(1, len(succ)/10) {
 		return ""
 	}
-	if !stillerThanAttempts(steadyS, steadyA) && !tooSteadyForACoin(steadyS, sumS/sumA, sumA/float64(len(steadyA))) {
+	// Telling a cap's stillness from a coin's noise at a steady rate takes
+	// four seconds: with fewer, a coin is that still too often.
+	coin := len(steadyS) >= 4 && tooSteadyForACoin(steadyS, sumS/sumA, sumA/float64(len(steadyA)))
+	if !stillerThanAttempts(steadyS, steadyA) && !coin {
 		return "" // successes move with attempts: a failure probability, not a cap
 	}
 	top := topKind(failSteps...)
@@ -83,27 +86,32 @@ func (a *analysis) capLine(tl []tick) string {
 // stillerThanAttempts reports whether successes per second hold still
 // while attempts move: "successes are a constant" fits them at least four
 // times better (in squared error) than "successes are a fixed share of
-// attempts". Under a fixed share the constant can never fit better, as
-// successes then move with attempts.
+// attempts", and the share misses by far more than a coin's binomial noise
+// could (ten times its variance per degree of freedom, beyond the 99.9th
+// percentile). Under a fixed share neither can happen, as successes then
+// move with attempts.
 func stillerThanAttempts(succ, att []float64) bool {
 	var sumS, sumA float64
 	for i := range succ {
 		sumS, sumA = sumS+succ[i], sumA+att[i]
 	}
-	mean, share := sumS/float64(len(succ)), sumS/sumA
+	n := float64(len(succ))
+	mean, share := sumS/n, sumS/sumA
 	var constant, proportional float64
 	for i, s := range succ {
 		constant += (s - mean) * (s - mean)
 		proportional += (s - share*att[i]) * (s - share*att[i])
 	}
-	return constant*4 < proportional
+	noise := sumA / n * share * (1 - share)
+	return constant*4 < proportional && proportional > 10*(n-1)*noise
 }
 
 // tooSteadyForACoin reports whether successes per second vary far less than
 // a fixed success probability p would make them at mean attempts a second:
 // their variance is at least the binomial n·p·(1-p) under any fixed p, and
 // here it is below a 64th of that (a standard deviation below an eighth),
-// which a coin does in about one five-second sample of 2000.
+// which a coin does in about one five-second sample of 2000 (one four-second
+// sample of 400).
 func tooSteadyForACoin(succ []float64, p, mean float64) bool {
 	var m, v float64
 	for _, x := range succ {

@@ -2,7 +2,6 @@ package result
 
 import (
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/loadprobe/loadprobe/config"
@@ -165,20 +164,7 @@ func TestShapes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Result{Mode: tc.mode, Steps: tc.steps}
 			Analyze(r, config.DefaultRules)
-			all := strings.Join(r.Diagnosis, "\n")
-			for _, w := range tc.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("diagnosis lacks %q:\n%s", w, all)
-				}
-			}
-			for _, n := range tc.not {
-				if strings.Contains(all, n) {
-					t.Errorf("diagnosis has %q:\n%s", n, all)
-				}
-			}
-			if testing.Verbose() {
-				t.Logf("diagnosis:\n%s", all)
-			}
+			checkDiagnosis(t, r.Diagnosis, tc.want, tc.not)
 		})
 	}
 }
