@@ -61,9 +61,11 @@ var pinnedRate = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while 429
 
 // One level against /limited, 400 successes per wall-clock second: the cap
 // is named with its rate, where the old rule waited for two failing levels.
+// The step's first second holds two of the limiter's windows (it starts
+// idle): five seconds, the default step, leave four to judge.
 func TestLimitedAtOneLevelNamesTheCap(t *testing.T) {
 	r := runShape(t, "/limited", `concurrency: [4]
-step_duration: 4s`)
+step_duration: 5s`)
 	m := pinnedRate.FindStringSubmatch(diagnosis(r))
 	if m == nil {
 		t.Fatalf("no cap named:\n%s", diagnosis(r))
