@@ -299,8 +299,10 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 	for i := range lat {
 		lat[i] = time.Duration(50e3 + rng.Int64N(50e6))
 	}
-	// Warm the timeline to a whole step, as a reused recorder is.
+	// Warm the timeline to a whole step and the error histogram, as a
+	// reused recorder is.
 	r.record(result.Success, 200, 0, 5*time.Second)
+	r.record(result.HTTPError, 503, 0, 0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
