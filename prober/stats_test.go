@@ -268,7 +268,11 @@ func TestStatsResetReuses(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		r.reset()
 		for i := 0; i < 100; i++ {
-			r.record(result.Success, 200, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+			o, code := result.Success, 200
+			if i%10 == 0 {
+				o, code = result.HTTPError, 503
+			}
+			r.record(o, code, time.Millisecond, time.Duration(i)*50*time.Millisecond)
 		}
 	})
 	if allocs != 0 {
