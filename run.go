@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -131,53 +132,33 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 	return true
 }
 
-// levelUnit names a level of the probe's load in the table.
-func levelUnit(mode string) string {
-	if mode == config.ModeConcurrency {
-		return "conns"
-	}
-	return "req/s"
-}
-
 // writeTable prints one run as the ramp table, its breaking points,
-// capacity and diagnosis.
+// capacity and diagnosis. Latency columns are over successful responses;
+// the http_error responses' own p99 gets a column when any step had one.
 func writeTable(w io.Writer, p config.Probe, r result.Result) {
-	unit := levelUnit(r.Mode)
+	lq, budget := result.LatencyRule(p.Rules)
 	fmt.Fprintf(w, "probe %s: %s ramp, %s in %.1fs\n", r.Name, r.Mode, r.Result, r.DurationSeconds)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	first := unit
-	if r.Mode == config.ModePhases {
-		first = "phase"
-	}
-	fmt.Fprintf(tw, "%s\trps\tgoodput\tmean\tp99\terror ratio\tcodes\terrors\tin-flight\t\n", first)
-	for _, s := range r.Steps {
-		lvl := strconv.FormatFloat(s.Level, 'f', -1, 64)
-		if s.Name != "" {
-			lvl = s.Name
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%.2f%%\t%s\t%s\t%.1f\t\n",
-			lvl, s.Throughput, s.Goodput, ms(s.Latency.Mean), ms(s.Latency.P99), 100*s.ErrorRatio,
-			counts(s.Responses), counts(s.Errors), s.InFlight)
-	}
-	tw.Flush()
+	writeSteps(w, r, lq)
 
 	fmt.Fprintln(w, "breaking points:")
-	point := func(label, rule string, pt *result.Point) {
-		if pt == nil {
-			fmt.Fprintf(w, "  %-15s never (%s)\n", label, rule)
-			return
-		}
-		fmt.Fprintf(w, "  %-15s %g %s, goodput %.1f/s (%s)\n", label, pt.Level, unit, pt.Throughput, rule)
+	why := map[result.Rule]string{
+		result.RuleKnee:          fmt.Sprintf("first level at %g%% of the %.1f/s peak", 100*p.Rules.KneeFraction, r.PeakThroughput),
+		result.RuleLatencyBudget: fmt.Sprintf("first level whose %s of successes exceeds %s", lq.Label, time.Duration(budget*float64(time.Second))),
+		result.RuleFirstFailure:  firstFailureRule(p.Rules.ErrorRatioBudget),
 	}
-	rules := p.Rules
-	point("knee", fmt.Sprintf("first level at %g%% of the %.1f/s peak", 100*rules.KneeFraction, r.PeakThroughput), r.BreakingPoints.Knee)
-	point("latency budget", fmt.Sprintf("first level whose p%g exceeds %s", 100*rules.LatencyQuantile, time.Duration(rules.LatencyBudget)), r.BreakingPoints.LatencyBudget)
-	point("first failure", firstFailureRule(rules.ErrorRatioBudget), r.BreakingPoints.FirstFailure)
+	for _, rule := range result.Rules {
+		pt := r.BreakingPoints.Of(rule)
+		if pt == nil {
+			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
+			continue
+		}
+		fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level), pt.Throughput, why[rule])
+	}
 	if r.Capacity != nil {
-		fmt.Fprintf(w, "capacity: %.1f/s at %g %s", r.Capacity.Throughput, r.Capacity.Level, unit)
+		fmt.Fprintf(w, "capacity: %.1f/s at %s", r.Capacity.Throughput, r.Mode.Level(r.Capacity.Level))
 	} else {
 		fmt.Fprint(w, "capacity: none (no level was within the budgets)")
 	}
@@ -199,6 +180,39 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	}
 }
 
+// writeSteps prints one row per step.
+func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
+	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	first := r.Mode.Unit()
+	if r.Mode == result.Phases {
+		first = "phase"
+	}
+	errCol := ""
+	if withErrors {
+		errCol = "error " + lq.Label + "\t"
+	}
+	fmt.Fprintf(tw, "%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\t\n", first, lq.Label, errCol)
+	for _, s := range r.Steps {
+		lvl := result.FormatLevel(s.Level)
+		if s.Name != "" {
+			lvl = s.Name
+		}
+		errLat := ""
+		switch {
+		case !withErrors:
+		case s.ErrorLatency == nil:
+			errLat = "-\t"
+		default:
+			errLat = ms(lq.Of(*s.ErrorLatency)) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t\n",
+			lvl, s.Throughput, s.Goodput, ms(s.Latency.Mean), ms(lq.Of(s.Latency)), errLat, 100*s.ErrorRatio,
+			counts(s.Responses), counts(s.Errors), s.InFlight)
+	}
+	tw.Flush()
+}
+
 func firstFailureRule(budget float64) string {
 	if budget == 0 {
 		return "first level with a failed attempt"
@@ -212,8 +226,8 @@ func ms(seconds float64) string {
 }
 
 // counts formats a by-code or by-reason map as "200:490 503:12", sorted.
-func counts(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
+func counts[K cmp.Ordered](m map[K]int64) string {
+	keys := make([]K, 0, len(m))
 	for k, v := range m {
 		if v > 0 {
 			keys = append(keys, k)
@@ -225,7 +239,7 @@ func counts(m map[string]int64) string {
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + ":" + strconv.FormatInt(m[k], 10)
+		parts[i] = fmt.Sprint(k) + ":" + strconv.FormatInt(m[k], 10)
 	}
 	return strings.Join(parts, " ")
 }
@@ -249,7 +263,7 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 }
 
 func (p *progressPrinter) print(pr prober.Progress) {
-	level := strconv.FormatFloat(pr.Level, 'f', -1, 64)
+	level := result.FormatLevel(pr.Level)
 	if pr.Name != "" {
 		level = pr.Name
 	}

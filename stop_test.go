@@ -73,8 +73,8 @@ func sumOf(t *testing.T, td *testDaemon, family, res string) float64 {
 	return sum
 }
 
-func runsTotal(t *testing.T, td *testDaemon, res string) float64 {
-	return sumOf(t, td, "loadprobe_runs_total", res)
+func runsTotal(t *testing.T, td *testDaemon, res result.RunResult) float64 {
+	return sumOf(t, td, "loadprobe_runs_total", string(res))
 }
 
 // waitRunning waits until n probes have a run under way.

@@ -132,7 +132,7 @@ func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 }
 
 func newResult(p config.Probe, started time.Time) result.Result {
-	return result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
+	return result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
 }
 
 // run runs p with client and returns its result, bounded as Run says.
@@ -266,7 +266,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	end := start.Add(st.duration)
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
-	closedLoop := e.probe.Load.Mode() == config.ModeConcurrency
+	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)

@@ -12,16 +12,16 @@ import (
 // WithControl's one answer for every way the probe and its control end.
 func TestWithControl(t *testing.T) {
 	// A control that stopped scaling where the probe did: the generator's knee.
-	knee := func(name, res string) result.Result {
+	knee := func(name string, res result.RunResult) result.Result {
 		return result.Result{Name: name, Result: res, Valid: true, PeakThroughput: 100,
 			Steps:          []result.Step{{Level: 1}, {Level: 2}, {Level: 4}},
 			BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 2, Throughput: 100}}}
 	}
 	for _, tc := range []struct {
 		name           string
-		probe, control string // results
+		probe, control result.RunResult
 		controlRuns    bool
-		want           string
+		want           result.RunResult
 		valid          bool
 	}{
 		{"both completed", result.ResultCompleted, result.ResultCompleted, true, result.ResultCompleted, false},
@@ -45,14 +45,14 @@ func TestWithControl(t *testing.T) {
 			})
 			c := &Control{
 				Probe:   config.Probe{Name: "c"},
-				Started: func(r result.Result) { watched = append(watched, "started after "+r.Result) },
-				Ended:   func(r result.Result) { watched = append(watched, "ended "+r.Result) },
+				Started: func(r result.Result) { watched = append(watched, "started after "+string(r.Result)) },
+				Ended:   func(r result.Result) { watched = append(watched, "ended "+string(r.Result)) },
 			}
 			r := run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
 			wantRan, wantWatched := []string{"p"}, []string(nil)
 			if tc.controlRuns {
 				wantRan = []string{"p", "c"}
-				wantWatched = []string{"started after " + tc.probe, "ended " + tc.control}
+				wantWatched = []string{"started after " + string(tc.probe), "ended " + string(tc.control)}
 			}
 			if !slices.Equal(ran, wantRan) || !slices.Equal(watched, wantWatched) {
 				t.Errorf("ran %v, watched %v; want %v, %v", ran, watched, wantRan, wantWatched)

@@ -23,7 +23,7 @@ import (
 type Observer interface {
 	Live(probe string) prober.Live
 	RunStarted(probe string)
-	RunEnded(probe, result string)
+	RunEnded(probe string, r result.RunResult)
 	// Waited records how long a run waited for its host or the caps.
 	Waited(probe string, seconds float64)
 	// Forget is called once a removed probe's last run has ended: nothing
@@ -298,7 +298,7 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
 // control, and keeps the result. It returns the run's result.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
+func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult {
 	p := l.probe
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
@@ -355,7 +355,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 	}
 	// The run is in the state before the Observer hears of it: whoever
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	opts := prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
 		restamp(&partial)

@@ -30,7 +30,7 @@ import (
 // attempts short). A probe named "fails" fails after 1ms, as a probe whose
 // client cannot be built does.
 func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
-	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
+	r := result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
 	r.Result = fakeSteps(ctx, p, opts, &r)
 	r.DurationSeconds = time.Since(r.Started).Seconds()
 	return r
@@ -38,7 +38,7 @@ func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Re
 
 const stopTime = 10 * time.Millisecond
 
-func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *result.Result) string {
+func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *result.Result) result.RunResult {
 	if p.Name == "fails" {
 		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
 		return result.ResultFailed
@@ -81,8 +81,8 @@ func fakeLookup(_ context.Context, host string) ([]netip.Addr, error) {
 type obsEvent struct {
 	kind   string // started, ended, waited, forget
 	probe  string
-	result string  // ended
-	secs   float64 // waited
+	result result.RunResult // ended
+	secs   float64          // waited
 	at     time.Duration
 }
 
@@ -103,8 +103,8 @@ func (o *recObserver) add(e obsEvent) {
 
 func (o *recObserver) Live(string) prober.Live { return prober.NopLive{} }
 func (o *recObserver) RunStarted(p string)     { o.add(obsEvent{kind: "started", probe: p}) }
-func (o *recObserver) RunEnded(p, result string) {
-	o.add(obsEvent{kind: "ended", probe: p, result: result})
+func (o *recObserver) RunEnded(p string, r result.RunResult) {
+	o.add(obsEvent{kind: "ended", probe: p, result: r})
 }
 func (o *recObserver) Waited(p string, seconds float64) {
 	o.add(obsEvent{kind: "waited", probe: p, secs: seconds})
@@ -129,10 +129,10 @@ func formatEvents(evs []obsEvent) string {
 	return b.String()
 }
 
-func count(evs []obsEvent, kind, probe, result string) int {
+func count(evs []obsEvent, kind, probe string, r result.RunResult) int {
 	n := 0
 	for _, e := range evs {
-		if e.kind == kind && e.probe == probe && (result == "" || e.result == result) {
+		if e.kind == kind && e.probe == probe && (r == "" || e.result == r) {
 			n++
 		}
 	}
@@ -143,7 +143,7 @@ func count(evs []obsEvent, kind, probe, result string) int {
 // way has end -1.
 type span struct {
 	start, end time.Duration
-	result     string
+	result     result.RunResult
 }
 
 // spans pairs the RunStarted and RunEnded calls of probe.
@@ -425,7 +425,7 @@ func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
 func TestSchedulerContinuous(t *testing.T) {
 	for _, tc := range []struct {
 		probe  string
-		result string
+		result result.RunResult
 		next   func(prev span) time.Duration
 	}{
 		{"c", result.ResultCompleted, func(prev span) time.Duration { return prev.end }},
@@ -527,7 +527,7 @@ func TestSchedulerRemovedProbe(t *testing.T) {
 		var b []string
 		for _, e := range evs {
 			if e.probe == "b" {
-				b = append(b, e.kind+" "+e.result)
+				b = append(b, e.kind+" "+string(e.result))
 			}
 		}
 		if want := []string{"waited ", "started ", "ended canceled", "forget "}; !slices.Equal(b, want) {
