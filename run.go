@@ -31,8 +31,9 @@ const (
 
 // runOnce is `loadprobe run`: it runs the selected probes (all when none is
 // named) one after the other, each followed by its control, and prints their
-// results on stdout. Progress goes to stderr.
-func runOnce(ctx context.Context, configFile string, names []string, output string, stdout, stderr io.Writer) int {
+// results on stdout. Progress goes to stderr. With a shard of a fleet, each
+// run sends the shard's share of its levels.
+func runOnce(ctx context.Context, configFile string, names []string, output string, shard prober.Shard, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
 		return exitUsageErr
@@ -55,9 +56,9 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	coll := collector.New(prometheus.NewRegistry(), noSource{})
 	results := make([]result.Result, 0, len(probes))
 	for _, p := range probes {
-		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print})
+		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard})
 		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" && ctx.Err() == nil {
-			result.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
+			result.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}))
 		}
 		progress.done()
 		results = append(results, r)

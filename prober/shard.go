@@ -60,12 +60,12 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s[:i], s[i+len(sep):], true
 }
 
-// count is the replica count, 1 for the zero value.
-func (s Shard) count() int { return max(s.Count, 1) }
+// Replicas is the replica count N, 1 for the zero value.
+func (s Shard) Replicas() int { return max(s.Count, 1) }
 
 // String is the shard as the flag takes it: "i/N".
 func (s Shard) String() string {
-	return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.count())
+	return strconv.Itoa(s.Index) + "/" + strconv.Itoa(s.Replicas())
 }
 
 // Connections is this replica's share of a closed-loop level: level/N,
@@ -73,7 +73,7 @@ func (s Shard) String() string {
 // shares add up to the level exactly (10 over 3 is 4, 3, 3). A share may be
 // 0 when the level is below the replica count.
 func (s Shard) Connections(level int) int {
-	n := s.count()
+	n := s.Replicas()
 	share := level / n
 	if s.Index < level%n {
 		share++
@@ -82,7 +82,7 @@ func (s Shard) Connections(level int) int {
 }
 
 // Rate is this replica's share of an open-loop rate: rate/N.
-func (s Shard) Rate(rate float64) float64 { return rate / float64(s.count()) }
+func (s Shard) Rate(rate float64) float64 { return rate / float64(s.Replicas()) }
 
 // share turns a probe's planned stages into this replica's share of them.
 // Each stage keeps the fleet's level to report on its step (every

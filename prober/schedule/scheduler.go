@@ -69,7 +69,8 @@ const resolveTimeout = 2 * time.Second
 type Scheduler struct {
 	obs    Observer
 	logger *slog.Logger
-	store  *Store // nil: results are not kept across restarts
+	store  *Store       // nil: results are not kept across restarts
+	shard  prober.Shard // this replica's part of a fleet; see SetShard
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -136,6 +137,11 @@ func New(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (
 	}
 	return s, nil
 }
+
+// SetShard makes every run, controls included, send the shard's share of
+// each level (DESIGN.md, "Beyond one machine"). Call it before the first
+// Apply.
+func (s *Scheduler) SetShard(sh prober.Shard) { s.shard = sh }
 
 // Apply schedules the probes of cfg: a new probe starts now, an unchanged
 // one goes on untouched, a changed or removed one has its run canceled
@@ -327,7 +333,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
 	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
-	r := prober.Run(ctx, p, prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
+	r := prober.Run(ctx, p, prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}})
@@ -340,7 +346,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 		shown.Result = result.ResultRunning
 		s.setCurrent(l, &shown)
 		s.obs.RunStarted(control.Name)
-		cr := prober.Run(ctx, control, prober.Options{Live: s.obs.Live(control.Name)})
+		cr := prober.Run(ctx, control, prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard})
 		s.obs.RunEnded(control.Name, cr.Result)
 		if cr.Result == result.ResultCanceled {
 			r.Result = result.ResultCanceled
