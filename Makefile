@@ -34,7 +34,7 @@ RACE_MAIN   ?= Reload|Lifecycle|Config|Shutdown|Storage|Results|Version|Process|
 # against a real server) and headless Chromium (page tests).
 APT_PACKAGES := prometheus chromium
 
-.PHONY: all build test deps lint fmt-check vet bench demo clean
+.PHONY: all build test deps lint fmt-check vet bench demo clean deploy-rules
 
 all: build
 
@@ -81,6 +81,12 @@ bench:
 
 demo:
 	$(GO) run . demo
+
+# deploy/kubernetes/prometheusrule.yaml carries dashboards/alerts.yml and
+# rules.yml for the Prometheus Operator; regenerate it after editing them
+# (go test ./deploy fails, naming this target, until it matches).
+deploy-rules:
+	$(GO) test -count=1 ./deploy -run TestPrometheusRuleCarriesTheDashboardsRules -update
 
 clean:
 	rm -f $(BINARY)
