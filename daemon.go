@@ -42,6 +42,7 @@ type DaemonOptions struct {
 	Web             *web.FlagConfig // listen addresses and --web.config.file
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
+	Shard           prober.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
 	Logger          *slog.Logger
 	// Hup delivers reload requests; nil means the process's SIGHUP.
 	Hup <-chan os.Signal
@@ -101,6 +102,8 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 		return nil, err
 	}
 	d.sched = sched
+	sched.SetShard(o.Shard)
+	collector.RegisterShard(d.reg, o.Shard)
 	d.handler = d.routes()
 	return d, nil
 }

@@ -35,7 +35,8 @@ const (
 // runs them (prober.Runner.WithControl), and prints their results on
 // stdout. Progress goes to stderr. When ctx ends, the run under way ends
 // canceled within seconds and is printed; the probes after it do not run.
-func runOnce(ctx context.Context, configFile string, names []string, output string, stdout, stderr io.Writer) int {
+// With a shard of a fleet, each run sends the shard's share of its levels.
+func runOnce(ctx context.Context, configFile string, names []string, output string, shard prober.Shard, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
 		return exitUsageErr
@@ -61,9 +62,9 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	for _, p := range probes {
 		var control *prober.Control
 		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
-			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print}}
+			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
 		}
-		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print}, control)
+		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}, control)
 		progress.done()
 		results = append(results, r)
 		if ctx.Err() != nil {

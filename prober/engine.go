@@ -16,6 +16,7 @@ type Options struct {
 	Live     Live                // live metrics; NopLive when nil
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
+	Shard    Shard               // this replica's part of a fleet (shard.go); zero: all of every level
 }
 
 // Progress is what a watcher sees of a run under way.
@@ -41,10 +42,14 @@ type stage struct {
 	rampTo   float64 // phases: the rate at the end of the stage; equal to level when flat
 	name     string
 	duration time.Duration
+	// fleetLevel is the level the step reports: the fleet's configured
+	// one, of which level is this replica's share (shard.go).
+	fleetLevel float64
 }
 
-// plan lists the stages of a probe's load in the order they run.
-func plan(l config.Load) []stage {
+// plan lists the stages of a probe's load in the order they run, each
+// holding the shard's share of its level.
+func plan(l config.Load, sh Shard) []stage {
 	step := time.Duration(l.StepDuration)
 	var stages []stage
 	switch l.Mode() {
@@ -65,7 +70,7 @@ func plan(l config.Load) []stage {
 			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
 		}
 	}
-	return stages
+	return sh.share(l.Mode(), stages)
 }
 
 // abandonAfter bounds how long a canceled run waits for the attempts under
@@ -139,7 +144,7 @@ func newResult(p config.Probe, started time.Time) result.Result {
 func run(ctx context.Context, p config.Probe, opts Options, client connector, started time.Time) result.Result {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load), started: started, ctx: ctx}
+	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
 	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
@@ -179,7 +184,9 @@ func (e *engine) run() result.Result {
 	var settleWithin time.Duration
 	for i, st := range e.stages {
 		var settled time.Duration
-		if i > 0 {
+		// A replica idle so far has no backlog of its own to wait off, nor
+		// a latency to judge the target's recovery by (shard.go).
+		if i > 0 && settleWithin > 0 {
 			settled = e.settle(settleWithin)
 		}
 		if e.canceled() {
@@ -188,7 +195,7 @@ func (e *engine) run() result.Result {
 		}
 		step := e.runStage(i, st)
 		step.SettleSeconds = settled.Seconds()
-		if i == 0 {
+		if settleWithin == 0 && step.Attempts > 0 {
 			settleWithin = time.Duration(step.Latency.P99*float64(time.Second)) + settleMargin
 		}
 		if e.canceled() {
@@ -281,6 +288,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	// A phase that ramps offers its mean rate over the phase.
 	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
+	step.Level = st.fleetLevel
 	return step
 }
 
@@ -297,6 +305,10 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	timeout := time.Duration(e.probe.Request.Timeout)
 	e.live.Concurrency(level)
 	defer e.live.Concurrency(0)
+	if level == 0 {
+		e.idle(end) // a shard's share of a level below the replica count
+		return
+	}
 	var wg sync.WaitGroup
 	wg.Add(level)
 	for w := 0; w < level; w++ {

@@ -67,7 +67,8 @@ type Scheduler struct {
 	run    prober.Runner
 	obs    Observer
 	logger *slog.Logger
-	store  *Store // nil: results are not kept across restarts
+	store  *Store       // nil: results are not kept across restarts
+	shard  prober.Shard // this replica's part of a fleet; see SetShard
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -135,6 +136,11 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 	}
 	return s, nil
 }
+
+// SetShard makes every run, controls included, send the shard's share of
+// each level (DESIGN.md, "Beyond one machine"). Call it before the first
+// Apply.
+func (s *Scheduler) SetShard(sh prober.Shard) { s.shard = sh }
 
 // Apply schedules the probes of cfg: a new probe starts now, an unchanged
 // one goes on untouched, a changed or removed one has its run canceled
@@ -357,7 +363,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
 	s.setCurrent(l, &result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
-	opts := prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
+	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}}
@@ -368,7 +374,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 		// the same server, right after the probe.
 		ctl = &prober.Control{
 			Probe:   *control,
-			Options: prober.Options{Live: s.obs.Live(control.Name)},
+			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard},
 			Started: func(shown result.Result) {
 				restamp(&shown)
 				shown.Result = result.ResultRunning
