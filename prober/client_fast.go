@@ -65,7 +65,7 @@ type fastClient struct {
 }
 
 func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
-	auth, err := staticAuthorization(req.HTTPClientConfig, u)
+	auth, err := staticAuthorization(req.HTTPClientConfig)
 	if err != nil {
 		return nil, err
 	}

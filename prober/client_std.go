@@ -73,12 +73,6 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 		}
 		tmpl.Header.Set(k, v)
 	}
-	if u.User != nil && tmpl.Header.Get("Authorization") == "" {
-		// What http.Client does for a URL with user information, done once
-		// here since the round tripper is called directly.
-		pass, _ := u.User.Password()
-		tmpl.Header.Set("Authorization", basicAuth(u.User.Username(), pass))
-	}
 	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
 		aborted: aborted, abort: abort,
