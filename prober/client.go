@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/version"
@@ -260,3 +261,7 @@ func (t *codeTable) outcome(code int) result.Outcome {
 	}
 	return result.HTTPError
 }
+
+// scratch holds the buffers into which large bodies are read and dropped;
+// a Conn takes one only while it reads past its read buffer.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	commoncfg "github.com/prometheus/common/config"
 

@@ -1,9 +1,10 @@
 package prober
 
 import (
-	"github.com/loadprobe/loadprobe/prober/result"
 	"strconv"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
