@@ -186,7 +186,12 @@ func (sc *stdConn) Do(deadline time.Time) (int, result.Outcome) {
 	if err != nil {
 		return 0, failure(ctx, err)
 	}
+	// The transport ends a body's reads at the request's deadline, but not
+	// those of a 101 response's, which is the bare connection: closing the
+	// body at the deadline, or on Abort, ends them all.
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	err = drainBody(resp.Body)
+	stop()
 	resp.Body.Close()
 	if err != nil {
 		return 0, failure(ctx, err)

@@ -39,6 +39,8 @@ type head struct {
 	otherCoding   bool  // some other transfer coding
 	connClose     bool
 	connKeepAlive bool
+	connUpgrade   bool // Connection names upgrade
+	upgrade       bool // an Upgrade header with a value
 }
 
 // readResponse reads one final response, skipping interim 1xx ones, and
@@ -60,12 +62,16 @@ func (fc *fastConn) readResponse() (code int, keep, started bool, err error) {
 	keep = !h.connClose && (!h.http10 || h.connKeepAlive)
 	var whole bool
 	switch {
-	case h.code == 101:
+	case h.code == 101 && h.upgrade && h.connUpgrade:
 		// The server switched the connection to another protocol, though
 		// the request asked for none: what follows is no longer HTTP and
 		// ends with the connection, as net/http hands it over.
 		whole, err = fc.discardToEOF()
 		keep = false
+	case h.code == 101:
+		// No switch after all: a final response without a body, after
+		// which net/http does not reuse the connection.
+		return h.code, false, true, nil
 	case fc.c.head || h.code == 204 || h.code == 304:
 		return h.code, keep, true, nil
 	case h.chunked && !h.otherCoding:
@@ -164,12 +170,17 @@ func (h *head) header(line []byte, truncated bool) error {
 				v = nil
 			}
 			tok = trimSpace(tok)
-			if equalFoldLower(tok, "close") {
+			switch {
+			case equalFoldLower(tok, "close"):
 				h.connClose = true
-			} else if equalFoldLower(tok, "keep-alive") {
+			case equalFoldLower(tok, "keep-alive"):
 				h.connKeepAlive = true
+			case equalFoldLower(tok, "upgrade"):
+				h.connUpgrade = true
 			}
 		}
+	case equalFoldLower(name, "upgrade"):
+		h.upgrade = h.upgrade || len(value) > 0
 	}
 	return nil
 }
