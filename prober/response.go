@@ -136,7 +136,9 @@ func (h *head) keep() bool {
 // framing says how the body is delimited, as net/http decides it: its
 // length, or -1 for a body that ends with the connection (h.chunked aside).
 func (h *head) framing(headRequest bool) (int64, error) {
-	if h.codings > 0 && (h.major > 1 || h.major == 1 && h.minor >= 1) {
+	// net/http frames an "HTTP/0.0" response as HTTP/1.1 (and closes it).
+	http11 := h.major > 1 || h.major == 1 && h.minor >= 1 || h.major == 0 && h.minor == 0
+	if h.codings > 0 && http11 {
 		// One coding only, and chunked: anything else is refused, as a
 		// defence against request smuggling.
 		if h.codings > 1 || !h.chunked {
