@@ -194,14 +194,13 @@ func TestClientOutcomes(t *testing.T) {
 	defer tlsServer.Close()
 
 	for _, tc := range []struct {
-		name    string
-		url     func(t *testing.T) string // default: a raw server running handle
-		handle  func(net.Conn)
-		setup   func(*config.Request)
-		timeout time.Duration
-		paths   []string // default: both
-		code    int
-		want    result.Outcome
+		name   string
+		url    func(t *testing.T) string // default: a raw server running handle
+		handle func(net.Conn)
+		setup  func(*config.Request)
+		paths  []string // default: both
+		code   int
+		want   result.Outcome
 	}{
 		{name: "200", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", false), code: 200, want: result.Success},
 		{name: "503", handle: answer("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", false), code: 503, want: result.HTTPError},
@@ -221,16 +220,6 @@ func TestClientOutcomes(t *testing.T) {
 			http.ReadRequest(bufio.NewReader(c))
 			c.Close()
 		}, want: result.Reset},
-		{name: "closed inside headers", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n", true), want: result.Reset},
-		// A line cut by the close is a line, as net/http parses it: here a malformed one.
-		{name: "closed inside a line", handle: answer("HTTP/1.1 200 OK\r\nContent-Le", true), want: result.Other},
-		{name: "closed inside body", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", true), want: result.Reset},
-		{name: "never answers", handle: func(c net.Conn) { io.Copy(io.Discard, c) }, timeout: 200 * time.Millisecond, want: result.Timeout},
-		{name: "stalls inside body", handle: func(c net.Conn) {
-			http.ReadRequest(bufio.NewReader(c))
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
-			io.Copy(io.Discard, c)
-		}, timeout: 200 * time.Millisecond, want: result.Timeout},
 		{name: "untrusted tls", url: func(*testing.T) string { return tlsServer.URL }, paths: []string{"std"}, want: result.TLS},
 		{name: "tls to plain server", handle: func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
@@ -238,9 +227,6 @@ func TestClientOutcomes(t *testing.T) {
 		},
 			setup: func(r *config.Request) { r.URL = strings.Replace(r.URL, "http:", "https:", 1) }, paths: []string{"std"}, want: result.TLS},
 		{name: "dns", url: func(*testing.T) string { return "http://nonexistent.invalid/" }, want: result.DNS},
-		{name: "garbage", handle: answer("HELLO\r\n\r\n", false), want: result.Other},
-		{name: "bad content length", handle: answer("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false), want: result.Other},
-		{name: "bad chunk", handle: answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", false), want: result.Other},
 	} {
 		for _, path := range paths {
 			if tc.paths != nil && !contains(tc.paths, path) {
@@ -257,20 +243,10 @@ func TestClientOutcomes(t *testing.T) {
 				if tc.setup != nil {
 					tc.setup(&req)
 				}
-				timeout := tc.timeout
-				if timeout == 0 {
-					timeout = 5 * time.Second
-				}
 				conn := newTestClient(t, req, path).NewConn()
 				defer conn.Close()
-				start := time.Now()
-				code, o := conn.Do(start.Add(timeout))
-				elapsed := time.Since(start)
-				if code != tc.code || o != tc.want {
+				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != tc.code || o != tc.want {
 					t.Errorf("Do() = %d, %v; want %d, %v", code, o, tc.code, tc.want)
-				}
-				if tc.want == result.Timeout && (elapsed < timeout-10*time.Millisecond || elapsed > timeout+time.Second) {
-					t.Errorf("a %v timeout returned after %v", timeout, elapsed)
 				}
 			})
 		}

@@ -66,6 +66,7 @@ var hostileServers = []struct {
 	{name: "malformed chunked", serve: writeClose("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"), want: result.Other},
 	{name: "malformed status", serve: writeClose("HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n"), want: result.Other},
 	{name: "malformed header", serve: writeClose("HTTP/1.1 200 OK\r\nno colon\r\nContent-Length: 0\r\n\r\n"), want: result.Other},
+	{name: "malformed content length", serve: writeClose("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"), want: result.Other},
 	{name: "conflicting lengths", serve: writeClose("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok"), want: result.Other},
 	{name: "close before answering", serve: writeClose(""), want: result.Reset},
 	{name: "close mid-status line", serve: writeClose("HTTP/1.1 20"), want: result.Other},
