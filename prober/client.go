@@ -44,7 +44,13 @@ const maxBodyBytes = 10 << 20
 //     when it is idempotent, as net/http does, so that the keep-alive race is
 //     not counted as a reset of the target;
 //   - a redirect is the response, unless follow_redirects is set; then only
-//     redirects to the same host are followed.
+//     redirects to the same host are followed;
+//   - the fast path reads a response as net/http does (response.go) and
+//     both bound its headers by maxHeaderBytes, so the same bytes give the
+//     same outcome;
+//   - an attempt ends by its deadline, as a timeout, whatever the server
+//     does with the connection (a 101 response's included), and at once on
+//     Abort.
 type Client struct {
 	fast *fastClient // nil when the std path is used
 	std  *stdClient

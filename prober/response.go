@@ -55,7 +55,7 @@ type head struct {
 	length       int64
 	lengthBad    bool
 	lengthDiffer bool
-	firstLength  [20]byte // the first value, when it is a number
+	firstLength  [20]byte // the first value; a longer one differs from any other
 	firstLen     int
 	// Transfer-Encoding: how many, and whether the one is "chunked".
 	codings int
