@@ -38,7 +38,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # against a real server) and headless Chromium (page tests).
 APT_PACKAGES := prometheus chromium
 
-.PHONY: all build test deps lint fmt-check vet tidy-check staticcheck bench demo clean
+.PHONY: all build test deps lint fmt-check vet tidy-check staticcheck bench demo clean deploy-rules
 
 all: build
 
@@ -93,6 +93,12 @@ bench:
 # With the same version stamps as `build` (go run stamps no VCS information).
 demo:
 	$(GO) run -ldflags '$(LDFLAGS)' . demo
+
+# deploy/kubernetes/prometheusrule.yaml carries dashboards/alerts.yml and
+# rules.yml for the Prometheus Operator; regenerate it after editing them
+# (go test ./deploy fails, naming this target, until it matches).
+deploy-rules:
+	$(GO) test -count=1 ./deploy -run TestPrometheusRuleCarriesTheDashboardsRules -update
 
 clean:
 	rm -f $(BINARY)

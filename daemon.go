@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
 	statuspage "github.com/loadprobe/loadprobe/web"
 )
 
@@ -42,6 +42,7 @@ type DaemonOptions struct {
 	Web             *web.FlagConfig // listen addresses and --web.config.file
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
+	Shard           prober.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
 	Logger          *slog.Logger
 	// Hup delivers reload requests; nil means the process's SIGHUP.
 	Hup <-chan os.Signal
@@ -95,30 +96,17 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	d.stop = stop
 	d.coll = collector.New(d.reg, d)
-	sched, err := schedule.New(ctx, d.coll, store, o.Logger)
+	sched, err := schedule.New(ctx, prober.Run, d.coll, store, o.Logger)
 	if err != nil {
 		stop()
 		return nil, err
 	}
 	d.sched = sched
+	sched.SetShard(o.Shard)
+	collector.RegisterShard(d.reg, o.Shard)
 	d.handler = d.routes()
 	return d, nil
 }
-
-// Registry is the daemon's own registry, served on /metrics.
-func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
-
-// Config is the loaded configuration, swapped on reload.
-func (d *Daemon) Config() *config.SafeConfig { return d.sc }
-
-// Collector takes the live figures of the runs.
-func (d *Daemon) Collector() *collector.Collector { return d.coll }
-
-// Scheduler runs the configured probes and keeps their results.
-func (d *Daemon) Scheduler() *schedule.Scheduler { return d.sched }
-
-// Handler serves every endpoint of the daemon.
-func (d *Daemon) Handler() http.Handler { return d.handler }
 
 // Started is closed once the config is loaded and the listeners are bound.
 func (d *Daemon) Started() <-chan struct{} { return d.started }
@@ -177,7 +165,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return err
 		case <-ctx.Done():
 			d.logger.Info("Shutting down")
-			// Load stops first: SIGTERM must end it within a second.
+			// Load stops first: every run returns, canceled, at most
+			// 2s after the cancel (prober.Run's bound), so SIGTERM ends
+			// the daemon within a few seconds.
 			d.stopRuns()
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 			defer cancel()
@@ -253,7 +243,8 @@ func (d *Daemon) apply() {
 	}
 }
 
-// stopRuns ends every run and waits for their load to stop.
+// stopRuns ends every run and waits for the scheduler's loops to end:
+// bounded, as each run returns within 2s of its cancel.
 func (d *Daemon) stopRuns() {
 	d.stop()
 	d.sched.Wait()
@@ -283,7 +274,7 @@ func (d *Daemon) routes() http.Handler {
 	mux := http.NewServeMux()
 
 	metrics := promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
-		ErrorLog:          log.New(slogWriter{d.logger}, "", 0),
+		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelError),
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          d.reg,
 		EnableOpenMetrics: true,
@@ -348,12 +339,4 @@ func (d *Daemon) routes() http.Handler {
 	}, d.sched.Snapshot)
 	mux.Handle("/", landing)
 	return mux
-}
-
-// slogWriter turns the standard logger promhttp writes to into slog records.
-type slogWriter struct{ l *slog.Logger }
-
-func (s slogWriter) Write(p []byte) (int, error) {
-	s.l.Error(strings.TrimSpace(string(p)))
-	return len(p), nil
 }

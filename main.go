@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
 )
 
 // defaultListenAddress is outside the fully allocated 9100–9999 exporter range.
@@ -39,6 +40,7 @@ type globalFlags struct {
 	web             *web.FlagConfig
 	enableLifecycle *bool
 	storagePath     *string
+	shard           *prober.Shard // --shard (shard.go)
 }
 
 func newApp() (*kingpin.Application, *globalFlags) {
@@ -53,6 +55,7 @@ func newApp() (*kingpin.Application, *globalFlags) {
 	g.configCheck = app.Flag("config.check", "Validate the configuration file and exit: 0 when it is valid, 1 when it is not.").Bool()
 	g.web = kingpinflag.AddFlags(app, defaultListenAddress)
 	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload and POST /api/v1/probes/NAME/run.").Bool()
+	g.shard = addShardFlag(app)
 	g.storagePath = app.Flag("storage.path", "Directory where the latest results are kept, so a restarted daemon serves them at once. Empty: keep none.").Default("").String()
 	return app, g
 }
@@ -104,7 +107,7 @@ func run() int {
 	case runCmd.FullCommand():
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runOnce(ctx, *g.configFile, *runProbes, *runOutput, os.Stdout, os.Stderr)
+		return runOnce(ctx, *g.configFile, *runProbes, *runOutput, *g.shard, os.Stdout, os.Stderr)
 	case targetCmd.FullCommand():
 		targetOpts.CPU = *targetWork == "cpu"
 		return serveTarget(*targetListen, targetOpts, logger)
@@ -173,6 +176,7 @@ func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*Daemon
 		Web:             g.web,
 		EnableLifecycle: *g.enableLifecycle,
 		StoragePath:     *g.storagePath,
+		Shard:           *g.shard,
 		Logger:          logger,
 	})
 }

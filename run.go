@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,9 +31,12 @@ const (
 )
 
 // runOnce is `loadprobe run`: it runs the selected probes (all when none is
-// named) one after the other, each followed by its control, and prints their
-// results on stdout. Progress goes to stderr.
-func runOnce(ctx context.Context, configFile string, names []string, output string, stdout, stderr io.Writer) int {
+// named) one after the other, each followed by its control as the daemon
+// runs them (prober.Runner.WithControl), and prints their results on
+// stdout. Progress goes to stderr. When ctx ends, the run under way ends
+// canceled within seconds and is printed; the probes after it do not run.
+// With a shard of a fleet, each run sends the shard's share of its levels.
+func runOnce(ctx context.Context, configFile string, names []string, output string, shard prober.Shard, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
 		return exitUsageErr
@@ -54,11 +58,13 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	// generator as it runs in production, not a lighter one.
 	coll := collector.New(prometheus.NewRegistry(), noSource{})
 	results := make([]result.Result, 0, len(probes))
+	run := prober.Runner(prober.Run)
 	for _, p := range probes {
-		r := prober.Run(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print})
-		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" && ctx.Err() == nil {
-			result.MarkControl(&r, prober.Run(ctx, c, prober.Options{Live: coll.Live(c.Name), Progress: progress.print}))
+		var control *prober.Control
+		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
+			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
 		}
+		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}, control)
 		progress.done()
 		results = append(results, r)
 		if ctx.Err() != nil {
@@ -127,53 +133,33 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 	return true
 }
 
-// levelUnit names a level of the probe's load in the table.
-func levelUnit(mode string) string {
-	if mode == config.ModeConcurrency {
-		return "conns"
-	}
-	return "req/s"
-}
-
 // writeTable prints one run as the ramp table, its breaking points,
-// capacity and diagnosis.
+// capacity and diagnosis. Latency columns are over successful responses;
+// the http_error responses' own p99 gets a column when any step had one.
 func writeTable(w io.Writer, p config.Probe, r result.Result) {
-	unit := levelUnit(r.Mode)
+	lq, budget := result.LatencyRule(p.Rules)
 	fmt.Fprintf(w, "probe %s: %s ramp, %s in %.1fs\n", r.Name, r.Mode, r.Result, r.DurationSeconds)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	first := unit
-	if r.Mode == config.ModePhases {
-		first = "phase"
-	}
-	fmt.Fprintf(tw, "%s\trps\tgoodput\tmean\tp99\terror ratio\tcodes\terrors\tin-flight\t\n", first)
-	for _, s := range r.Steps {
-		lvl := strconv.FormatFloat(s.Level, 'f', -1, 64)
-		if s.Name != "" {
-			lvl = s.Name
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%.2f%%\t%s\t%s\t%.1f\t\n",
-			lvl, s.Throughput, s.Goodput, ms(s.Latency.Mean), ms(s.Latency.P99), 100*s.ErrorRatio,
-			counts(s.Responses), counts(s.Errors), s.InFlight)
-	}
-	tw.Flush()
+	writeSteps(w, r, lq)
 
 	fmt.Fprintln(w, "breaking points:")
-	point := func(label, rule string, pt *result.Point) {
-		if pt == nil {
-			fmt.Fprintf(w, "  %-15s never (%s)\n", label, rule)
-			return
-		}
-		fmt.Fprintf(w, "  %-15s %g %s, goodput %.1f/s (%s)\n", label, pt.Level, unit, pt.Throughput, rule)
+	why := map[result.Rule]string{
+		result.RuleKnee:          fmt.Sprintf("first level at %g%% of the %.1f/s peak", 100*p.Rules.KneeFraction, r.PeakThroughput),
+		result.RuleLatencyBudget: fmt.Sprintf("first level whose %s of successes exceeds %s", lq.Label, time.Duration(budget*float64(time.Second))),
+		result.RuleFirstFailure:  firstFailureRule(p.Rules.ErrorRatioBudget),
 	}
-	rules := p.Rules
-	point("knee", fmt.Sprintf("first level at %g%% of the %.1f/s peak", 100*rules.KneeFraction, r.PeakThroughput), r.BreakingPoints.Knee)
-	point("latency budget", fmt.Sprintf("first level whose p%g exceeds %s", 100*rules.LatencyQuantile, time.Duration(rules.LatencyBudget)), r.BreakingPoints.LatencyBudget)
-	point("first failure", firstFailureRule(rules.ErrorRatioBudget), r.BreakingPoints.FirstFailure)
+	for _, rule := range result.Rules {
+		pt := r.BreakingPoints.Of(rule)
+		if pt == nil {
+			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
+			continue
+		}
+		fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level), pt.Throughput, why[rule])
+	}
 	if r.Capacity != nil {
-		fmt.Fprintf(w, "capacity: %.1f/s at %g %s", r.Capacity.Throughput, r.Capacity.Level, unit)
+		fmt.Fprintf(w, "capacity: %.1f/s at %s", r.Capacity.Throughput, r.Mode.Level(r.Capacity.Level))
 	} else {
 		fmt.Fprint(w, "capacity: none (no level was within the budgets)")
 	}
@@ -195,6 +181,39 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	}
 }
 
+// writeSteps prints one row per step.
+func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
+	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	first := r.Mode.Unit()
+	if r.Mode == result.Phases {
+		first = "phase"
+	}
+	errCol := ""
+	if withErrors {
+		errCol = "error " + lq.Label + "\t"
+	}
+	fmt.Fprintf(tw, "%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\t\n", first, lq.Label, errCol)
+	for _, s := range r.Steps {
+		lvl := result.FormatLevel(s.Level)
+		if s.Name != "" {
+			lvl = s.Name
+		}
+		errLat := ""
+		switch {
+		case !withErrors:
+		case s.ErrorLatency == nil:
+			errLat = "-\t"
+		default:
+			errLat = ms(lq.Of(*s.ErrorLatency)) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t\n",
+			lvl, s.Throughput, s.Goodput, ms(s.Latency.Mean), ms(lq.Of(s.Latency)), errLat, 100*s.ErrorRatio,
+			counts(s.Responses), counts(s.Errors), s.InFlight)
+	}
+	tw.Flush()
+}
+
 func firstFailureRule(budget float64) string {
 	if budget == 0 {
 		return "first level with a failed attempt"
@@ -208,8 +227,8 @@ func ms(seconds float64) string {
 }
 
 // counts formats a by-code or by-reason map as "200:490 503:12", sorted.
-func counts(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
+func counts[K cmp.Ordered](m map[K]int64) string {
+	keys := make([]K, 0, len(m))
 	for k, v := range m {
 		if v > 0 {
 			keys = append(keys, k)
@@ -221,7 +240,7 @@ func counts(m map[string]int64) string {
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + ":" + strconv.FormatInt(m[k], 10)
+		parts[i] = fmt.Sprint(k) + ":" + strconv.FormatInt(m[k], 10)
 	}
 	return strings.Join(parts, " ")
 }
@@ -245,7 +264,7 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 }
 
 func (p *progressPrinter) print(pr prober.Progress) {
-	level := strconv.FormatFloat(pr.Level, 'f', -1, 64)
+	level := result.FormatLevel(pr.Level)
 	if pr.Name != "" {
 		level = pr.Name
 	}

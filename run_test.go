@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/internal/realpart"
 	"github.com/loadprobe/loadprobe/prober/result"
 	"github.com/loadprobe/loadprobe/prober/target"
 )
@@ -51,8 +53,8 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 	}
 	contains(t, "the table", stdout,
 		"probe work: concurrency ramp, completed",
-		"conns", "goodput", "p99", "in-flight",
-		"knee            4 conns",
+		"connections", "goodput", "p99", "in-flight",
+		"knee            4 connections",
 		"latency budget  never",
 		"first failure   never",
 		"expected at least 300/s: met",
@@ -89,7 +91,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal(raw, &shed); err != nil {
 		t.Fatal(err)
 	}
-	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses["503"] == 0 {
+	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses[503] == 0 {
 		t.Errorf("shed: first failure %+v, responses %v; want 503s from 16 connections", ff, shed.Steps[len(shed.Steps)-1].Responses)
 	}
 	var bp map[string]json.RawMessage
@@ -182,6 +184,7 @@ func TestDemo(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	contains(t, "the status page", get("/"), `<svg class="ramp"`, "connections (")
+	t.Run("promtool check metrics", func(t *testing.T) { promtoolCheckMetrics(t, get("/metrics")) })
 
 	cmd.Process.Signal(syscall.SIGINT)
 	select {
@@ -192,5 +195,20 @@ func TestDemo(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("demo did not stop within 5s of Ctrl-C")
+	}
+}
+
+// promtoolCheckMetrics lints an exposition the way Prometheus's maintainers
+// do: every family, the per-step summary included, must pass clean.
+func promtoolCheckMetrics(t *testing.T, exposition string) {
+	t.Helper()
+	cmd := exec.Command(realpart.Find(t, "promtool", "apt-get install --no-install-recommends prometheus"), "check", "metrics")
+	cmd.Stdin = strings.NewReader(exposition)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+	if !strings.Contains(exposition, "loadprobe_step_latency_seconds_count{") {
+		t.Errorf("the scrape has no step latency summary to check:\n%s", exposition)
 	}
 }

@@ -18,10 +18,6 @@ const namespace = "loadprobe"
 // Source gives the collector a consistent view of every configured probe at scrape time.
 type Source interface{ Snapshot() []schedule.ProbeState }
 
-// Results of a run, as in loadprobe_runs_total{result}; every probe starts
-// with all four at 0 so that rate() and increase() work from the first run.
-var runResults = [...]string{result.ResultCompleted, result.ResultAborted, result.ResultFailed, result.ResultCanceled}
-
 // Latency buckets of the classic histograms: 100µs to 30s, about three per decade.
 var (
 	LatencyBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
@@ -140,14 +136,13 @@ func (c *Collector) RunStarted(probe string) {
 	c.get(probe).running.Set(1)
 }
 
-// RunEnded marks the run of probe as finished with result (one of the
-// result.Result* constants) and counts it.
-func (c *Collector) RunEnded(probe, result string) {
+// RunEnded marks the run of probe as finished with r and counts it.
+func (c *Collector) RunEnded(probe string, r result.RunResult) {
 	l := c.get(probe)
 	l.running.Set(0)
 	l.concurrency.Set(0)
 	l.offeredRate.Set(0)
-	c.runs.WithLabelValues(probe, result).Inc()
+	c.runs.WithLabelValues(probe, string(r)).Inc()
 }
 
 // Waited counts the time a run of probe waited for its host or the caps.
@@ -196,8 +191,10 @@ func (c *Collector) get(probe string) *Live {
 	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
 		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String())
 	}
-	for _, r := range runResults {
-		c.runs.WithLabelValues(probe, r)
+	// Every result starts at 0 so that rate() and increase() work from
+	// the first run.
+	for _, r := range result.RunResults {
+		c.runs.WithLabelValues(probe, string(r))
 	}
 	c.live[probe] = l
 	return l

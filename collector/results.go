@@ -10,13 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Breaking-point rules, as in loadprobe_breaking_point_*{rule}.
-const (
-	RuleKnee          = "knee"
-	RuleLatencyBudget = "latency_budget"
-	RuleFirstFailure  = "first_failure"
-)
-
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
 }
@@ -30,9 +23,9 @@ var (
 	stepGoodput = desc("step_goodput",
 		"Successful responses per second in the step at this load level.", probeLevelL...)
 	stepLatency = desc("step_latency_seconds",
-		"Latency quantile of the responses in the step, in seconds; quantile 1 is the maximum.", "probe", "level", "quantile")
+		"Latency of the successful responses in the step, in seconds, as a summary; quantile 1 is the maximum.", probeLevelL...)
 	stepLatencyMean = desc("step_latency_mean_seconds",
-		"Mean latency of the responses in the step, in seconds.", probeLevelL...)
+		"Mean latency of the successful responses in the step, in seconds.", probeLevelL...)
 	stepErrorRatio = desc("step_error_ratio",
 		"Failed attempts divided by all attempts in the step (not by responses).", probeLevelL...)
 	stepInFlight = desc("step_in_flight",
@@ -98,9 +91,6 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 }
 
-// FormatLevel is the level label value of a step.
-func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
-
 func collectProbe(ch chan<- prometheus.Metric, ps schedule.ProbeState) {
 	name := ps.Probe.Name
 
@@ -132,19 +122,13 @@ func collectProbe(ch chan<- prometheus.Metric, ps schedule.ProbeState) {
 	if r == nil {
 		return
 	}
-	for _, bp := range []struct {
-		rule string
-		p    *result.Point
-	}{
-		{RuleKnee, r.BreakingPoints.Knee},
-		{RuleLatencyBudget, r.BreakingPoints.LatencyBudget},
-		{RuleFirstFailure, r.BreakingPoints.FirstFailure},
-	} {
-		if bp.p == nil {
+	for _, rule := range result.Rules {
+		p := r.BreakingPoints.Of(rule)
+		if p == nil {
 			continue
 		}
-		gauge(ch, breakingLevel, bp.p.Level, name, bp.rule)
-		gauge(ch, breakingThroughput, bp.p.Throughput, name, bp.rule)
+		gauge(ch, breakingLevel, p.Level, name, string(rule))
+		gauge(ch, breakingThroughput, p.Throughput, name, string(rule))
 	}
 	gauge(ch, peakThroughput, r.PeakThroughput, name)
 	if r.Capacity != nil {
@@ -166,7 +150,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 	seen := make(map[string]struct{}, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := &steps[i]
-		level := FormatLevel(s.Level)
+		level := result.FormatLevel(s.Level)
 		if _, dup := seen[level]; dup {
 			continue
 		}
@@ -174,24 +158,27 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 
 		gauge(ch, stepThroughput, s.Throughput, name, level)
 		gauge(ch, stepGoodput, s.Goodput, name, level)
-		for _, q := range []struct {
-			label string
-			v     float64
-		}{
-			{"0.5", s.Latency.P50}, {"0.9", s.Latency.P90}, {"0.95", s.Latency.P95},
-			{"0.99", s.Latency.P99}, {"0.999", s.Latency.P999}, {"1", s.Latency.Max},
-		} {
-			gauge(ch, stepLatency, q.v, name, level, q.label)
-		}
+		stepLatencySummary(ch, s, name, level)
 		gauge(ch, stepLatencyMean, s.Latency.Mean, name, level)
 		gauge(ch, stepErrorRatio, s.ErrorRatio, name, level)
 		gauge(ch, stepInFlight, s.InFlight, name, level)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
 		for code, n := range s.Responses {
-			gauge(ch, stepResponses, float64(n), name, level, code)
+			gauge(ch, stepResponses, float64(n), name, level, strconv.Itoa(code))
 		}
 		for reason, n := range s.Errors {
 			gauge(ch, stepErrors, float64(n), name, level, reason)
 		}
 	}
+}
+
+// stepLatencySummary exports the latency of a step's successful responses as
+// a summary: its quantiles, their count and the sum of their latencies.
+func stepLatencySummary(ch chan<- prometheus.Metric, s *result.Step, name, level string) {
+	quantiles := make(map[float64]float64, len(result.Quantiles))
+	for _, q := range result.Quantiles {
+		quantiles[q.Q] = q.Of(s.Latency)
+	}
+	successes := s.Attempts - s.Failed()
+	ch <- prometheus.MustNewConstSummary(stepLatency, uint64(max(successes, 0)), s.Latency.Mean*float64(successes), quantiles, name, level)
 }

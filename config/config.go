@@ -39,7 +39,9 @@ type Request struct {
 	KeepAlive        bool              `yaml:"keep_alive"`
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
 
-	commoncfg.HTTPClientConfig `yaml:",inline"`
+	// HTTPClientConfig is a named field, not an embedded one, so that its
+	// String and UnmarshalJSON are not promoted onto Request.
+	HTTPClientConfig commoncfg.HTTPClientConfig `yaml:",inline"`
 
 	// Payload is the request body: Body, or the contents of BodyFile read
 	// when the config was loaded, so the engine never reads a file.
@@ -129,9 +131,9 @@ func (l Load) Peak() float64 {
 	return peak
 }
 
-// Defaults, applied before a section is decoded so that absent keys keep them.
+// Defaults: a key absent from the file keeps its default (see decoder).
 var (
-	DefaultConfig = Config{
+	defaultConfig = Config{
 		MaxConcurrency: 4096,
 		MaxRate:        100000,
 	}
@@ -143,7 +145,7 @@ var (
 		// counted by its code, unless follow_redirects says otherwise.
 		HTTPClientConfig: commoncfg.HTTPClientConfig{FollowRedirects: false, EnableHTTP2: true},
 	}
-	DefaultLoad = Load{
+	defaultLoad = Load{
 		StepDuration:  model.Duration(5 * time.Second),
 		MaxInFlight:   1000,
 		SettleTimeout: model.Duration(30 * time.Second),
@@ -153,82 +155,18 @@ var (
 		LatencyQuantile: 0.99,
 		LatencyBudget:   model.Duration(200 * time.Millisecond),
 	}
-	DefaultAbort    = Abort{ErrorRatio: 0.5}
-	DefaultSchedule = Schedule{Interval: model.Duration(time.Hour)}
-	// DefaultProbe holds the defaults of every section, so a probe that
-	// leaves a whole section out still gets them.
+	defaultAbort    = Abort{ErrorRatio: 0.5}
+	defaultSchedule = Schedule{Interval: model.Duration(time.Hour)}
+	// DefaultProbe holds the defaults of every section: each probe starts
+	// from it, so a probe that leaves a section or a key out gets them.
 	DefaultProbe = Probe{
 		Request:  DefaultRequest,
-		Load:     DefaultLoad,
+		Load:     defaultLoad,
 		Rules:    DefaultRules,
-		Abort:    DefaultAbort,
-		Schedule: DefaultSchedule,
+		Abort:    defaultAbort,
+		Schedule: defaultSchedule,
 	}
 )
-
-// UnmarshalYAML applies the defaults before decoding, so absent keys keep them.
-// The func(any) error form is used on purpose: yaml.v3 hands it the strict
-// decoder, while (*yaml.Node).Decode would forget KnownFields.
-func (s *Config) UnmarshalYAML(unmarshal func(any) error) error {
-	*s = DefaultConfig
-	type plain Config
-	return unmarshal((*plain)(s))
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
-func (s *Probe) UnmarshalYAML(unmarshal func(any) error) error {
-	*s = DefaultProbe
-	type plain Probe
-	return unmarshal((*plain)(s))
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
-//
-// The inlined client settings take their defaults from DefaultRequest: their
-// own UnmarshalYAML is not called. It would be, through the embedded field,
-// if plain kept it as a promoted method; the UnmarshalYAML field of the
-// wrapper below shadows it, so yaml.v3 decodes the fields one by one.
-func (s *Request) UnmarshalYAML(unmarshal func(any) error) error {
-	type plain Request
-	var w struct {
-		plain         `yaml:",inline"`
-		UnmarshalYAML struct{} `yaml:"-"`
-	}
-	w.plain = plain(DefaultRequest)
-	if err := unmarshal(&w); err != nil {
-		return err
-	}
-	*s = Request(w.plain)
-	return nil
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
-func (s *Load) UnmarshalYAML(unmarshal func(any) error) error {
-	*s = DefaultLoad
-	type plain Load
-	return unmarshal((*plain)(s))
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
-func (s *Rules) UnmarshalYAML(unmarshal func(any) error) error {
-	*s = DefaultRules
-	type plain Rules
-	return unmarshal((*plain)(s))
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
-func (s *Abort) UnmarshalYAML(unmarshal func(any) error) error {
-	*s = DefaultAbort
-	type plain Abort
-	return unmarshal((*plain)(s))
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler (see Config.UnmarshalYAML).
-func (s *Schedule) UnmarshalYAML(unmarshal func(any) error) error {
-	*s = DefaultSchedule
-	type plain Schedule
-	return unmarshal((*plain)(s))
-}
 
 // Probe returns the probe called name.
 func (c *Config) Probe(name string) (Probe, bool) {

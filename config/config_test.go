@@ -89,6 +89,20 @@ var badConfigs = map[string]string{
 	"zero-settle-timeout.yml":      "testdata/bad/zero-settle-timeout.yml:8: probes[0].load.settle_timeout: must be positive (got 0s)",
 	"zero-step-duration.yml":       "testdata/bad/zero-step-duration.yml:8: probes[0].load.step_duration: must be positive (got 0s)",
 	"zero-timeout.yml":             "testdata/bad/zero-timeout.yml:6: probes[0].request.timeout: must be positive (got 0s)",
+	"too-many-phases.yml":          "testdata/bad/too-many-phases.yml:7: probes[0].load.phases: 1001 phases, more than 1000",
+	"phase-long-name.yml":          "testdata/bad/phase-long-name.yml:9: probes[0].load.phases[1].name: longer than 128 characters",
+	"every-error-reported.yml":     "testdata/bad/every-error-reported.yml:6: probes[0].request.timeout: unknown unit \" seconds\" in duration \"5 seconds\"\ntestdata/bad/every-error-reported.yml:9: probes[0].load.step_duration: unknown unit \" s\" in duration \"10 s\"\ntestdata/bad/every-error-reported.yml:11: probes[0].rules.knee_fraction: must be in (0, 1] (got 2)\ntestdata/bad/every-error-reported.yml:12: probes[1].name: duplicate probe name \"work\" (first used by probes[0])\ntestdata/bad/every-error-reported.yml:14: probes[1].request.url: host \"10.0.0.1\" is not in allowed_targets\ntestdata/bad/every-error-reported.yml:16: probes[1].load.rate: levels must increase (got 5 after 10)",
+	"glob-cross-label.yml":         "testdata/bad/glob-cross-label.yml:5: probes[0].request.url: host \"127.0.0.1.attacker.example\" is not in allowed_targets",
+	"glob-star.yml":                "testdata/bad/glob-star.yml:2: allowed_targets: \"*\" would allow every host: list the hosts load may go to, with a * standing for one DNS label (\"*.staging.example.com\"); there is no switch to allow all\ntestdata/bad/glob-star.yml:6: probes[0].request.url: host \"127.0.0.1\" is not in allowed_targets",
+	"host-header-not-allowed.yml":  "testdata/bad/host-header-not-allowed.yml:8: probes[0].request.headers: the Host header names host \"admin.internal.example\", which is not in allowed_targets",
+	"long-name.yml":                "testdata/bad/long-name.yml:3: probes[0].name: longer than 128 characters",
+	"password-file-missing.yml":    "testdata/bad/password-file-missing.yml:8: probes[0].request.basic_auth.password_file: cannot read testdata/bad/missing-password.txt: no such file or directory",
+	"proxy-not-allowed.yml":        "testdata/bad/proxy-not-allowed.yml:6: probes[0].request.proxy_url: proxy host \"proxy.attacker.example\" is not in allowed_targets",
+	"run-longer-than-interval.yml": "testdata/bad/run-longer-than-interval.yml:10: probes[0].schedule.interval: a run lasts 30m, longer than the interval (20m): lengthen the interval or shorten the run",
+	"tls-ca-file-missing.yml":      "testdata/bad/tls-ca-file-missing.yml:7: probes[0].request.tls_config.ca_file: cannot read testdata/bad/missing-ca.pem: no such file or directory",
+	"token-url-not-allowed.yml":    "testdata/bad/token-url-not-allowed.yml:9: probes[0].request.oauth2.token_url: token host \"auth.attacker.example\" is not in allowed_targets",
+	"too-many-errors.yml":          "testdata/bad/too-many-errors.yml:8: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:9: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:10: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:11: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:12: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:13: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:14: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:15: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:16: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:17: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:18: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:19: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:20: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:21: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:22: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:23: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:24: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:25: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:26: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:27: probes[0].load.concurrency: levels must be positive (got 0)\ntestdata/bad/too-many-errors.yml:28: and 5 more errors",
+	"too-many-levels.yml":          "testdata/bad/too-many-levels.yml:8: probes[0].load.concurrency: 1001 levels, more than 1000",
 }
 
 func TestLoadBadConfigs(t *testing.T) {
@@ -118,9 +132,9 @@ func TestLoadBadConfigs(t *testing.T) {
 			if got := err.Error(); got != want {
 				t.Errorf("LoadFile(%s):\n got: %s\nwant: %s", file, got, want)
 			}
-			var e *Error
+			var e *lineError
 			if !errors.As(err, &e) || e.File != file || e.Line < 1 {
-				t.Errorf("LoadFile(%s): error is not an *Error naming the file and a line: %#v", file, e)
+				t.Errorf("LoadFile(%s): error is not a *lineError naming the file and a line: %#v", file, e)
 			}
 		})
 	}
@@ -149,8 +163,8 @@ func TestLoadGoodConfig(t *testing.T) {
 		t.Errorf("request: got method %q timeout %s keep_alive %t", r.Method, r.Timeout, r.KeepAlive)
 	}
 	// Defaults of the inlined client settings come from DefaultRequest.
-	if r.FollowRedirects || !r.EnableHTTP2 {
-		t.Errorf("client: got follow_redirects %t enable_http2 %t, want false and true", r.FollowRedirects, r.EnableHTTP2)
+	if r.HTTPClientConfig.FollowRedirects || !r.HTTPClientConfig.EnableHTTP2 {
+		t.Errorf("client: got follow_redirects %t enable_http2 %t, want false and true", r.HTTPClientConfig.FollowRedirects, r.HTTPClientConfig.EnableHTTP2)
 	}
 	// Relative paths are resolved against the config file's directory.
 	if want := filepath.Join("testdata", "payload.json"); r.BodyFile != want {
@@ -163,17 +177,17 @@ func TestLoadGoodConfig(t *testing.T) {
 	if string(r.Payload) != string(payload) {
 		t.Errorf("payload: got %q, want %q", r.Payload, payload)
 	}
-	if r.BasicAuth == nil || r.BasicAuth.PasswordFile != filepath.Join("testdata", "password.txt") {
-		t.Errorf("basic_auth: got %+v, want password_file resolved against testdata", r.BasicAuth)
+	if r.HTTPClientConfig.BasicAuth == nil || r.HTTPClientConfig.BasicAuth.PasswordFile != filepath.Join("testdata", "password.txt") {
+		t.Errorf("basic_auth: got %+v, want password_file resolved against testdata", r.HTTPClientConfig.BasicAuth)
 	}
-	if r.TLSConfig.CAFile != filepath.Join("testdata", "ca.pem") {
-		t.Errorf("tls_config.ca_file: got %q", r.TLSConfig.CAFile)
+	if r.HTTPClientConfig.TLSConfig.CAFile != filepath.Join("testdata", "ca.pem") {
+		t.Errorf("tls_config.ca_file: got %q", r.HTTPClientConfig.TLSConfig.CAFile)
 	}
-	if work.Load.StepDuration != DefaultLoad.StepDuration || work.Load.MaxInFlight != 1000 ||
-		work.Load.SettleTimeout != DefaultLoad.SettleTimeout || work.Load.Mode() != ModeConcurrency {
+	if work.Load.StepDuration != defaultLoad.StepDuration || work.Load.MaxInFlight != 1000 ||
+		work.Load.SettleTimeout != defaultLoad.SettleTimeout || work.Load.Mode() != ModeConcurrency {
 		t.Errorf("load defaults: got %+v", work.Load)
 	}
-	if work.Rules != DefaultRules || work.Abort != DefaultAbort || work.Schedule != DefaultSchedule {
+	if work.Rules != DefaultRules || work.Abort != defaultAbort || work.Schedule != defaultSchedule {
 		t.Errorf("section defaults: got %+v %+v %+v", work.Rules, work.Abort, work.Schedule)
 	}
 	if work.Control != "noop" {
@@ -270,21 +284,25 @@ func BenchmarkValidCode(b *testing.B) {
 }
 
 func TestAllowed(t *testing.T) {
-	globs := []string{"127.0.0.1", "*.Staging.Example.com", "host-?", "::1"}
+	globs := []string{"127.0.0.1", "*.Staging.Example.com", "host-?", "::1", "10.0.0.*"}
 	for host, want := range map[string]bool{
-		"127.0.0.1":               true,
-		"127.0.0.2":               false,
-		"api.staging.example.com": true,
-		"API.STAGING.EXAMPLE.COM": true,
-		"staging.example.com":     false,
-		"a.b.staging.example.com": true, // path.Match: * crosses dots (not slashes)
-		"host-1":                  true,
-		"host-10":                 false,
-		"::1":                     true,
-		"":                        false,
+		"127.0.0.1":                  true,
+		"127.0.0.2":                  false,
+		"api.staging.example.com":    true,
+		"API.STAGING.EXAMPLE.COM":    true,
+		"staging.example.com":        false,
+		"a.b.staging.example.com":    false, // a * stands for one label, as in TLS
+		"127.0.0.1.attacker.example": false,
+		"host-1":                     true,
+		"host-10":                    false,
+		"::1":                        true,
+		"10.0.0.7":                   true,
+		"10.0.0.7.nip.io":            false,
+		"10.0.0":                     false,
+		"":                           false,
 	} {
-		if got := Allowed(globs, host); got != want {
-			t.Errorf("Allowed(%q) = %t, want %t", host, got, want)
+		if got := allowed(globs, host); got != want {
+			t.Errorf("allowed(%q) = %t, want %t", host, got, want)
 		}
 	}
 }
@@ -297,14 +315,14 @@ func TestParseErrors(t *testing.T) {
 		{"control character", "allowed_targets: [a]\n\x01\n", "x.yml:2: control characters are not allowed"},
 		{"tab", "allowed_targets:\n\t- a\n", "x.yml:2: found character that cannot start any token"},
 		{"unclosed quote", "allowed_targets: [a]\nprobes:\n  - name: \"work\n", "x.yml:3: found unexpected end of stream"},
-		{"empty list elements", "allowed_targets: [a]\nprobes:\n  -\n  - ~\n  - name: a\n    load: {concurrency: [1, ~, 2]}\n    request: {url: 'http://b/'}\n",
+		{"empty list elements", "allowed_targets: [a]\nprobes:\n  -\n  - ~\n  - name: a\n    load: {concurrency: [1, ~, 2]}\n    request: {url: 'http://a/'}\n",
 			"x.yml:3: probes[0]: empty list element\n" +
 				"x.yml:4: probes[1]: empty list element\n" +
 				"x.yml:6: probes[2].load.concurrency[1]: empty list element"},
-		{"anchor holder", "allowed_targets: [127.0.0.1]\nbase: &base\n  url: http://10.0.0.1/\nprobes:\n  - name: a\n    request:\n      <<: *base\n    load: {rate: [1]}\n",
+		{"anchor holder", "allowed_targets: [127.0.0.1]\nbase: &base\n  url: http://127.0.0.1/\nprobes:\n  - name: a\n    request:\n      <<: *base\n    load: {rate: [1]}\n",
 			"x.yml:2: unknown key \"base\""},
-		{"string level", "allowed_targets: [a]\nprobes:\n  - name: a\n    load: {rate: [1, \"2\"]}\n",
-			"x.yml:4: probes[0].load.rate[1]: expected a number, got a string \"2\""},
+		{"string level", "allowed_targets: [a]\nprobes:\n  - name: a\n    request: {url: 'http://a/'}\n    load: {rate: [1, \"2\"]}\n",
+			"x.yml:5: probes[0].load.rate[1]: expected a number, got a string \"2\""},
 		{"long value", "allowed_targets: [a]\nmax_concurrency: abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\n",
 			"x.yml:2: max_concurrency: expected an integer, got a string \"abcdefghijklmnopqrstuvwxyzabcdefghijklmn...\""},
 	} {
@@ -363,14 +381,16 @@ func TestErrorsInFileOrder(t *testing.T) {
 }
 
 func TestTypeErrorPaths(t *testing.T) {
+	// Each probe is complete but for the value at fault.
+	const probe = "request: {url: 'http://a/'}, load: {rate: [1]}, "
 	for _, tc := range []struct{ in, want string }{
-		{"allowed_targets: [a]\nprobes:\n - name: [a]\n",
+		{"allowed_targets: [a]\nprobes:\n - {" + probe + "name: [a]}\n",
 			`x.yml:3: probes[0].name: expected a string, got a list`},
-		{"allowed_targets: &a [b]\nprobes:\n - name: *a\n - name: *a\n",
+		{"allowed_targets: &a [a]\nprobes:\n - {" + probe + "name: *a}\n - {" + probe + "name: *a}\n",
 			"x.yml:3: probes[0].name: expected a string, got a list\nx.yml:4: probes[1].name: expected a string, got a list"},
-		{"allowed_targets: [a]\nprobes:\n - load: {concurrency: [[1], 2]}\n",
+		{"allowed_targets: [a]\nprobes:\n - {name: a, request: {url: 'http://a/'}, load: {concurrency: [[1], 2]}}\n",
 			`x.yml:3: probes[0].load.concurrency[0]: expected an integer, got a list`},
-		{"allowed_targets: [a]\nprobes:\n - load: {step_duration: [1]}\n",
+		{"allowed_targets: [a]\nprobes:\n - {name: a, request: {url: 'http://a/'}, load: {rate: [1], step_duration: [1]}}\n",
 			`x.yml:3: probes[0].load.step_duration: expected a string, got a list`},
 		{"allowed_targets: [a]\nprobes: {name: a}\n",
 			`x.yml:2: probes: expected a list, got a mapping`},

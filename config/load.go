@@ -3,18 +3,26 @@ package config
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/loadprobe/loadprobe/internal/regularfile"
 )
+
+// maxConfigSize bounds the config file: it is read whole, and a config
+// within the limits of validation is far smaller.
+const maxConfigSize = 4 << 20
 
 // LoadFile reads and parses a config file. Errors name the file as given here.
 // (It is not called Load: that name is the load section's type.)
 func LoadFile(filename string) (*Config, error) {
-	data, err := os.ReadFile(filename)
+	data, err := regularfile.Read(filename, maxConfigSize)
 	if err != nil {
 		return nil, err
 	}
@@ -26,61 +34,76 @@ func LoadFile(filename string) (*Config, error) {
 // resolved from. Every problem found is returned, joined with errors.Join,
 // one "file:line: path: message" per line, in file order.
 func Parse(filename string, data []byte) (*Config, error) {
-	// The node tree, kept so that every error can name a line.
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, otherError(filename, data, nil, err)
+		return nil, syntaxError(filename, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		if n := content(&extra); n != nil && !(n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null") {
-			return nil, joinSorted([]*Error{{File: filename, Line: n.Line, Msg: "a config file holds one YAML document, found a second"}})
+		if n := top(&extra); n != nil && n.ShortTag() != "!!null" {
+			return nil, &lineError{File: filename, Line: n.Line, Msg: "a config file holds one YAML document, found a second"}
 		}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, otherError(filename, data, nil, err)
+		return nil, syntaxError(filename, data, err)
 	}
 
-	cfg := DefaultConfig
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
-	if err := strict.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, decodeErrors(filename, data, &doc, err)
+	cfg := defaultConfig
+	v := &validator{lines: map[string]int{}}
+	if n := top(&doc); n != nil {
+		v.lines[""] = n.Line
+		newDecoder(v, n).decode(n, reflect.ValueOf(&cfg).Elem(), nil)
 	}
-
-	dir := filepath.Dir(filename)
-	v := &validator{}
-	// yaml.v3 drops a null list element ("-" alone, "~"): a probe, a phase
-	// or a level would vanish without a word. As the later elements then
-	// move up, validation (whose paths count the decoded elements) waits
-	// until there are none.
-	for _, n := range index(&doc) {
-		if n.isKey || len(n.path) == 0 || n.node.Kind != yaml.ScalarNode || n.node.ShortTag() != "!!null" {
-			continue
-		}
-		if _, elem := n.path[len(n.path)-1].(int); elem {
-			v.errorf(n.path, "empty list element")
-		}
+	v.config(&cfg, filepath.Dir(filename))
+	if err := v.err(filename); err != nil {
+		return nil, err
 	}
-	if len(v.issues) == 0 {
-		v.config(&cfg, dir)
-	}
-	if len(v.issues) == 0 {
-		return &cfg, nil
-	}
-	errs := make([]*Error, len(v.issues))
-	for i, is := range v.issues {
-		errs[i] = &Error{File: filename, Line: lineOf(&doc, is.at), Path: is.path.String(), Msg: is.msg}
-	}
-	return nil, joinSorted(errs)
+	return &cfg, nil
 }
 
-// errorf records a problem at p.
-func (v *validator) errorf(p keyPath, format string, args ...any) {
-	v.issues = append(v.issues, issue{path: p, at: p, msg: fmt.Sprintf(format, args...)})
+// top returns the top node of a document.
+func top(doc *yaml.Node) *yaml.Node {
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return doc.Content[0]
 }
 
-// errorAt records a problem reported at p but located (for its line) at at.
-func (v *validator) errorAt(p, at keyPath, format string, args ...any) {
-	v.issues = append(v.issues, issue{path: p, at: at, msg: fmt.Sprintf(format, args...)})
+var yamlLine = regexp.MustCompile(`^(yaml: )?(line \d+: )?`)
+
+// syntaxError places an error of the YAML parser. yaml.v3 names the line
+// where the enclosing block starts, or none (a byte it refuses); the line
+// at fault is the first whose addition makes the text fail with the same
+// message. Parsing stops at the error, so every longer prefix fails too,
+// and a binary search over the prefixes finds it.
+func syntaxError(file string, data []byte, err error) error {
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	var ends []int // ends[k]: the length of the first k+1 lines
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	line := 1 + sort.Search(len(ends), func(k int) bool {
+		err := parseAll(data[:ends[k]])
+		return err != nil && yamlLine.ReplaceAllString(err.Error(), "") == msg
+	})
+	return &lineError{File: file, Line: min(line, max(len(ends), 1)), Msg: strings.TrimSpace(msg)}
+}
+
+// parseAll parses every document of data into nodes.
+func parseAll(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }

@@ -7,44 +7,58 @@ import (
 	"slices"
 	"strings"
 
+	commoncfg "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v3"
 )
 
-// RedactedValue is what a redacted value reads.
-const RedactedValue = "<secret>"
+// redacted is what a hidden value reads.
+const redacted = "<secret>"
 
-// sensitive lists the parts of a header or query parameter name that mark
-// its value as a secret.
-var sensitive = []string{"auth", "token", "secret", "key", "pass", "cred", "cookie", "session", "signature"}
-
-// SensitiveName reports whether the value of a header or URL query parameter
-// with this name is redacted: Authorization, Proxy-Authorization, Cookie,
-// X-Api-Key, X-Auth-Token, Session-Id... any name that contains auth, token,
-// secret, key, pass, cred, cookie, session or signature, in any case.
-func SensitiveName(name string) bool {
-	name = strings.ToLower(name)
-	return slices.ContainsFunc(sensitive, func(s string) bool { return strings.Contains(name, s) })
+// harmless lists the header, parameter and query names whose values /config
+// shows: they describe the request and carry no credential. Every other
+// value is hidden, whatever its name: a secret can hide behind any name
+// (X-Vault-Tkn, X-Csrf), and a list of suspicious words always misses one.
+var harmless = []string{
+	"accept", "accept-charset", "accept-encoding", "accept-language", "cache-control",
+	"connection", "content-encoding", "content-language", "content-type", "host",
+	"origin", "pragma", "referer", "te", "user-agent",
+	"grant_type", "scope", "audience", "resource", // OAuth2 parameters
 }
 
-// Redacted returns c as YAML with every secret shown as <secret>: the
-// client's secrets (basic_auth password, authorization credentials, oauth2
-// client_secret, bearer_token, TLS key: prometheus/common marshals them so),
-// the values of request.headers whose names SensitiveName picks, the same
-// query parameters in request.url, and a password in the URL. c is not changed.
+func isHarmless(name string) bool {
+	return slices.Contains(harmless, strings.ToLower(name))
+}
+
+// Redacted returns c as YAML with every secret shown as <secret>: what
+// prometheus/common marks secret (passwords, credentials, client secrets,
+// TLS keys, proxy headers), the values of every header (headers and
+// http_headers), OAuth2 endpoint parameter and URL query parameter (of the
+// probe's URL and of the token URL) whose name is not harmless. c is not
+// changed.
 func (c *Config) Redacted() ([]byte, error) {
 	cp := *c
 	cp.Probes = slices.Clone(c.Probes)
 	for i := range cp.Probes {
 		r := &cp.Probes[i].Request
-		if len(r.Headers) > 0 {
-			r.Headers = maps.Clone(r.Headers)
-			for name := range r.Headers {
-				if SensitiveName(name) {
-					r.Headers[name] = RedactedValue
-				}
-			}
-		}
 		r.URL = redactURL(r.URL)
+		r.Headers = redactMap(r.Headers)
+		hc := &r.HTTPClientConfig
+		if h := hc.HTTPHeaders; h != nil {
+			hidden := &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
+			for name, v := range h.Headers {
+				if !isHarmless(name) && len(v.Values) > 0 {
+					v.Values = slices.Repeat([]string{redacted}, len(v.Values))
+				}
+				hidden.Headers[name] = v
+			}
+			hc.HTTPHeaders = hidden
+		}
+		if o := hc.OAuth2; o != nil {
+			oc := *o
+			oc.TokenURL = redactURL(oc.TokenURL)
+			oc.EndpointParams = redactMap(oc.EndpointParams)
+			hc.OAuth2 = &oc
+		}
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -67,22 +81,34 @@ func (c *Config) String() string {
 	return string(b)
 }
 
-// redactURL hides the values of sensitive query parameters. A URL cannot
-// carry credentials: validation rejects them (basic_auth holds them).
+// redactMap returns a copy of m whose values are hidden but for harmless names.
+func redactMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	m = maps.Clone(m)
+	for name := range m {
+		if !isHarmless(name) {
+			m[name] = redacted
+		}
+	}
+	return m
+}
+
+// redactURL hides the query values of s but for harmless names. A URL
+// cannot carry credentials: validation rejects them (basic_auth holds them).
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil {
+	if err != nil || u.RawQuery == "" {
 		return s
 	}
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		for i, part := range parts {
-			name, _, _ := strings.Cut(part, "=")
-			if n, err := url.QueryUnescape(name); err == nil && SensitiveName(n) {
-				parts[i] = name + "=" + RedactedValue
-			}
+	parts := strings.Split(u.RawQuery, "&")
+	for i, part := range parts {
+		name, _, _ := strings.Cut(part, "=")
+		if n, err := url.QueryUnescape(name); err != nil || !isHarmless(n) {
+			parts[i] = name + "=" + redacted
 		}
-		u.RawQuery = strings.Join(parts, "&")
 	}
+	u.RawQuery = strings.Join(parts, "&")
 	return u.String()
 }

@@ -9,8 +9,8 @@ import (
 
 // SafeConfig holds the running config and swaps it on reload.
 type SafeConfig struct {
-	sync.RWMutex
-	C *Config
+	mu sync.RWMutex
+	c  *Config
 
 	configReloadSuccess prometheus.Gauge
 	configReloadSeconds prometheus.Gauge
@@ -20,7 +20,7 @@ type SafeConfig struct {
 // registered on reg (when reg is not nil).
 func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
 	sc := &SafeConfig{
-		C: &Config{},
+		c: &Config{},
 		configReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "loadprobe_config_last_reload_successful",
 			Help: "Whether the last configuration reload attempt was successful.",
@@ -48,9 +48,9 @@ func (sc *SafeConfig) ReloadConfig(filename string, logger *slog.Logger) error {
 		}
 		return err
 	}
-	sc.Lock()
-	sc.C = c
-	sc.Unlock()
+	sc.mu.Lock()
+	sc.c = c
+	sc.mu.Unlock()
 	sc.configReloadSuccess.Set(1)
 	sc.configReloadSeconds.SetToCurrentTime()
 	if logger != nil {
@@ -62,7 +62,7 @@ func (sc *SafeConfig) ReloadConfig(filename string, logger *slog.Logger) error {
 // Get returns the running config. Treat it as read-only: a reload replaces
 // it whole, it never changes in place.
 func (sc *SafeConfig) Get() *Config {
-	sc.RLock()
-	defer sc.RUnlock()
-	return sc.C
+	sc.mu.RLock()
+	defer sc.mu.RUnlock()
+	return sc.c
 }

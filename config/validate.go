@@ -1,56 +1,29 @@
 package config
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"net/url"
-	"os"
-	"path"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/loadprobe/loadprobe/internal/regularfile"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"golang.org/x/net/http/httpguts"
 )
 
-// MaxBodyFileSize bounds body_file: the payload is held in memory.
-const MaxBodyFileSize = 64 << 20
-
-// validator collects every problem of a config with the path it concerns.
-type validator struct {
-	issues []issue
-}
+// Bounds of a config: beyond them a file is a mistake, and a run or an
+// error list would go on for hours or pages.
+const (
+	maxBodyFileSize = 64 << 20 // body_file: the payload is held in memory
+	maxLevels       = 1000     // levels of a ramp, phases of a profile
+	maxNameLength   = 128      // probe and phase names
+)
 
 // config validates c, and completes it: it resolves relative paths against
-// dir, reads body_file into Payload and builds the status-code sets.
+// dir and reads body_file into Payload.
 func (v *validator) config(c *Config, dir string) {
-	at := keyPath{"allowed_targets"}
-	if len(c.AllowedTargets) == 0 {
-		v.errorf(at, "at least one host glob is required: load goes only to hosts listed here")
-	}
-	for i, g := range c.AllowedTargets {
-		el := at.to(i)
-		switch {
-		case g == "":
-			v.errorAt(at, el, "empty host glob")
-		case strings.Contains(g, "/"):
-			v.errorAt(at, el, "%q is not a host glob: give the host alone, without scheme or path", g)
-		case strings.HasPrefix(g, "[") && strings.HasSuffix(g, "]") && strings.Contains(g, ":"):
-			v.errorAt(at, el, "%q is a one-character class: write an IPv6 host without brackets (%q)", g, strings.Trim(g, "[]"))
-		case strings.Count(g, ":") == 1:
-			v.errorAt(at, el, "%q has a port: globs match the host alone", g)
-		default:
-			if _, err := path.Match(g, ""); err != nil {
-				v.errorAt(at, el, "malformed glob %q: %v", g, err)
-			}
-		}
-	}
-	// (An empty list is reported once, not again for every probe's host.)
+	v.globs(c.AllowedTargets)
 	if c.MaxConcurrency <= 0 {
 		v.errorf(keyPath{"max_concurrency"}, "must be positive (got %d)", c.MaxConcurrency)
 	}
@@ -70,6 +43,8 @@ func (v *validator) config(c *Config, dir string) {
 			v.errorf(np, "required")
 		case !validName(p.Name):
 			v.errorf(np, "%q is not a valid name: use letters, digits, _ and -", p.Name)
+		case len(p.Name) > maxNameLength:
+			v.errorf(np, "longer than %d characters", maxNameLength)
 		default:
 			if j, dup := first[p.Name]; dup {
 				v.errorf(np, "duplicate probe name %q (first used by probes[%d])", p.Name, j)
@@ -86,8 +61,14 @@ func (v *validator) config(c *Config, dir string) {
 		}
 		v.schedule(p, pp.to("schedule"))
 	}
+	v.controls(c, first)
+	for i := range c.Probes {
+		v.runLength(c, &c.Probes[i], keyPath{"probes", i, "schedule", "interval"})
+	}
+}
 
-	// Controls, once every name is known.
+// controls checks each probe's control, once every name is known.
+func (v *validator) controls(c *Config, first map[string]int) {
 	for i, p := range c.Probes {
 		if p.Control == "" {
 			continue
@@ -110,34 +91,15 @@ func (v *validator) config(c *Config, dir string) {
 }
 
 func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
-	up := p.to("url")
 	if r.URL == "" {
-		v.errorf(up, "required")
-	} else if u, err := url.Parse(r.URL); err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		v.errorf(up, "invalid URL %q: %v", r.URL, err)
+		v.errorf(p.to("url"), "required")
 	} else {
-		host := strings.ToLower(u.Hostname())
-		switch {
-		case u.Scheme != "http" && u.Scheme != "https":
-			v.errorf(up, "scheme must be http or https (got %q)", u.Scheme)
-		case host == "":
-			v.errorf(up, "URL %q has no host", r.URL)
-		case u.User != nil:
-			v.errorf(up, "credentials in the URL are not allowed: use basic_auth")
-		case !validPort(u.Port()):
-			v.errorf(up, "invalid port %q", u.Port())
-		case len(c.AllowedTargets) > 0 && !Allowed(c.AllowedTargets, host):
-			v.errorf(up, "host %q is not in allowed_targets", host)
-		}
+		v.url(c, r.URL, p.to("url"))
 	}
 
 	if r.Method == "" {
 		v.errorf(p.to("method"), "required")
-	} else if !ValidToken(r.Method) {
+	} else if !httpguts.ValidHeaderFieldName(r.Method) { // a method is a token, as a header name is
 		v.errorf(p.to("method"), "%q is not a valid HTTP method", r.Method)
 	}
 
@@ -148,9 +110,9 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 	sort.Strings(names)
 	hp := p.to("headers")
 	for _, name := range names {
-		if !ValidToken(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			v.errorAt(hp, hp.to(name), "%q is not a valid header name", name)
-		} else if !ValidHeaderValue(r.Headers[name]) {
+		} else if !httpguts.ValidHeaderFieldValue(r.Headers[name]) {
 			v.errorAt(hp, hp.to(name), "the value of %s holds a control character", name)
 		}
 	}
@@ -161,7 +123,7 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 		v.errorf(p.to("body_file"), "body and body_file are exclusive")
 	case r.BodyFile != "":
 		r.BodyFile = commoncfg.JoinDir(dir, r.BodyFile)
-		payload, err := readBodyFile(r.BodyFile)
+		payload, err := regularfile.Read(r.BodyFile, maxBodyFileSize)
 		if err != nil {
 			v.errorf(p.to("body_file"), "%v", err)
 		}
@@ -181,46 +143,15 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 		}
 	}
 
-	r.HTTPClientConfig.SetDirectory(dir)
-	if err := r.HTTPClientConfig.Validate(); err != nil {
+	hc := &r.HTTPClientConfig
+	hc.SetDirectory(dir)
+	v.files(hc, p) // before Validate, which moves bearer_token_file into authorization
+	if err := hc.Validate(); err != nil {
 		v.errorf(p, "%v", err)
+	} else if err := hc.TLSConfig.Validate(); err != nil {
+		v.errorf(p.to("tls_config"), "%v", err)
 	}
-}
-
-// readBodyFile reads a regular file of at most MaxBodyFileSize bytes. It
-// refuses devices and pipes, which could block the load or never end.
-func readBodyFile(name string) ([]byte, error) {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("cannot read %s: not a regular file", name)
-	}
-	if fi.Size() > MaxBodyFileSize {
-		return nil, fmt.Errorf("%s is larger than %d MiB", name, MaxBodyFileSize>>20)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxBodyFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", name, unwrapPath(err))
-	}
-	if len(data) > MaxBodyFileSize {
-		return nil, fmt.Errorf("%s is larger than %d MiB", name, MaxBodyFileSize>>20)
-	}
-	return data, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	v.clientHosts(c, r, p)
 }
 
 func (v *validator) load(c *Config, l *Load, p keyPath) {
@@ -249,36 +180,7 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 		checkLevels(v, p.to("rate"), l.Rate, c.MaxRate, "max_rate", num)
 	}
 	if l.Phases != nil {
-		pp := p.to("phases")
-		if len(l.Phases) == 0 {
-			v.errorf(pp, "at least one phase is required")
-		}
-		names := map[string]int{}
-		for i, ph := range l.Phases {
-			ip := pp.to(i)
-			if ph.Name == "" {
-				v.errorf(ip.to("name"), "required")
-			} else if j, dup := names[ph.Name]; dup {
-				v.errorf(ip.to("name"), "duplicate phase name %q (first used by phases[%d])", ph.Name, j)
-			} else {
-				names[ph.Name] = i
-			}
-			if ph.Duration <= 0 {
-				v.errorf(ip.to("duration"), "must be positive (got %s)", ph.Duration)
-			}
-			if !(ph.Rate > 0) {
-				v.errorf(ip.to("rate"), "must be positive (got %s)", num(ph.Rate))
-			} else if ph.Rate > c.MaxRate {
-				v.errorf(ip.to("rate"), "%s is above max_rate (%s)", num(ph.Rate), num(c.MaxRate))
-			}
-			if ph.RampTo != nil {
-				if x := *ph.RampTo; !(x >= 0) {
-					v.errorf(ip.to("ramp_to"), "must not be negative (got %s)", num(x))
-				} else if x > c.MaxRate {
-					v.errorf(ip.to("ramp_to"), "%s is above max_rate (%s)", num(x), num(c.MaxRate))
-				}
-			}
-		}
+		v.phases(c, l.Phases, p.to("phases"))
 	}
 
 	v.positive(p.to("step_duration"), l.StepDuration)
@@ -298,6 +200,44 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 		v.errorf(p.to("max_in_flight"), "must be positive (got %d)", l.MaxInFlight)
 	}
 	v.positive(p.to("settle_timeout"), l.SettleTimeout)
+}
+
+// phases checks an open-loop profile.
+func (v *validator) phases(c *Config, phases []Phase, p keyPath) {
+	if len(phases) == 0 {
+		v.errorf(p, "at least one phase is required")
+	} else if len(phases) > maxLevels {
+		v.errorf(p, "%d phases, more than %d", len(phases), maxLevels)
+		return
+	}
+	names := map[string]int{}
+	for i, ph := range phases {
+		ip := p.to(i)
+		if ph.Name == "" {
+			v.errorf(ip.to("name"), "required")
+		} else if len(ph.Name) > maxNameLength {
+			v.errorf(ip.to("name"), "longer than %d characters", maxNameLength)
+		} else if j, dup := names[ph.Name]; dup {
+			v.errorf(ip.to("name"), "duplicate phase name %q (first used by phases[%d])", ph.Name, j)
+		} else {
+			names[ph.Name] = i
+		}
+		if ph.Duration <= 0 {
+			v.errorf(ip.to("duration"), "must be positive (got %s)", ph.Duration)
+		}
+		if !(ph.Rate > 0) {
+			v.errorf(ip.to("rate"), "must be positive (got %s)", num(ph.Rate))
+		} else if ph.Rate > c.MaxRate {
+			v.errorf(ip.to("rate"), "%s is above max_rate (%s)", num(ph.Rate), num(c.MaxRate))
+		}
+		if ph.RampTo != nil {
+			if x := *ph.RampTo; !(x >= 0) {
+				v.errorf(ip.to("ramp_to"), "must not be negative (got %s)", num(x))
+			} else if x > c.MaxRate {
+				v.errorf(ip.to("ramp_to"), "%s is above max_rate (%s)", num(x), num(c.MaxRate))
+			}
+		}
+	}
 }
 
 func (v *validator) rules(r *Rules, p keyPath) {
@@ -351,16 +291,6 @@ func (v *validator) positive(p keyPath, d model.Duration) {
 	}
 }
 
-// Allowed reports whether host (without port) matches one of the globs of
-// allowed_targets: path.Match semantics, case-insensitive.
-func Allowed(globs []string, host string) bool {
-	host = strings.ToLower(host)
-	return slices.ContainsFunc(globs, func(g string) bool {
-		ok, err := path.Match(strings.ToLower(g), host)
-		return ok && err == nil
-	})
-}
-
 func validName(s string) bool {
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
@@ -368,30 +298,6 @@ func validName(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// validToken reports whether s is an RFC 9110 token (a method or header name).
-// ValidToken reports whether s is an HTTP token (RFC 9110): a method or a
-// header name.
-func ValidToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// ValidHeaderValue reports whether s can be sent as a header value: no
-// control character but tab (a line break would split the request).
-func ValidHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 func validPort(p string) bool {
@@ -402,13 +308,15 @@ func validPort(p string) bool {
 	return err == nil && n >= 1 && n <= 65535
 }
 
-// num formats a number as YAML would write it.
 // checkLevels checks a ramp's levels: at least one, each positive, each
 // above the last, none above the cap (ignored when the cap itself is not
 // positive: that is reported on its own). show formats a level.
 func checkLevels[T int | float64](v *validator, lp keyPath, levels []T, limit T, limitName string, show func(T) string) {
 	if len(levels) == 0 {
 		v.errorf(lp, "at least one level is required")
+	} else if len(levels) > maxLevels {
+		v.errorf(lp, "%d levels, more than %d", len(levels), maxLevels)
+		return
 	}
 	for i, x := range levels {
 		at := lp.to(i)
@@ -424,6 +332,7 @@ func checkLevels[T int | float64](v *validator, lp keyPath, levels []T, limit T,
 	}
 }
 
+// num formats a number as YAML would write it.
 func num(x float64) string {
 	switch {
 	case math.IsNaN(x):

@@ -3,10 +3,11 @@ package prober
 import (
 	"context"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	"github.com/loadprobe/loadprobe/config"
 )
@@ -16,8 +17,7 @@ type Options struct {
 	Live     Live                // live metrics; NopLive when nil
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
-
-	beforeSend func() // tests: holds up the open-loop sender to mimic a busy generator
+	Shard    Shard               // this replica's part of a fleet (shard.go); zero: all of every level
 }
 
 // Progress is what a watcher sees of a run under way.
@@ -43,10 +43,14 @@ type stage struct {
 	rampTo   float64 // phases: the rate at the end of the stage; equal to level when flat
 	name     string
 	duration time.Duration
+	// fleetLevel is the level the step reports: the fleet's configured
+	// one, of which level is this replica's share (shard.go).
+	fleetLevel float64
 }
 
-// plan lists the stages of a probe's load in the order they run.
-func plan(l config.Load) []stage {
+// plan lists the stages of a probe's load in the order they run, each
+// holding the shard's share of its level.
+func plan(l config.Load, sh Shard) []stage {
 	step := time.Duration(l.StepDuration)
 	var stages []stage
 	switch l.Mode() {
@@ -67,7 +71,21 @@ func plan(l config.Load) []stage {
 			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
 		}
 	}
-	return stages
+	return sh.share(l.Mode(), stages)
+}
+
+// abandonAfter bounds how long a canceled run waits for the attempts under
+// way: each ends at its deadline or on Abort, but one that does neither
+// (a client bug, a syscall that does not return) must not keep SIGTERM
+// from ending the process.
+const abandonAfter = 2 * time.Second
+
+// connector is what the engine needs of a Client.
+type connector interface {
+	NewConn() Conn
+	// Abort cuts short every attempt under way.
+	Abort()
+	Close()
 }
 
 // engine is the state of one run of one probe.
@@ -75,85 +93,133 @@ type engine struct {
 	probe    config.Probe
 	opts     Options
 	live     Live
-	client   *Client
+	client   connector
 	conns    []Conn          // closed loop: one per worker, kept across steps
 	recs     []*stepRecorder // one per worker (or sender), merged at step end
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
-	stop     atomic.Bool     // set when the run's context ends
 	stages   []stage
 	started  time.Time
-	done     <-chan struct{} // the run's context ending
+	// ctx ends the run. The engine asks it, never a flag set when it ends:
+	// a flag set by a goroutine watching ctx lags behind it, and a step cut
+	// short by the end of ctx was then taken for a whole one (issue 15).
+	ctx context.Context
+
+	mu       sync.Mutex
+	finished []result.Step // the steps that ran their full length, for abandon
 
 	pool        senderPool    // open loop: the senders, kept across steps
 	measureFrom time.Time     // open loop: start of the current step's measured window
 	window      time.Duration // length of the current step's measured window
 }
 
-// Run runs probe p once, step by step, and returns its result. It never
-// panics on a misbehaving target: every attempt ends as an outcome. Its
-// load stops when ctx ends (the result is then "canceled").
+// Run runs probe p once, step by step, and returns its result: the one
+// call a Go program needs to measure a target (see the package example).
+// p is a probe as config.Parse returns it, or config.DefaultProbe with a
+// name, a URL and a load set; Run does not check allowed_targets, which
+// is the config file's guard.
+//
+// Run never panics on a misbehaving target: every attempt ends as an
+// outcome. Its result is "completed" only when every step ran its full
+// length (or "aborted" by abort.error_ratio, or "failed" when its client
+// cannot be built). When ctx ends the load stops at once and the result is
+// "canceled", with the steps that ran their full length; Run returns at most
+// abandonAfter after ctx ends, even if an attempt under way does not.
 func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
-	e := &engine{probe: p, opts: opts, live: opts.Live, total: newStepRecorder(), stages: plan(p.Load), started: time.Now()}
+	started := time.Now()
+	client, err := NewClient(p.Request, p.Name)
+	if err != nil {
+		r := newResult(p, started)
+		r.Result, r.Error = result.ResultFailed, err.Error()
+		r.DurationSeconds = time.Since(started).Seconds()
+		return r
+	}
+	return run(ctx, p, opts, client, started)
+}
+
+func newResult(p config.Probe, started time.Time) result.Result {
+	return result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
+}
+
+// run runs p with client and returns its result, bounded as Run says.
+func run(ctx context.Context, p config.Probe, opts Options, client connector, started time.Time) result.Result {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
 	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}
 	}
-	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: e.started, Steps: []result.Step{}, Diagnosis: []string{}}
-	client, err := NewClient(p.Request, p.Name)
-	if err != nil {
-		r.Result, r.Error = result.ResultFailed, err.Error()
-		r.DurationSeconds = time.Since(e.started).Seconds()
-		return r
-	}
-	e.client = client
-	defer e.close()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	e.done = ctx.Done()
 	go func() {
 		<-ctx.Done()
-		e.stop.Store(true)
 		// The requests under way are cut short: the load stops at once,
 		// not a timeout later.
 		client.Abort()
 	}()
+	ran := make(chan result.Result, 1)
+	go func() {
+		defer e.close()
+		ran <- e.run()
+	}()
+	select {
+	case r := <-ran:
+		return r
+	case <-ctx.Done():
+	}
+	bound := time.NewTimer(abandonAfter)
+	defer bound.Stop()
+	select {
+	case r := <-ran:
+		return r
+	case <-bound.C:
+		return e.abandon()
+	}
+}
 
+// run runs the stages one after the other and returns the run's result.
+func (e *engine) run() result.Result {
+	p := e.probe
+	r := newResult(p, e.started)
 	r.Result = result.ResultCompleted
 	var settleWithin time.Duration
 	for i, st := range e.stages {
 		var settled time.Duration
-		if i > 0 {
+		// A replica idle so far has no backlog of its own to wait off, nor
+		// a latency to judge the target's recovery by (shard.go).
+		if i > 0 && settleWithin > 0 {
 			settled = e.settle(settleWithin)
 		}
-		if e.stop.Load() {
+		if e.canceled() {
 			r.Result = result.ResultCanceled
 			break
 		}
 		step := e.runStage(i, st)
 		step.SettleSeconds = settled.Seconds()
-		if i == 0 {
+		if settleWithin == 0 && step.Attempts > 0 {
 			settleWithin = time.Duration(step.Latency.P99*float64(time.Second)) + settleMargin
 		}
-		r.Steps = append(r.Steps, step)
-		if e.stop.Load() {
+		if e.canceled() {
+			// Cut short: its figures cover part of its length only.
 			r.Result = result.ResultCanceled
 			break
 		}
+		r.Steps = append(r.Steps, step)
+		e.mu.Lock()
+		e.finished = append(e.finished, step)
+		e.mu.Unlock()
 		if step.ErrorRatio > p.Abort.ErrorRatio && i < len(e.stages)-1 {
 			r.Result = result.ResultAborted
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
 				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
 			break
 		}
-		if opts.OnStep != nil && i < len(e.stages)-1 {
+		if e.opts.OnStep != nil && i < len(e.stages)-1 {
 			partial := r
 			partial.Result = result.ResultRunning
 			partial.DurationSeconds = time.Since(e.started).Seconds()
 			result.Analyze(&partial, p.Rules)
-			opts.OnStep(partial)
+			e.opts.OnStep(partial)
 		}
 	}
 	// The next run against this host, its control first of all, must not
@@ -166,6 +232,23 @@ func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	result.Analyze(&r, p.Rules)
 	return r
 }
+
+// abandon is the result of a canceled run whose attempts under way did not
+// end within abandonAfter: they are left to end on their own.
+func (e *engine) abandon() result.Result {
+	r := newResult(e.probe, e.started)
+	e.mu.Lock()
+	r.Steps = append(r.Steps, e.finished...)
+	e.mu.Unlock()
+	r.Result = result.ResultCanceled
+	r.Error = fmt.Sprintf("attempts under way did not end within %s of the cancel: left behind", abandonAfter)
+	r.DurationSeconds = time.Since(e.started).Seconds()
+	result.Analyze(&r, e.probe.Rules)
+	return r
+}
+
+// canceled reports whether the run's context has ended.
+func (e *engine) canceled() bool { return e.ctx.Err() != nil }
 
 func anyResponse(s result.Step) bool {
 	for _, n := range s.Responses {
@@ -191,7 +274,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	end := start.Add(st.duration)
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
-	closedLoop := e.probe.Load.Mode() == config.ModeConcurrency
+	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
@@ -206,6 +289,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	// A phase that ramps offers its mean rate over the phase.
 	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
+	step.Level = st.fleetLevel
 	return step
 }
 
@@ -222,13 +306,17 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	timeout := time.Duration(e.probe.Request.Timeout)
 	e.live.Concurrency(level)
 	defer e.live.Concurrency(0)
+	if level == 0 {
+		e.idle(end) // a shard's share of a level below the replica count
+		return
+	}
 	var wg sync.WaitGroup
 	wg.Add(level)
 	for w := 0; w < level; w++ {
 		go func(conn Conn, rec *stepRecorder) {
 			defer wg.Done()
 			now := time.Now()
-			for now.Before(end) && !e.stop.Load() {
+			for now.Before(end) && !e.canceled() {
 				e.live.InFlight(1)
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
@@ -246,7 +334,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // time latency is measured from: the send time in closed loop, the
 // intended send time in open loop.
 func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time) {
-	if e.stop.Load() {
+	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}
 	latency := finished.Sub(from)
@@ -283,7 +371,7 @@ func (e *engine) settle(limit time.Duration) time.Duration {
 	}
 	conn := e.conns[0]
 	timeout := time.Duration(e.probe.Request.Timeout)
-	for !e.stop.Load() {
+	for !e.canceled() {
 		sent := time.Now()
 		if !sent.Before(giveUp) {
 			break
@@ -330,6 +418,8 @@ func (e *engine) report(i int, st stage, stepStart time.Time, done <-chan struct
 		select {
 		case <-done:
 			return
+		case <-e.ctx.Done():
+			return // the run may return before its step's workers do
 		case <-tick.C:
 		}
 	}

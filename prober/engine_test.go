@@ -3,8 +3,6 @@ package prober
 import (
 	"context"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
 	"math"
 	"net"
 	"net/http"
@@ -13,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
 
 	"github.com/prometheus/common/model"
 
@@ -23,7 +24,7 @@ import (
 // config package's defaults and validation.
 func probeFor(t *testing.T, url, load string) config.Probe {
 	t.Helper()
-	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
 probes:
   - name: p
     request:
@@ -87,7 +88,7 @@ warmup: 200ms`)
 		if s.Level > 4 && s.Latency.P99 <= r.Steps[i-1].Latency.P99 {
 			t.Errorf("level %g: p99 %.4fs does not grow past the knee (previous %.4fs)", s.Level, s.Latency.P99, r.Steps[i-1].Latency.P99)
 		}
-		if s.ErrorRatio != 0 || s.Responses["200"] != s.Attempts {
+		if s.ErrorRatio != 0 || s.Responses[200] != s.Attempts {
 			t.Errorf("level %g: error ratio %g, responses %v of %d attempts; want all 200", s.Level, s.ErrorRatio, s.Responses, s.Attempts)
 		}
 	}
@@ -114,7 +115,7 @@ step_duration: 1s`)
 		t.Fatalf("first failure %+v, want level 16; levels %v", ff, levels(r))
 	}
 	s := r.Steps[3]
-	if s.Responses["503"] == 0 || s.Responses["503"]+s.Responses["200"] != s.Attempts {
+	if s.Responses[503] == 0 || s.Responses[503]+s.Responses[200] != s.Attempts {
 		t.Errorf("level 16: responses %v errors %v of %d attempts; want the failures as 503", s.Responses, s.Errors, s.Attempts)
 	}
 }
@@ -126,7 +127,7 @@ step_duration: 3s`)
 	p.Abort.ErrorRatio = 1
 	r := Run(context.Background(), p, Options{})
 	for _, s := range r.Steps {
-		if s.Responses["429"] == 0 || s.Responses["503"] != 0 {
+		if s.Responses[429] == 0 || s.Responses[503] != 0 {
 			t.Errorf("level %g: responses %v; want 429s and no 503", s.Level, s.Responses)
 		}
 		// The limiter's windows are wall-clock seconds: a 3s step overlaps four.
@@ -199,7 +200,7 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 			p := probeFor(t, tc.url, `concurrency: [1, 2]
 step_duration: 30s`)
 			p.Request.Timeout = model.Duration(5 * time.Second)
-			p.Request.TLSConfig.InsecureSkipVerify = true
+			p.Request.HTTPClientConfig.TLSConfig.InsecureSkipVerify = true
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
@@ -414,24 +415,31 @@ max_in_flight: 10`)
 	}
 }
 
+// pacerHolder holds up the open-loop pacer once, for hold, in the call that
+// reports the offered rate of its n-th request: a generator busy elsewhere
+// (GC, a preempted thread) as the engine sees it.
+type pacerHolder struct {
+	recordingLive
+	calls, n int
+	hold     time.Duration
+}
+
+func (l *pacerHolder) OfferedRate(float64) {
+	l.calls++ // the pacer's own goroutine alone calls it
+	if l.calls == l.n {
+		time.Sleep(l.hold)
+	}
+}
+
 func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
 	url := demoTarget(t, target.Options{}) + "/noop"
-	p := probeFor(t, url, `rate: [200]
-step_duration: 2s`)
-	var n int
-	var mu sync.Mutex
-	live := &recordingLive{}
-	r := Run(context.Background(), p, Options{Live: live, beforeSend: func() {
-		mu.Lock()
-		n++
-		hold := n == 100
-		mu.Unlock()
-		if hold {
-			time.Sleep(300 * time.Millisecond)
-		}
-	}})
+	// A phase that ramps reports its offered rate before every request.
+	p := probeFor(t, url, `phases:
+  - {name: ramp, duration: 2s, rate: 200, ramp_to: 201}`)
+	live := &pacerHolder{n: 100, hold: 300 * time.Millisecond}
+	r := Run(context.Background(), p, Options{Live: live})
 	if live.maxSendDelay < 0.3 {
-		t.Errorf("largest send delay %.3fs, want the 300ms the sender was held up", live.maxSendDelay)
+		t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)
 	}
 	if m := r.Steps[0].Latency.Max; m < 0.3 {
 		t.Errorf("max latency %.3fs from the intended send time, want at least the 300ms lag", m)
@@ -492,5 +500,60 @@ func TestStageOffsetIntegratesTheRate(t *testing.T) {
 		if got := tt.st.offset(tt.n); (got - tt.want).Abs() > time.Microsecond {
 			t.Errorf("%+v offset(%d) = %s, want %s", tt.st, tt.n, got, tt.want)
 		}
+	}
+}
+
+// loopbackTargets serves a demo target on each of n loopback addresses,
+// 127.0.0.10 upwards: n hosts, as a fleet of probes sees them.
+func loopbackTargets(t *testing.T, n int) []string {
+	t.Helper()
+	urls := make([]string, n)
+	for i := range urls {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", 10+i))
+		if err != nil {
+			t.Fatalf("listening on a second loopback address: %v", err)
+		}
+		srv := httptest.NewUnstartedServer(target.New(target.Options{}))
+		srv.Listener.Close()
+		srv.Listener = l
+		srv.Start()
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	return urls
+}
+
+// A run stopped mid-step is canceled, never completed, however the stop
+// falls against the pacer's and the workers' own ends of the step. The race
+// showed with many runs at once (30 open-loop probes, 24-29 of them saved
+// as completed), not with one: so 30, both loops, a few rounds.
+func TestRunCutShortIsCanceled(t *testing.T) {
+	urls := loopbackTargets(t, 30)
+	for _, load := range []string{"rate: [2]\nstep_duration: 10s", "concurrency: [1]\nstep_duration: 10s"} {
+		t.Run(strings.Fields(load)[0], func(t *testing.T) {
+			for round := range 3 {
+				ctx, cancel := context.WithCancel(context.Background())
+				var started, ended sync.WaitGroup
+				results := make([]result.Result, len(urls))
+				for i, u := range urls {
+					p := probeFor(t, u+"/delay?ms=5", load)
+					var once sync.Once
+					started.Add(1)
+					ended.Add(1)
+					go func() {
+						defer ended.Done()
+						results[i] = Run(ctx, p, Options{Progress: func(Progress) { once.Do(started.Done) }})
+					}()
+				}
+				started.Wait() // every run is inside its step
+				cancel()
+				ended.Wait()
+				for i, r := range results {
+					if r.Result != result.ResultCanceled {
+						t.Errorf("round %d, run %d: %s after %.2fs of a 10s step, want canceled", round, i, r.Result, r.DurationSeconds)
+					}
+				}
+			}
+		})
 	}
 }

@@ -92,9 +92,6 @@ func (e *engine) newSender(measureFrom *time.Time) *sender {
 	timeout := time.Duration(e.probe.Request.Timeout)
 	go func() {
 		for j := range s.jobs {
-			if e.opts.beforeSend != nil {
-				e.opts.beforeSend()
-			}
 			sent := time.Now()
 			e.live.SendDelay(sent.Sub(j.due).Seconds())
 			e.live.InFlight(1)
@@ -132,11 +129,11 @@ func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped 
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
-			case <-e.done:
+			case <-e.ctx.Done():
 				return dropped
 			}
 		}
-		if e.stop.Load() {
+		if e.canceled() {
 			return dropped
 		}
 		if st.rampTo != st.level {
@@ -164,7 +161,7 @@ func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped 
 			case <-e.pool.freed:
 				s, isNew = e.pool.get()
 			case <-timer.C:
-			case <-e.done:
+			case <-e.ctx.Done():
 				return dropped
 			}
 		}

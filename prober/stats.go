@@ -1,11 +1,11 @@
 package prober
 
 import (
-	"github.com/loadprobe/loadprobe/prober/result"
-	"strconv"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
 // The latency histogram's geometry. Values are nanoseconds.
@@ -15,7 +15,9 @@ import (
 // is reported at most 1/128 (0.78%) above its true value, at every magnitude
 // from 1ns up. Three digits (0.1%) would cost 7× the memory: 221 KB against
 // 31 KB per recorder, and there is one recorder per worker, so at the 4096
-// connections max_concurrency allows that is 900 MB against 126 MB. A coarser
+// connections max_concurrency allows that is 900 MB against 126 MB. (The
+// http_error latencies get a histogram of their own only once a worker
+// records one: a probe whose target never fails pays for one histogram.) A coarser
 // lowest value does not help: with 3 digits and a 1µs floor the resolution
 // is 512ns below 1ms, which is more than 1% for anything under 51µs, and
 // loopback latencies live there.
@@ -36,16 +38,83 @@ const (
 // secondCounts counts the outcomes of one whole second of a step.
 type secondCounts struct{ success, failure int64 }
 
+// latencies is the latency distribution of one outcome's responses.
+type latencies struct {
+	hist *hdrhistogram.Histogram // ns; nil until the first value
+	n    int64
+	sum  int64 // ns, exact
+	max  int64 // ns, exact
+}
+
+// record one latency in nanoseconds. It allocates only the histogram, on
+// the first value the recorder ever holds.
+func (l *latencies) record(v int64) {
+	if l.hist == nil {
+		l.hist = newLatencyHistogram()
+	}
+	v = max(v, 0)
+	l.n++
+	l.sum += v
+	l.max = max(l.max, v)
+	// v is clamped into the histogram's range, so this cannot fail (and
+	// the error path, which would allocate, is never taken).
+	_ = l.hist.RecordValue(min(v, latencyHighest))
+}
+
+func newLatencyHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(latencyLowest, latencyHighest, latencySigFigs)
+}
+
+func (l *latencies) reset() {
+	if l.hist != nil {
+		l.hist.Reset()
+	}
+	l.n, l.sum, l.max = 0, 0, 0
+}
+
+func (l *latencies) merge(o *latencies) {
+	if o.n == 0 {
+		return
+	}
+	if l.hist == nil {
+		l.hist = newLatencyHistogram()
+	}
+	l.hist.Merge(o.hist)
+	l.n += o.n
+	l.sum += o.sum
+	l.max = max(l.max, o.max)
+}
+
+// summary is the distribution as the step's figures; zero when empty.
+func (l *latencies) summary() result.Latency {
+	if l.n == 0 {
+		return result.Latency{}
+	}
+	ns := func(v int64) float64 { return float64(v) / 1e9 }
+	// A histogram quantile is the top of its bucket and may exceed the
+	// exact maximum; no quantile reads above the max.
+	q := func(p float64) float64 { return ns(min(l.hist.ValueAtQuantile(p), l.max)) }
+	return result.Latency{
+		Mean: ns(l.sum) / float64(l.n),
+		P50:  q(50),
+		P90:  q(90),
+		P95:  q(95),
+		P99:  q(99),
+		P999: q(99.9),
+		Max:  ns(l.max),
+	}
+}
+
 // stepRecorder accumulates one worker's attempts in one step. Not safe for
 // concurrent use: each worker owns one, and the engine merges them when the
 // step ends.
 type stepRecorder struct {
-	hist       *hdrhistogram.Histogram // response latencies, ns
-	latencySum int64                   // ns, exact, over responses
-	latencyMax int64                   // ns, exact, over responses
-	outcomes   [result.NumOutcomes]int64
-	codes      [maxStatusCode]int64 // responses by status code; out-of-range codes at 0
-	seconds    []secondCounts       // by whole second since the start of the measured window
+	success  latencies // latencies of the successful responses
+	httpErr  latencies // latencies of the http_error responses
+	outcomes [result.NumOutcomes]int64
+	codes    [maxStatusCode]int64 // responses by status code; out-of-range codes at 0
+	errCodes [maxStatusCode]int64 // http_error responses by status code
+	seconds  []secondCounts       // by whole second since the start of the measured window
 	// until is the end of the measured window when set (see within);
 	// answered and succeeded count the responses that came before it.
 	until     time.Duration
@@ -54,23 +123,23 @@ type stepRecorder struct {
 }
 
 func newStepRecorder() *stepRecorder {
-	return &stepRecorder{
-		hist:    hdrhistogram.New(latencyLowest, latencyHighest, latencySigFigs),
-		seconds: make([]secondCounts, 0, initialSecondsN),
-	}
+	r := &stepRecorder{seconds: make([]secondCounts, 0, initialSecondsN)}
+	r.success.hist = newLatencyHistogram()
+	return r
 }
 
 // record one attempt. at is the time since the start of the step's measured
 // window (after warmup); latency in nanoseconds, ignored for attempts without
 // a response; code 0 when no response. It allocates nothing except when at
 // enters a second the recorder has never held (amortized, about once per
-// second of a step, never after the first step of a reused recorder).
+// second of a step, never after the first step of a reused recorder) and
+// on the first http_error the recorder ever holds.
 func (r *stepRecorder) record(o result.Outcome, code int, latency time.Duration, at time.Duration) {
 	if o >= result.NumOutcomes {
 		o = result.Other
 	}
 	r.outcomes[o]++
-	if o == result.Success || o == result.HTTPError {
+	if o.Responded() {
 		if r.until == 0 || at+latency <= r.until {
 			r.arrived(o)
 		}
@@ -78,20 +147,12 @@ func (r *stepRecorder) record(o result.Outcome, code int, latency time.Duration,
 			code = 0
 		}
 		r.codes[code]++
-		v := int64(latency)
-		if v < 0 {
-			v = 0
+		if o == result.Success {
+			r.success.record(int64(latency))
+		} else {
+			r.errCodes[code]++
+			r.httpErr.record(int64(latency))
 		}
-		r.latencySum += v
-		if v > r.latencyMax {
-			r.latencyMax = v
-		}
-		if v > latencyHighest {
-			v = latencyHighest
-		}
-		// v is within the histogram's range, so this cannot fail (and the
-		// error path, which would allocate, is never taken).
-		_ = r.hist.RecordValue(v)
 	}
 	s := min(int(at/time.Second), maxStepSeconds-1)
 	for len(r.seconds) <= s {
@@ -106,11 +167,11 @@ func (r *stepRecorder) record(o result.Outcome, code int, latency time.Duration,
 
 // reset empties r for the next step, keeping its memory.
 func (r *stepRecorder) reset() {
-	r.hist.Reset()
-	r.latencySum = 0
-	r.latencyMax = 0
+	r.success.reset()
+	r.httpErr.reset()
 	r.outcomes = [result.NumOutcomes]int64{}
 	clear(r.codes[:])
+	clear(r.errCodes[:])
 	r.seconds = r.seconds[:0]
 	r.until, r.answered, r.succeeded = 0, 0, 0
 }
@@ -138,9 +199,8 @@ func (r *stepRecorder) arrived(o result.Outcome) {
 
 // merge adds everything o recorded to r; o is unchanged.
 func (r *stepRecorder) merge(o *stepRecorder) {
-	r.hist.Merge(o.hist)
-	r.latencySum += o.latencySum
-	r.latencyMax = max(r.latencyMax, o.latencyMax)
+	r.success.merge(&o.success)
+	r.httpErr.merge(&o.httpErr)
 	r.until = max(r.until, o.until)
 	r.answered += o.answered
 	r.succeeded += o.succeeded
@@ -149,6 +209,9 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	}
 	for i, n := range o.codes {
 		r.codes[i] += n
+	}
+	for i, n := range o.errCodes {
+		r.errCodes[i] += n
 	}
 	for len(r.seconds) < len(o.seconds) {
 		r.seconds = append(r.seconds, secondCounts{})
@@ -168,60 +231,47 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 // second would show a fraction of a second's counts and read as a drop, so it
 // is left out (its attempts still count in the totals).
 //
-// Errors always holds every no-response reason, zero or not: the set is fixed
-// and small, and a reader (or jq) gets 0 rather than a missing key, as in
-// DESIGN's example. Responses holds only the codes that occurred. Neither map
-// nor PerSecond is ever nil, so the JSON never shows null for them.
+// Latency is over the successful responses, ErrorLatency over the http_error
+// ones (nil when there were none). Errors always holds every no-response
+// reason, zero or not: the set is fixed and small, and a reader (or jq) gets
+// 0 rather than a missing key, as in DESIGN's example. Responses and
+// HTTPErrors hold only the codes that occurred. No map nor PerSecond is ever
+// nil, so the JSON never shows null for them.
 func (r *stepRecorder) summarize(level float64, name string, measured time.Duration, closedLoop bool) result.Step {
 	secs := measured.Seconds()
 	var attempts int64
 	for _, n := range r.outcomes {
 		attempts += n
 	}
-	successes := r.outcomes[result.Success]
-	responses := successes + r.outcomes[result.HTTPError]
-
 	st := result.Step{
 		Level:           level,
 		Name:            name,
 		DurationSeconds: secs,
 		Attempts:        attempts,
-		Responses:       map[string]int64{},
+		Latency:         r.success.summary(),
+		Responses:       counted(r.codes[:]),
+		HTTPErrors:      counted(r.errCodes[:]),
 		Errors:          make(map[string]int64, len(result.NoResponseReasons)),
+	}
+	if r.httpErr.n > 0 {
+		l := r.httpErr.summary()
+		st.ErrorLatency = &l
 	}
 	if secs > 0 {
 		st.Throughput = float64(r.answered) / secs
 		st.Goodput = float64(r.succeeded) / secs
 	}
 	if attempts > 0 {
-		st.ErrorRatio = float64(attempts-successes) / float64(attempts)
-	}
-	if responses > 0 {
-		ns := func(v int64) float64 { return float64(v) / 1e9 }
-		// A histogram quantile is the top of its bucket and may exceed the
-		// exact maximum; no quantile reads above the max.
-		q := func(p float64) float64 { return ns(min(r.hist.ValueAtQuantile(p), r.latencyMax)) }
-		st.Latency = result.Latency{
-			Mean: ns(r.latencySum) / float64(responses),
-			P50:  q(50),
-			P90:  q(90),
-			P95:  q(95),
-			P99:  q(99),
-			P999: q(99.9),
-			Max:  ns(r.latencyMax),
-		}
-	}
-	for code, n := range r.codes {
-		if n > 0 {
-			st.Responses[strconv.Itoa(code)] = n
-		}
+		st.ErrorRatio = float64(attempts-r.outcomes[result.Success]) / float64(attempts)
 	}
 	for _, o := range result.NoResponseReasons {
 		st.Errors[o.String()] = r.outcomes[o]
 	}
-	// Little's law, over responses only: an attempt without a response has
-	// no latency to contribute.
-	st.InFlight = st.Throughput * st.Latency.Mean
+	// Little's law, over every response, failed or not: an attempt without
+	// a response has no latency to contribute.
+	if n := r.success.n + r.httpErr.n; n > 0 {
+		st.InFlight = st.Throughput * float64(r.success.sum+r.httpErr.sum) / 1e9 / float64(n)
+	}
 	switch {
 	case level <= 0:
 		// Nothing was asked for, so nothing was missed.
@@ -242,4 +292,15 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 		}
 	}
 	return st
+}
+
+// counted is the non-zero counts of a by-code table.
+func counted(byCode []int64) map[int]int64 {
+	m := map[int]int64{}
+	for code, n := range byCode {
+		if n > 0 {
+			m[code] = n
+		}
+	}
+	return m
 }

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -52,7 +53,8 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	if want := 4.0 / 8; st.ErrorRatio != want {
 		t.Errorf("error ratio = %v, want %v", st.ErrorRatio, want)
 	}
-	// Latency is over the five responses only: 10, 20, 30, 40, 100 ms.
+	// Latency is over the four successful responses only: 10, 20, 30, 100
+	// ms; the 503's 40 ms is the error latency.
 	if want := 0.040; !approx(st.Latency.Mean, want, 1e-12) {
 		t.Errorf("mean = %v, want %v", st.Latency.Mean, want)
 	}
@@ -63,7 +65,7 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"p50", st.Latency.P50, 0.030},
+		{"p50", st.Latency.P50, 0.020},
 		{"p90", st.Latency.P90, 0.100},
 		{"p99", st.Latency.P99, 0.100},
 		{"p999", st.Latency.P999, 0.100},
@@ -72,12 +74,19 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 			t.Errorf("%s = %v, want %v within 1%%", c.name, c.got, c.want)
 		}
 	}
-	if want := map[string]int64{"200": 3, "201": 1, "503": 1}; !mapsEqual(st.Responses, want) {
+	if want := map[int]int64{200: 3, 201: 1, 503: 1}; !maps.Equal(st.Responses, want) {
 		t.Errorf("responses = %v, want %v", st.Responses, want)
 	}
-	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0}; !mapsEqual(st.Errors, want) {
+	if want := map[int]int64{503: 1}; !maps.Equal(st.HTTPErrors, want) {
+		t.Errorf("http_errors = %v, want %v", st.HTTPErrors, want)
+	}
+	if el := st.ErrorLatency; el == nil || !approx(el.Mean, 0.040, 1e-12) || el.Max != 0.040 || !approx(el.P50, 0.040, 0.01) {
+		t.Errorf("error latency = %+v, want the 503's 40ms", el)
+	}
+	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0}; !maps.Equal(st.Errors, want) {
 		t.Errorf("errors = %v, want %v", st.Errors, want)
 	}
+	// Little's law is over every response: (10+20+30+40+100)/5 ms.
 	if want := st.Throughput * 0.040; !approx(st.InFlight, want, 1e-12) {
 		t.Errorf("in flight = %v, want %v", st.InFlight, want)
 	}
@@ -93,18 +102,6 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	if want := open.Throughput / 2; !approx(open.LoadHeldRatio, want, 1e-12) {
 		t.Errorf("open-loop load held = %v, want achieved/offered %v", open.LoadHeldRatio, want)
 	}
-}
-
-func mapsEqual(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
@@ -271,7 +268,11 @@ func TestStatsResetReuses(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		r.reset()
 		for i := 0; i < 100; i++ {
-			r.record(result.Success, 200, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+			o, code := result.Success, 200
+			if i%10 == 0 {
+				o, code = result.HTTPError, 503
+			}
+			r.record(o, code, time.Millisecond, time.Duration(i)*50*time.Millisecond)
 		}
 	})
 	if allocs != 0 {
@@ -285,7 +286,9 @@ func TestStatsEmptyStepJSONHasNoNulls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), "null") {
+	// error_latency_seconds is null when there was no http_error, as
+	// DESIGN shows; nothing else is.
+	if j := strings.Replace(string(b), `"error_latency_seconds":null`, "", 1); strings.Contains(j, "null") {
 		t.Errorf("empty step JSON has a null: %s", b)
 	}
 	if st.Throughput != 0 || st.ErrorRatio != 0 {
@@ -300,8 +303,10 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 	for i := range lat {
 		lat[i] = time.Duration(50e3 + rng.Int64N(50e6))
 	}
-	// Warm the timeline to a whole step, as a reused recorder is.
+	// Warm the timeline to a whole step and the error histogram, as a
+	// reused recorder is.
 	r.record(result.Success, 200, 0, 5*time.Second)
+	r.record(result.HTTPError, 503, 0, 0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

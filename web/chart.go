@@ -111,7 +111,7 @@ func chart(r result.Result, rules config.Rules, unit string) *chartView {
 			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
 	}
 	for i, s := range r.Steps {
-		label := short(s.Level)
+		label := result.FormatLevel(s.Level)
 		if s.Name != "" {
 			label = s.Name
 		}
@@ -130,7 +130,7 @@ func chart(r result.Result, rules config.Rules, unit string) *chartView {
 		for i, s := range r.Steps {
 			if s.Level == p.Level {
 				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
-					Title: "capacity " + rate(p.Throughput) + "/s at " + short(p.Level) + " " + unit}
+					Title: "capacity " + rate(p.Throughput) + "/s at " + result.FormatLevel(p.Level) + " " + unit}
 				break
 			}
 		}
@@ -146,9 +146,9 @@ func breakMarks(r result.Result, x func(int) float64) []breakMark {
 		class, label string
 		p            *result.Point
 	}{
-		{"knee", "knee", r.BreakingPoints.Knee},
-		{"budget", "latency budget", r.BreakingPoints.LatencyBudget},
-		{"failure", "first failure", r.BreakingPoints.FirstFailure},
+		{"knee", result.RuleKnee.Text(), r.BreakingPoints.Knee},
+		{"budget", result.RuleLatencyBudget.Text(), r.BreakingPoints.LatencyBudget},
+		{"failure", result.RuleFirstFailure.Text(), r.BreakingPoints.FirstFailure},
 	} {
 		if m.p == nil {
 			continue
@@ -181,7 +181,7 @@ func newCurve(class string, steps []result.Step, x func(int) float64, y func(flo
 			c.Points += " "
 		}
 		c.Points += coord(x(i)) + "," + coord(y(v(s)))
-		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: short(s.Level) + " " + unit + ": " + title(v(s))})
+		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: result.FormatLevel(s.Level) + " " + unit + ": " + title(v(s))})
 	}
 	return c
 }

@@ -59,8 +59,9 @@ func StatusHandler(version string, links []Link, states func() []schedule.ProbeS
 
 // probeView is one probe as the page shows it.
 type probeView struct {
-	Name, Mode, State, Unit string
-	Last                    *result.Result
+	Name, State, Unit string
+	Mode              result.Mode
+	Last              *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
 	Charted      *result.Result
@@ -75,8 +76,9 @@ type probeView struct {
 func newProbeView(st schedule.ProbeState, now time.Time) probeView {
 	p := st.Probe
 	lq, budget := result.LatencyRule(p.Rules)
+	mode := result.ModeOf(p.Load)
 	v := probeView{
-		Name: p.Name, Mode: p.Load.Mode(), Last: st.Last, Unit: unit(p.Load.Mode()),
+		Name: p.Name, Mode: mode, Last: st.Last, Unit: mode.Unit(),
 		Quantile: lq.Label, Budget: seconds(budget),
 		MinCapacity: p.Expect.MinCapacity,
 	}
@@ -119,21 +121,14 @@ func steps(l config.Load) int {
 	}
 }
 
-func unit(mode string) string {
-	if mode == config.ModeConcurrency {
-		return "connections"
-	}
-	return "req/s"
-}
-
-func axisTitle(mode, unit string) string {
+func axisTitle(mode result.Mode, unit string) string {
 	switch mode {
-	case config.ModeConcurrency:
-		return "level (connections)"
-	case config.ModePhases:
+	case result.Concurrency:
+		return "level (" + unit + ")"
+	case result.Phases:
 		return "phase"
 	default:
-		return "offered rate (req/s)"
+		return "offered rate (" + unit + ")"
 	}
 }
 
@@ -141,7 +136,7 @@ func pointText(p *result.Point, unit string) string {
 	if p == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%s %s (%s/s)", short(p.Level), unit, rate(p.Throughput))
+	return fmt.Sprintf("%s %s (%s/s)", result.FormatLevel(p.Level), unit, rate(p.Throughput))
 }
 
 // rate formats a throughput: whole numbers from 10/s up, else two digits.
@@ -184,8 +179,6 @@ func coarse(d time.Duration) string {
 		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	}
 }
-
-func short(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func seconds(v float64) string {
 	d := time.Duration(v * float64(time.Second))

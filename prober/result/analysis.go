@@ -2,6 +2,7 @@ package result
 
 import (
 	"math"
+	"time"
 
 	"github.com/loadprobe/loadprobe/config"
 )
@@ -15,37 +16,18 @@ import (
 // read 0.09: 47 in flight at 512 connections).
 const heldRatio = 0.8
 
-// LatencyQuantile is one of the latency figures a Step carries.
-type LatencyQuantile struct {
-	Q     float64
-	Label string // p50, p90, p95, p99, p99.9 or max
-	Of    func(Latency) float64
-}
-
-var latencyQuantiles = [...]LatencyQuantile{
-	{0.5, "p50", func(l Latency) float64 { return l.P50 }},
-	{0.9, "p90", func(l Latency) float64 { return l.P90 }},
-	{0.95, "p95", func(l Latency) float64 { return l.P95 }},
-	{0.99, "p99", func(l Latency) float64 { return l.P99 }},
-	{0.999, "p99.9", func(l Latency) float64 { return l.P999 }},
-	{1, "max", func(l Latency) float64 { return l.Max }},
-}
-
 // LatencyRule is the latency figure the rules judge and the budget it is
-// held to, in seconds, zero values taking config.DefaultRules. The figure
-// is the nearest one not below rules.latency_quantile, so the budget is
-// never judged on a more lenient quantile than configured (0.98 reads p99;
-// above 0.999 reads the max).
-func LatencyRule(rules config.Rules) (LatencyQuantile, float64) {
-	def := config.DefaultRules
-	q := orDefault(rules.LatencyQuantile, def.LatencyQuantile)
-	budget := orDefault(timeSeconds(rules.LatencyBudget), timeSeconds(def.LatencyBudget))
-	for _, lq := range latencyQuantiles {
-		if q <= lq.Q+1e-12 {
+// held to, in seconds. The figure is the nearest one not below
+// rules.latency_quantile, so the budget is never judged on a more lenient
+// quantile than configured (0.98 reads p99; above 0.999 reads the max).
+func LatencyRule(rules config.Rules) (Quantile, float64) {
+	budget := time.Duration(rules.LatencyBudget).Seconds()
+	for _, lq := range Quantiles {
+		if rules.LatencyQuantile <= lq.Q+1e-12 {
 			return lq, budget
 		}
 	}
-	return latencyQuantiles[len(latencyQuantiles)-1], budget
+	return Quantiles[len(Quantiles)-1], budget
 }
 
 // analysis is one Result's rules applied to its steps; indices into Steps,
@@ -53,7 +35,7 @@ func LatencyRule(rules config.Rules) (LatencyQuantile, float64) {
 type analysis struct {
 	r            *Result
 	kneeFraction float64
-	quantile     LatencyQuantile
+	quantile     Quantile
 	budget       float64 // seconds
 	errBudget    float64
 	peak         int
@@ -64,14 +46,12 @@ type analysis struct {
 }
 
 // Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid and
-// r.Diagnosis from r.Steps and r.Mode ("concurrency", "rate" or "phases")
-// with the probe's rules. Steps are taken in the order they ran.
+// r.Diagnosis from r.Steps and r.Mode with the probe's rules, as config
+// loaded them (its defaults applied). Steps are taken in the order they ran.
 //
 // Decisions where DESIGN is silent:
-//   - Zero KneeFraction, LatencyQuantile and LatencyBudget take
-//     config.DefaultRules (the config layer applies those defaults, so a zero
-//     can only come from Rules built in code). ErrorRatioBudget 0 is
-//     meaningful: any failed attempt fires first_failure.
+//   - ErrorRatioBudget 0 is meaningful: any failed attempt fires
+//     first_failure.
 //   - The knee needs a peak above zero: when nothing succeeded there is no
 //     throughput curve to bend.
 //   - phases: the knee rule is a statement about an escalating ramp; over a
@@ -106,9 +86,8 @@ func Analyze(r *Result, rules config.Rules) {
 }
 
 func newAnalysis(r *Result, rules config.Rules) *analysis {
-	def := config.DefaultRules
 	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, capacity: -1}
-	a.kneeFraction = orDefault(rules.KneeFraction, def.KneeFraction)
+	a.kneeFraction = rules.KneeFraction
 	a.quantile, a.budget = LatencyRule(rules)
 	a.errBudget = max(rules.ErrorRatioBudget, 0)
 	if math.IsNaN(a.errBudget) {
@@ -121,7 +100,7 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 			a.peak = i
 		}
 	}
-	if r.Mode != config.ModePhases && a.peak >= 0 && steps[a.peak].Goodput > 0 {
+	if r.Mode != Phases && a.peak >= 0 && steps[a.peak].Goodput > 0 {
 		want := a.kneeFraction * steps[a.peak].Goodput
 		for i, s := range steps {
 			if s.Goodput >= want {
@@ -148,15 +127,6 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 	}
 	return a
 }
-
-func orDefault(v, def float64) float64 {
-	if v == 0 || math.IsNaN(v) {
-		return def
-	}
-	return v
-}
-
-func timeSeconds[D ~int64](d D) float64 { return float64(d) / 1e9 }
 
 // overLatency reports whether s's latency quantile exceeds the budget.
 func (a *analysis) overLatency(s Step) bool { return a.quantile.Of(s.Latency) > a.budget }
@@ -185,7 +155,7 @@ func (a *analysis) point(i int) *Point {
 // one is what the target did, a finding of the run (see shortfallLine), not
 // a run that failed to hold its load.
 func (a *analysis) held(s Step) bool {
-	if a.closedLoop() {
+	if a.r.Mode.ClosedLoop() {
 		return s.LoadHeldRatio >= heldRatio
 	}
 	return s.Level <= 0 || s.DurationSeconds <= 0 || sentRate(s)/s.Level >= heldRatio

@@ -5,8 +5,8 @@ import "time"
 // Result is one run of one probe, as served by /api/v1/results and `run --output=json`.
 type Result struct {
 	Name            string         `json:"name"`
-	Mode            string         `json:"mode"`
-	Result          string         `json:"result"`
+	Mode            Mode           `json:"mode"`
+	Result          RunResult      `json:"result"`
 	Started         time.Time      `json:"started"`
 	DurationSeconds float64        `json:"duration_seconds"`
 	Steps           []Step         `json:"steps"`
@@ -18,15 +18,6 @@ type Result struct {
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
 }
-
-// Run results, as in loadprobe_runs_total{result}; Running marks the run under way.
-const (
-	ResultCompleted = "completed"
-	ResultAborted   = "aborted"
-	ResultFailed    = "failed"
-	ResultCanceled  = "canceled"
-	ResultRunning   = "running"
-)
 
 // Point is a level of a ramp and the goodput measured there.
 type Point struct {
@@ -43,25 +34,34 @@ type BreakingPoints struct {
 
 // Step is the figures of one level (or one phase) of a run.
 type Step struct {
-	Level           float64          `json:"level"`
-	Name            string           `json:"name"`
-	DurationSeconds float64          `json:"duration_seconds"`
-	Attempts        int64            `json:"attempts"`
-	Throughput      float64          `json:"throughput"`
-	Goodput         float64          `json:"goodput"`
-	ErrorRatio      float64          `json:"error_ratio"`
-	Latency         Latency          `json:"latency_seconds"`
-	Responses       map[string]int64 `json:"responses"`
-	Errors          map[string]int64 `json:"errors"`
-	InFlight        float64          `json:"in_flight"`
-	LoadHeldRatio   float64          `json:"load_held_ratio"`
-	SettleSeconds   float64          `json:"settle_seconds"`
-	PerSecond       []Second         `json:"per_second"`
+	Level           float64 `json:"level"`
+	Name            string  `json:"name"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	Attempts        int64   `json:"attempts"`
+	Throughput      float64 `json:"throughput"`
+	Goodput         float64 `json:"goodput"`
+	ErrorRatio      float64 `json:"error_ratio"`
+	// Latency is over the successful responses only: what the latency rule
+	// and capacity judge (a fast 503 must not make a level look quick).
+	Latency Latency `json:"latency_seconds"`
+	// ErrorLatency is over the http_error responses; nil when there were none.
+	ErrorLatency *Latency `json:"error_latency_seconds"`
+	// Responses counts the responses by status code.
+	Responses map[int]int64 `json:"responses"`
+	// HTTPErrors counts the responses outside valid_status_codes (outcome
+	// http_error) by status code: a part of Responses.
+	HTTPErrors map[int]int64 `json:"http_errors"`
+	// Errors counts the attempts without a response by reason.
+	Errors        map[string]int64 `json:"errors"`
+	InFlight      float64          `json:"in_flight"`
+	LoadHeldRatio float64          `json:"load_held_ratio"`
+	SettleSeconds float64          `json:"settle_seconds"`
+	PerSecond     []Second         `json:"per_second"`
 	// Open loop only: scheduled requests not sent because max_in_flight was reached.
 	Dropped int64 `json:"dropped,omitempty"`
 }
 
-// Latency is a step's latency distribution over responses, in seconds.
+// Latency is a latency distribution of a step's responses, in seconds.
 type Latency struct {
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
@@ -77,4 +77,17 @@ type Second struct {
 	Second  int   `json:"second"`
 	Success int64 `json:"success"`
 	Failure int64 `json:"failure"`
+}
+
+// Failed is the number of failed attempts: http_error responses and attempts
+// without a response.
+func (s Step) Failed() int64 {
+	var n int64
+	for _, v := range s.HTTPErrors {
+		n += v
+	}
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
 }

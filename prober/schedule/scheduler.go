@@ -8,10 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"net/url"
 	"reflect"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +23,7 @@ import (
 type Observer interface {
 	Live(probe string) prober.Live
 	RunStarted(probe string)
-	RunEnded(probe, result string)
+	RunEnded(probe string, r result.RunResult)
 	// Waited records how long a run waited for its host or the caps.
 	Waited(probe string, seconds float64)
 	// Forget is called once a removed probe's last run has ended: nothing
@@ -67,9 +64,11 @@ const resolveTimeout = 2 * time.Second
 // names of one server. Ports do not matter: two services on one machine
 // share its CPU, and one's load would corrupt the other's figures.
 type Scheduler struct {
+	run    prober.Runner
 	obs    Observer
 	logger *slog.Logger
-	store  *Store // nil: results are not kept across restarts
+	store  *Store       // nil: results are not kept across restarts
+	shard  prober.Shard // this replica's part of a fleet; see SetShard
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -104,14 +103,15 @@ type probeLoop struct {
 	state   ProbeState // guarded by Scheduler.mu
 }
 
-// New returns a scheduler whose runs stop when ctx ends. With a
-// store, it starts from the results the store holds.
-func New(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (*Scheduler, error) {
+// New returns a scheduler whose runs stop when ctx ends. run runs each
+// probe (prober.Run sends the load). With a store, it starts from the
+// results the store holds.
+func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, logger *slog.Logger) (*Scheduler, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Scheduler{
-		obs: obs, logger: logger, store: store, ctx: ctx,
+		run: run, obs: obs, logger: logger, store: store, ctx: ctx,
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
@@ -124,7 +124,7 @@ func New(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (
 			// A file that cannot be read is kept for a person to look at,
 			// not overwritten by the next run, and does not stop the
 			// daemon: a crash loop over a cache would probe nothing.
-			aside, moveErr := store.SetAside()
+			aside, moveErr := store.setAside()
 			if moveErr != nil {
 				return nil, fmt.Errorf("%w; and cannot set it aside: %w", err, moveErr)
 			}
@@ -136,6 +136,11 @@ func New(ctx context.Context, obs Observer, store *Store, logger *slog.Logger) (
 	}
 	return s, nil
 }
+
+// SetShard makes every run, controls included, send the shard's share of
+// each level (DESIGN.md, "Beyond one machine"). Call it before the first
+// Apply.
+func (s *Scheduler) SetShard(sh prober.Shard) { s.shard = sh }
 
 // Apply schedules the probes of cfg: a new probe starts now, an unchanged
 // one goes on untouched, a changed or removed one has its run canceled
@@ -299,7 +304,7 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
 // control, and keeps the result. It returns the run's result.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
+func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult {
 	p := l.probe
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
@@ -317,37 +322,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	}
 	defer s.release(c)
 
-	// Every view of this run carries one start time: the scheduler's.
-	started := time.Now()
-	restamp := func(r *result.Result) {
-		r.DurationSeconds += r.Started.Sub(started).Seconds()
-		r.Started = started
+	var ctl *config.Probe
+	if hasControl {
+		ctl = &control
 	}
-	// The run is in the state before the Observer hears of it: whoever
-	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
-	s.obs.RunStarted(p.Name)
-	r := prober.Run(ctx, p, prober.Options{Live: s.obs.Live(p.Name), OnStep: func(partial result.Result) {
-		restamp(&partial)
-		s.setCurrent(l, &partial)
-	}})
-	restamp(&r)
-	if hasControl && r.Result != result.ResultFailed && r.Result != result.ResultCanceled {
-		// The control runs under this probe's reservation, which covers
-		// its host and its load too: it is the same generator against
-		// the same server, right after the probe.
-		shown := r
-		shown.Result = result.ResultRunning
-		s.setCurrent(l, &shown)
-		s.obs.RunStarted(control.Name)
-		cr := prober.Run(ctx, control, prober.Options{Live: s.obs.Live(control.Name)})
-		s.obs.RunEnded(control.Name, cr.Result)
-		if cr.Result == result.ResultCanceled {
-			r.Result = result.ResultCanceled
-		} else {
-			result.MarkControl(&r, cr)
-		}
-	}
+	r := s.runWithControl(ctx, l, ctl)
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	// As at the start: the state first, then the Observer.
@@ -368,6 +347,46 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) string {
 	}
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
 	return r.Result
+}
+
+// runWithControl runs l's probe and its control (nil: none) with the
+// scheduler's runner, keeping the run under way in l's state as it goes.
+func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *config.Probe) result.Result {
+	p := l.probe
+	// Every view of this run carries one start time: the scheduler's.
+	started := time.Now()
+	restamp := func(r *result.Result) {
+		r.DurationSeconds += r.Started.Sub(started).Seconds()
+		r.Started = started
+	}
+	// The run is in the state before the Observer hears of it: whoever
+	// sees loadprobe_running at 1 finds the run in /api/v1/results.
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
+	s.obs.RunStarted(p.Name)
+	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, OnStep: func(partial result.Result) {
+		restamp(&partial)
+		s.setCurrent(l, &partial)
+	}}
+	var ctl *prober.Control
+	if control != nil {
+		// The control runs under this probe's reservation, which covers
+		// its host and its load too: it is the same generator against
+		// the same server, right after the probe.
+		ctl = &prober.Control{
+			Probe:   *control,
+			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard},
+			Started: func(shown result.Result) {
+				restamp(&shown)
+				shown.Result = result.ResultRunning
+				s.setCurrent(l, &shown)
+				s.obs.RunStarted(control.Name)
+			},
+			Ended: func(cr result.Result) { s.obs.RunEnded(control.Name, cr.Result) },
+		}
+	}
+	r := s.run.WithControl(ctx, p, opts, ctl)
+	restamp(&r)
+	return r
 }
 
 // save writes the latest results to the store. Saves are serialized and
@@ -398,152 +417,4 @@ func (s *Scheduler) control(p config.Probe) (config.Probe, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg.Probe(p.Control)
-}
-
-// claim is what a run holds while it runs: its hosts (as keys: the host
-// name and each address it resolves to) and its highest load against the
-// caps. A run waiting in acquire holds its claim in the queue.
-type claim struct {
-	keys []string
-	conc int
-	rate float64
-}
-
-// claimFor is the claim of a run of p, and of its control when it has one:
-// the control runs within the probe's reservation.
-func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasControl bool) *claim {
-	c := &claim{}
-	probes := []config.Probe{p}
-	if hasControl {
-		probes = append(probes, control)
-	}
-	for _, q := range probes {
-		host, conc, rate := demand(q)
-		c.conc, c.rate = max(c.conc, conc), max(c.rate, rate)
-		if host == "" {
-			continue
-		}
-		c.keys = append(c.keys, "name "+host)
-		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-		addrs, err := s.lookup(rctx, host)
-		cancel()
-		if err != nil {
-			// The run will say what is wrong with the name; the name
-			// alone keys its host.
-			continue
-		}
-		for _, a := range addrs {
-			c.keys = append(c.keys, "addr "+a.Unmap().WithZone("").String())
-		}
-	}
-	slices.Sort(c.keys)
-	c.keys = slices.Compact(c.keys)
-	return c
-}
-
-// demand is what a run of p asks for: its host and its highest level.
-func demand(p config.Probe) (host string, conc int, rate float64) {
-	if u, err := url.Parse(p.Request.URL); err == nil {
-		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	}
-	if p.Load.Mode() == config.ModeConcurrency {
-		return host, int(p.Load.Peak()), 0
-	}
-	return host, 0, p.Load.Peak()
-}
-
-// acquire waits until c's hosts are free and its load fits under the caps,
-// then reserves both. Waiters go first come, first served: a later run
-// starts before an earlier one only when it shares no host with it and
-// leaves it room under the caps, so a continuous probe that asks again the
-// moment its run ends cannot starve a ramp. It returns false when ctx ends
-// first.
-func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
-	s.mu.Lock()
-	s.queue = append(s.queue, c)
-	for {
-		if ctx.Err() == nil && s.grantable(c) {
-			for _, k := range c.keys {
-				s.busy[k] = true
-			}
-			s.usedConc += c.conc
-			s.usedRate += c.rate
-			s.leave(c)
-			s.mu.Unlock()
-			return true
-		}
-		freed := s.freed
-		s.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-		}
-		s.mu.Lock()
-		if ctx.Err() != nil {
-			s.leave(c)
-			s.wake() // a later waiter may have waited behind this one
-			s.mu.Unlock()
-			return false
-		}
-	}
-}
-
-// grantable reports whether c may take its reservation now. Callers hold s.mu.
-func (s *Scheduler) grantable(c *claim) bool {
-	if s.conflicts(c, 0, 0) {
-		return false
-	}
-	for _, e := range s.queue {
-		if e == c {
-			return true
-		}
-		// An earlier waiter keeps its place: c must not take its host,
-		// nor the room under the caps it will need.
-		if shareKey(e, c) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// conflicts reports whether c cannot run now with extra load reserved
-// besides the runs under way. Callers hold s.mu.
-func (s *Scheduler) conflicts(c *claim, conc int, rate float64) bool {
-	for _, k := range c.keys {
-		if s.busy[k] {
-			return true
-		}
-	}
-	return s.usedConc+conc+c.conc > s.cfg.MaxConcurrency || s.usedRate+rate+c.rate > s.cfg.MaxRate
-}
-
-func shareKey(a, b *claim) bool {
-	for _, k := range a.keys {
-		if slices.Contains(b.keys, k) {
-			return true
-		}
-	}
-	return false
-}
-
-// leave takes c out of the queue. Callers hold s.mu.
-func (s *Scheduler) leave(c *claim) {
-	s.queue = slices.DeleteFunc(s.queue, func(q *claim) bool { return q == c })
-}
-
-// wake tells every waiter to look again. Callers hold s.mu.
-func (s *Scheduler) wake() {
-	close(s.freed)
-	s.freed = make(chan struct{})
-}
-
-func (s *Scheduler) release(c *claim) {
-	s.mu.Lock()
-	for _, k := range c.keys {
-		delete(s.busy, k)
-	}
-	s.usedConc -= c.conc
-	s.usedRate -= c.rate
-	s.wake()
-	s.mu.Unlock()
 }

@@ -5,92 +5,122 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http/httptest"
-	"os"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
-
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
 
 	"go.uber.org/goleak"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
 )
+
+// The scheduler's tests send no request: a fake runner stands in for the
+// load, and testing/synctest's clock for the wall clock, so every time
+// below is exact.
+
+// fakeRun is a prober.Runner that sends no load: a run takes one
+// step_duration per level of the bubble's clock and completes, or is
+// canceled stopTime after ctx ends (a real run takes a moment to cut its
+// attempts short). A probe named "fails" fails after 1ms, as a probe whose
+// client cannot be built does.
+func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
+	r := result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
+	r.Result = fakeSteps(ctx, p, opts, &r)
+	r.DurationSeconds = time.Since(r.Started).Seconds()
+	return r
+}
+
+const stopTime = 10 * time.Millisecond
+
+func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *result.Result) result.RunResult {
+	if p.Name == "fails" {
+		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
+		return result.ResultFailed
+	}
+	levels := slices.Clone(p.Load.Rate)
+	for _, c := range p.Load.Concurrency {
+		levels = append(levels, float64(c))
+	}
+	for i, level := range levels {
+		select {
+		case <-time.After(time.Duration(p.Load.StepDuration)):
+		case <-ctx.Done():
+			time.Sleep(stopTime)
+			return result.ResultCanceled
+		}
+		r.Steps = append(r.Steps, result.Step{Level: level})
+		if opts.OnStep != nil && i < len(levels)-1 {
+			partial := *r
+			partial.Result = result.ResultRunning
+			opts.OnStep(partial)
+		}
+	}
+	return result.ResultCompleted
+}
+
+// fakeLookup resolves localhost to the loopback addresses and an address
+// to itself, as the system resolver does, without asking it.
+func fakeLookup(_ context.Context, host string) ([]netip.Addr, error) {
+	if host == "localhost" {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}, nil
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return nil, fmt.Errorf("no such host %q", host)
+	}
+	return []netip.Addr{a}, nil
+}
 
 // obsEvent is one call the scheduler made on its Observer.
 type obsEvent struct {
 	kind   string // started, ended, waited, forget
 	probe  string
-	result string  // ended
-	secs   float64 // waited
-	at     time.Time
+	result result.RunResult // ended
+	secs   float64          // waited
+	at     time.Duration
 }
 
-// recObserver records every Observer call, in order.
+// recObserver records every Observer call, in order, with the time since
+// the bubble began.
 type recObserver struct {
+	t0     time.Time
 	mu     sync.Mutex
 	events []obsEvent
-	change chan struct{} // closed and replaced on every event
 }
 
-func newRecObserver() *recObserver { return &recObserver{change: make(chan struct{})} }
-
 func (o *recObserver) add(e obsEvent) {
-	e.at = time.Now()
+	e.at = time.Since(o.t0)
 	o.mu.Lock()
 	o.events = append(o.events, e)
-	close(o.change)
-	o.change = make(chan struct{})
 	o.mu.Unlock()
 }
 
 func (o *recObserver) Live(string) prober.Live { return prober.NopLive{} }
 func (o *recObserver) RunStarted(p string)     { o.add(obsEvent{kind: "started", probe: p}) }
-func (o *recObserver) RunEnded(p, result string) {
-	o.add(obsEvent{kind: "ended", probe: p, result: result})
+func (o *recObserver) RunEnded(p string, r result.RunResult) {
+	o.add(obsEvent{kind: "ended", probe: p, result: r})
 }
 func (o *recObserver) Waited(p string, seconds float64) {
 	o.add(obsEvent{kind: "waited", probe: p, secs: seconds})
 }
 func (o *recObserver) Forget(p string) { o.add(obsEvent{kind: "forget", probe: p}) }
 
-func (o *recObserver) snapshot() ([]obsEvent, <-chan struct{}) {
+func (o *recObserver) snapshot() []obsEvent {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return slices.Clone(o.events), o.change
-}
-
-// waitUntil waits at most d for cond to hold over the events so far.
-func (o *recObserver) waitUntil(t *testing.T, d time.Duration, what string, cond func([]obsEvent) bool) []obsEvent {
-	t.Helper()
-	deadline := time.After(d)
-	for {
-		evs, change := o.snapshot()
-		if cond(evs) {
-			return evs
-		}
-		select {
-		case <-change:
-		case <-deadline:
-			t.Fatalf("timed out after %s waiting for %s; events:\n%s", d, what, formatEvents(evs))
-		}
-	}
+	return slices.Clone(o.events)
 }
 
 func formatEvents(evs []obsEvent) string {
 	var b strings.Builder
-	var t0 time.Time
-	if len(evs) > 0 {
-		t0 = evs[0].at
-	}
 	for _, e := range evs {
-		fmt.Fprintf(&b, "  %6dms %-7s %s %s", e.at.Sub(t0).Milliseconds(), e.kind, e.probe, e.result)
+		fmt.Fprintf(&b, "  %8s %-7s %s %s", e.at, e.kind, e.probe, e.result)
 		if e.kind == "waited" {
 			fmt.Fprintf(&b, "%.3fs", e.secs)
 		}
@@ -99,24 +129,24 @@ func formatEvents(evs []obsEvent) string {
 	return b.String()
 }
 
-func count(evs []obsEvent, kind, probe, result string) int {
+func count(evs []obsEvent, kind, probe string, r result.RunResult) int {
 	n := 0
 	for _, e := range evs {
-		if e.kind == kind && e.probe == probe && (result == "" || e.result == result) {
+		if e.kind == kind && e.probe == probe && (r == "" || e.result == r) {
 			n++
 		}
 	}
 	return n
 }
 
-// span is one run of a probe as the observer saw it.
+// span is one run of a probe as the observer saw it; a run still under
+// way has end -1.
 type span struct {
-	start, end time.Time
-	result     string
+	start, end time.Duration
+	result     result.RunResult
 }
 
-// spans pairs the RunStarted and RunEnded calls of probe (runs of one probe
-// never overlap); a run still under way has a zero end.
+// spans pairs the RunStarted and RunEnded calls of probe.
 func spans(evs []obsEvent, probe string) []span {
 	var ss []span
 	for _, e := range evs {
@@ -125,52 +155,35 @@ func spans(evs []obsEvent, probe string) []span {
 		}
 		switch e.kind {
 		case "started":
-			ss = append(ss, span{start: e.at})
+			ss = append(ss, span{start: e.at, end: -1})
 		case "ended":
-			if len(ss) > 0 && ss[len(ss)-1].end.IsZero() {
-				ss[len(ss)-1].end, ss[len(ss)-1].result = e.at, e.result
+			if n := len(ss); n > 0 && ss[n-1].end < 0 {
+				ss[n-1].end, ss[n-1].result = e.at, e.result
 			}
 		}
 	}
 	return ss
 }
 
-func waitedSum(evs []obsEvent, probe string) float64 {
-	var s float64
+func waited(evs []obsEvent, probe string) []float64 {
+	var w []float64
 	for _, e := range evs {
 		if e.kind == "waited" && e.probe == probe {
-			s += e.secs
+			w = append(w, e.secs)
 		}
 	}
-	return s
+	return w
 }
 
-func overlap(a, b span) bool { return a.start.Before(b.end) && b.start.Before(a.end) }
-
-// targetOn serves a fresh demo target on ip (a loopback address) and
-// returns its base URL.
-func targetOn(t *testing.T, ip string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Skipf("cannot listen on %s (a second loopback address stands for a second host): %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(target.New(target.Options{}))
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv.URL
+func overlap(a, b span) bool {
+	return a.start < b.end && b.start < a.end || a.end < 0 && b.end < 0
 }
 
-// schedConfig parses a config whose $A, $B, ... stand for the given base URLs.
-func schedConfig(t *testing.T, yml string, urls map[string]string) *config.Config {
+// schedConfig parses a config whose probes' URLs are written in full.
+func schedConfig(t *testing.T, probes string) *config.Config {
 	t.Helper()
-	var pairs []string
-	for k, v := range urls {
-		pairs = append(pairs, "$"+k, v)
-	}
-	yml = strings.NewReplacer(pairs...).Replace(yml)
+	yml := `allowed_targets: ["127.0.0.1", "127.0.0.2", "localhost"]
+` + probes
 	cfg, err := config.Parse("sched.yml", []byte(yml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yml)
@@ -178,519 +191,413 @@ func schedConfig(t *testing.T, yml string, urls map[string]string) *config.Confi
 	return cfg
 }
 
-// startScheduler runs a scheduler until the test ends; cancel stops it
-// early. The test fails if its loops do not end within 5s of the cancel.
-func startScheduler(t *testing.T, store *Store) (s *Scheduler, obs *recObserver, stop func()) {
-	t.Helper()
-	obs = newRecObserver()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := New(ctx, obs, store, discardLogger)
-	if err != nil {
+// bubble runs f in a synctest bubble with a scheduler that runs probes
+// with fakeRun and keeps results in store (nil: none), and stops it at the
+// end; synctest.Test fails if any of its goroutines outlives the stop.
+func bubble(t *testing.T, store *Store, f func(t *testing.T, s *Scheduler, obs *recObserver)) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := &recObserver{t0: time.Now()}
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := New(ctx, fakeRun, obs, store, discardLogger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.lookup = fakeLookup
+		f(t, s, obs)
 		cancel()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			done := make(chan struct{})
-			go func() { s.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				t.Error("scheduler loops still running 5s after cancel")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return s, obs, stop
+		s.Wait()
+	})
+}
+
+// after lets d of the bubble's clock pass, then waits for every goroutine
+// to be idle.
+func after(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
 }
 
 var discardLogger = slog.New(slog.DiscardHandler)
 
-const header = `allowed_targets: ["127.0.0.1", "127.0.0.2", "localhost"]
-`
+func state(t *testing.T, s *Scheduler, probe string) ProbeState {
+	t.Helper()
+	for _, st := range s.Snapshot() {
+		if st.Probe.Name == probe {
+			return st
+		}
+	}
+	t.Fatalf("%s is not in the snapshot", probe)
+	return ProbeState{}
+}
 
-// Two probes against one host must never run at once: the second waits,
-// and the wait is reported. 127.0.0.1 and localhost are one host.
-func TestSchedulerHostExclusivity(t *testing.T) {
-	target := targetOn(t, "127.0.0.1")
-	for _, tc := range []struct{ name, a, b string }{
-		{"same name", target, target},
-		{"localhost is 127.0.0.1", target, strings.Replace(target, "127.0.0.1", "localhost", 1)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := schedConfig(t, header+`probes:
+const twoProbes = `probes:
   - name: a
-    request: {url: "$A/work"}
+    request: {url: "%s/work"}
     load: {concurrency: [1, 2], step_duration: 300ms}
   - name: b
-    request: {url: "$B/work"}
+    request: {url: "%s/work"}
     load: {concurrency: [1, 2], step_duration: 300ms}
-`, map[string]string{"A": tc.a, "B": tc.b})
-			s, obs, _ := startScheduler(t, nil)
-			s.Apply(cfg)
-			evs := obs.waitUntil(t, 10*time.Second, "a run of each probe", func(evs []obsEvent) bool {
-				return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", "") >= 1
+`
+
+// Two probes against one host never run at once: the second waits for the
+// whole first run, and the wait is reported. 127.0.0.1 and localhost are
+// one host, and so are two ports of it. Probes against two hosts run
+// together, and neither waits.
+func TestSchedulerHostExclusivity(t *testing.T) {
+	for _, tc := range []struct {
+		name, a, b string
+		oneHost    bool
+	}{
+		{"same URL", "http://127.0.0.1:8080", "http://127.0.0.1:8080", true},
+		{"another port", "http://127.0.0.1:8080", "http://127.0.0.1:9090", true},
+		{"localhost is 127.0.0.1", "http://127.0.0.1:8080", "http://localhost:8080", true},
+		{"two hosts", "http://127.0.0.1:8080", "http://127.0.0.2:8080", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+				s.Apply(schedConfig(t, fmt.Sprintf(twoProbes, tc.a, tc.b)))
+				after(2 * time.Second)
+				evs := obs.snapshot()
+				sa, sb := spans(evs, "a"), spans(evs, "b")
+				if len(sa) != 1 || len(sb) != 1 || sa[0].result != result.ResultCompleted || sb[0].result != result.ResultCompleted {
+					t.Fatalf("want one completed run of each:\n%s", formatEvents(evs))
+				}
+				first, later := "a", "b"
+				if sb[0].start < sa[0].start {
+					first, later = "b", "a"
+				}
+				wantWait := []float64{0}
+				if tc.oneHost {
+					wantWait = []float64{0.6} // the first's two steps
+				}
+				if w := waited(evs, later); !slices.Equal(w, wantWait) {
+					t.Errorf("%s waited %v, want %v:\n%s", later, w, wantWait, formatEvents(evs))
+				}
+				if w := waited(evs, first); !slices.Equal(w, []float64{0}) {
+					t.Errorf("%s waited %v with nothing in its way", first, w)
+				}
+				if overlap(sa[0], sb[0]) == tc.oneHost {
+					t.Errorf("runs overlapped: %v, want %v:\n%s", overlap(sa[0], sb[0]), !tc.oneHost, formatEvents(evs))
+				}
 			})
-			sa, sb := spans(evs, "a")[0], spans(evs, "b")[0]
-			if sa.result != result.ResultCompleted || sb.result != result.ResultCompleted {
-				t.Fatalf("results %s and %s, want completed:\n%s", sa.result, sb.result, formatEvents(evs))
-			}
-			if overlap(sa, sb) {
-				t.Errorf("runs against one host overlapped:\n%s", formatEvents(evs))
-			}
-			later, first := "b", sa
-			if sb.start.Before(sa.start) {
-				later, first = "a", sb
-			}
-			w := waitedSum(evs, later)
-			// It waited for the whole first run: two steps of 300ms.
-			if w < 0.5 || w > first.end.Sub(first.start).Seconds()+0.2 {
-				t.Errorf("%s waited %.3fs, want about the first run's %.3fs", later, w, first.end.Sub(first.start).Seconds())
-			}
 		})
 	}
 }
 
-// Probes against different hosts run at the same time, and neither waits.
-func TestSchedulerDifferentHostsRunTogether(t *testing.T) {
-	a, b := targetOn(t, "127.0.0.1"), targetOn(t, "127.0.0.2")
-	cfg := schedConfig(t, header+`probes:
-  - name: a
-    request: {url: "$A/work"}
-    load: {concurrency: [1, 2], step_duration: 300ms}
-  - name: b
-    request: {url: "$B/work"}
-    load: {concurrency: [1, 2], step_duration: 300ms}
-`, map[string]string{"A": a, "B": b})
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(cfg)
-	evs := obs.waitUntil(t, 10*time.Second, "a run of each probe", func(evs []obsEvent) bool {
-		return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", "") >= 1
-	})
-	if !overlap(spans(evs, "a")[0], spans(evs, "b")[0]) {
-		t.Errorf("runs against different hosts did not overlap:\n%s", formatEvents(evs))
-	}
-	for _, p := range []string{"a", "b"} {
-		if w := waitedSum(evs, p); w > 0.1 {
-			t.Errorf("%s waited %.3fs with nothing in its way", p, w)
-		}
-	}
-}
-
 // The sum of running concurrency (rate) never exceeds max_concurrency
-// (max_rate): two probes that each fill the cap take turns even on
-// different hosts, while a probe alone always fits.
+// (max_rate): two probes that together exceed the cap take turns even on
+// different hosts.
 func TestSchedulerCaps(t *testing.T) {
-	a, b := targetOn(t, "127.0.0.1"), targetOn(t, "127.0.0.2")
 	for _, tc := range []struct{ name, yml string }{
 		{"max_concurrency", `max_concurrency: 4
 probes:
   - name: a
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [2, 4], step_duration: 300ms}
   - name: b
-    request: {url: "$B/work"}
+    request: {url: "http://127.0.0.2/work"}
     load: {concurrency: [1, 4], step_duration: 300ms}
 `},
 		{"max_rate", `max_rate: 100
 probes:
   - name: a
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {rate: [50, 100], step_duration: 300ms}
   - name: b
-    request: {url: "$B/work"}
-    load: {rate: [60], step_duration: 300ms}
+    request: {url: "http://127.0.0.2/work"}
+    load: {rate: [60, 60.5], step_duration: 300ms}
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := schedConfig(t, header+tc.yml, map[string]string{"A": a, "B": b})
-			s, obs, _ := startScheduler(t, nil)
-			s.Apply(cfg)
-			evs := obs.waitUntil(t, 10*time.Second, "a run of each probe", func(evs []obsEvent) bool {
-				return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", "") >= 1
+			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+				s.Apply(schedConfig(t, tc.yml))
+				after(2 * time.Second)
+				evs := obs.snapshot()
+				sa, sb := spans(evs, "a"), spans(evs, "b")
+				if len(sa) != 1 || len(sb) != 1 || overlap(sa[0], sb[0]) {
+					t.Fatalf("want one run of each, one after the other:\n%s", formatEvents(evs))
+				}
+				later := "b"
+				if sb[0].start < sa[0].start {
+					later = "a"
+				}
+				if w := waited(evs, later); !slices.Equal(w, []float64{0.6}) {
+					t.Errorf("%s waited %v, want the other's whole run, 0.6s", later, w)
+				}
 			})
-			sa, sb := spans(evs, "a")[0], spans(evs, "b")[0]
-			if overlap(sa, sb) {
-				t.Errorf("two probes that together exceed the cap ran at once:\n%s", formatEvents(evs))
-			}
-			if sa.result != result.ResultCompleted || sb.result != result.ResultCompleted {
-				t.Errorf("results %s and %s, want completed", sa.result, sb.result)
-			}
-			later := "b"
-			if sb.start.Before(sa.start) {
-				later = "a"
-			}
-			if w := waitedSum(evs, later); w <= 0.2 {
-				t.Errorf("%s waited %.3fs for room under the cap, want the other's run", later, w)
-			}
 		})
 	}
 }
 
-// A ramp against the host of a continuous canary gets its turn: the canary
-// asks again the moment its run ends but does not jump the queue.
+// A ramp against the host of a continuous canary gets its turn after the
+// canary's run under way: the canary asks again the moment its run ends
+// but does not jump the queue. Otherwise the canary runs back to back.
 func TestSchedulerContinuousProbeDoesNotStarveAnother(t *testing.T) {
-	a := targetOn(t, "127.0.0.1")
-	cfg := schedConfig(t, header+`probes:
+	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, `probes:
   - name: canary
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1], step_duration: 200ms}
     schedule: {continuous: true}
   - name: ramp
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 200ms}
-`, map[string]string{"A": a})
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(cfg)
-	evs := obs.waitUntil(t, 10*time.Second, "a run of the ramp", func(evs []obsEvent) bool {
-		return count(evs, "ended", "ramp", result.ResultCompleted) >= 1 && count(evs, "ended", "canary", "") >= 3
+`))
+		after(2 * time.Second)
+		evs := obs.snapshot()
+		canary, ramp := spans(evs, "canary"), spans(evs, "ramp")
+		if len(ramp) != 1 || ramp[0].start > 200*time.Millisecond {
+			t.Fatalf("the ramp did not run right after the canary's first run:\n%s", formatEvents(evs))
+		}
+		for i, c := range canary {
+			if overlap(c, ramp[0]) {
+				t.Errorf("canary and ramp overlapped on one host:\n%s", formatEvents(evs))
+			}
+			// Back to back, or right after the ramp when it ran between.
+			if i > 0 && c.start != canary[i-1].end && c.start != ramp[0].end {
+				t.Errorf("the canary idled from %s to %s between runs %d and %d", canary[i-1].end, c.start, i, i+1)
+			}
+		}
+		if len(canary) < 6 {
+			t.Errorf("%d canary runs in 2s of 200ms runs and one 400ms ramp, want back to back:\n%s", len(canary), formatEvents(evs))
+		}
 	})
-	canary := spans(evs, "canary")
-	ramp := spans(evs, "ramp")[0]
-	for _, c := range canary {
-		if !c.end.IsZero() && overlap(c, ramp) {
-			t.Errorf("canary and ramp overlapped on one host:\n%s", formatEvents(evs))
-		}
+}
+
+// A probe runs at start, then every interval after its last start, plus
+// a jitter below schedule.jitter; ProbeState.Next says when, and Trigger
+// starts a run at once (triggers during a run add up to one run).
+func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
+	for _, jitter := range []time.Duration{0, 10 * time.Second} {
+		t.Run(fmt.Sprint("jitter ", jitter), func(t *testing.T) {
+			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+				if err := s.Trigger("a"); !errors.Is(err, ErrUnknownProbe) {
+					t.Errorf("Trigger before any config = %v, want ErrUnknownProbe", err)
+				}
+				s.Apply(schedConfig(t, fmt.Sprintf(`probes:
+  - name: a
+    request: {url: "http://127.0.0.1/work"}
+    load: {concurrency: [1], step_duration: 1s}
+    schedule: {interval: 1m, jitter: %s}
+`, jitter)))
+				if err := s.Trigger("nope"); !errors.Is(err, ErrUnknownProbe) {
+					t.Errorf("Trigger(nope) = %v, want ErrUnknownProbe", err)
+				}
+				var nexts []time.Duration
+				for range 4 {
+					after(time.Second + time.Millisecond) // past a run's end
+					nexts = append(nexts, state(t, s, "a").Next.Sub(obs.t0))
+					after(time.Until(obs.t0.Add(nexts[len(nexts)-1])))
+				}
+				ss := spans(obs.snapshot(), "a")
+				jittered := false
+				for i := 1; i < len(ss); i++ {
+					gap := ss[i].start - ss[i-1].start
+					extra := gap - time.Minute
+					if extra < 0 || extra > 0 && extra >= jitter || ss[i].start != nexts[i-1] {
+						t.Errorf("run %d started %s after the one before, at %s; want 1m plus under %s, at Next %s", i+1, gap, ss[i].start, jitter, nexts[i-1])
+					}
+					jittered = jittered || extra > 0
+				}
+				if jitter > 0 && !jittered {
+					t.Errorf("runs every minute exactly: no jitter")
+				}
+
+				asked := time.Since(obs.t0) + 10*time.Second
+				after(10 * time.Second)
+				if err := s.Trigger("a"); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait()
+				s.Trigger("a") // during the triggered run: one more after it
+				s.Trigger("a")
+				after(5 * time.Second)
+				ss = spans(obs.snapshot(), "a")
+				if n := len(ss); n != 7 || ss[5].start != asked || ss[6].start != asked+time.Second {
+					t.Errorf("after three triggers at %s: runs %+v, want two more, back to back", asked, ss[4:])
+				}
+			})
+		})
 	}
-	// Back to back: each canary run starts right after the one before,
-	// unless the ramp ran in between.
-	for i := 1; i < len(canary); i++ {
-		gap := canary[i].start.Sub(canary[i-1].end)
-		between := ramp.start.After(canary[i-1].end) && ramp.end.Before(canary[i].start)
-		if !between && gap > 250*time.Millisecond {
-			t.Errorf("continuous probe idled %s between runs %d and %d", gap, i, i+1)
-		}
+}
+
+// A continuous probe runs back to back; one whose run fails retries
+// failedRetry after its last start instead of spinning.
+func TestSchedulerContinuous(t *testing.T) {
+	for _, tc := range []struct {
+		probe  string
+		result result.RunResult
+		next   func(prev span) time.Duration
+	}{
+		{"c", result.ResultCompleted, func(prev span) time.Duration { return prev.end }},
+		{"fails", result.ResultFailed, func(prev span) time.Duration { return prev.start + failedRetry }},
+	} {
+		t.Run(tc.probe, func(t *testing.T) {
+			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+				s.Apply(schedConfig(t, `probes:
+  - name: `+tc.probe+`
+    request: {url: "http://127.0.0.1/work"}
+    load: {concurrency: [1], step_duration: 200ms}
+    schedule: {continuous: true}
+`))
+				after(2*failedRetry + time.Second)
+				ss := spans(obs.snapshot(), tc.probe)
+				if len(ss) < 3 {
+					t.Fatalf("%d runs, want at least 3: %+v", len(ss), ss)
+				}
+				for i := 1; i < 3; i++ {
+					if ss[i-1].result != tc.result || ss[i].start != tc.next(ss[i-1]) {
+						t.Errorf("run %d %s, the next at %s; want %s, the next at %s", i, ss[i-1].result, ss[i].start, tc.result, tc.next(ss[i-1]))
+					}
+				}
+			})
+		})
 	}
 }
 
 // A reload leaves an unchanged probe's run alone, cancels a changed one's
-// (RunEnded "canceled") and starts it again with its new config.
+// at once (RunEnded "canceled") and starts it again with its new config
+// once the old run has ended. A canceled run is no result.
 func TestSchedulerReloadMidRun(t *testing.T) {
-	a, b := targetOn(t, "127.0.0.1"), targetOn(t, "127.0.0.2")
-	urls := map[string]string{"A": a, "B": b}
-	const probeA = `  - name: a
-    request: {url: "$A/work"}
+	const a = `  - name: a
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 700ms}
 `
-	cfg1 := schedConfig(t, header+"probes:\n"+probeA+`  - name: b
-    request: {url: "$B/work"}
-    load: {concurrency: [1, 2], step_duration: 3s}
-`, urls)
-	cfg2 := schedConfig(t, header+"probes:\n"+probeA+`  - name: b
-    request: {url: "$B/work"}
-    load: {concurrency: [1, 2], step_duration: 300ms}
-`, urls)
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(cfg1)
-	obs.waitUntil(t, 5*time.Second, "both runs to start", func(evs []obsEvent) bool {
-		return count(evs, "started", "a", "") == 1 && count(evs, "started", "b", "") == 1
-	})
-	time.Sleep(200 * time.Millisecond)
-	aStarted := current(t, s, "a").Started
-
-	applied := time.Now()
-	s.Apply(cfg2)
-	if st := current(t, s, "a"); !st.Started.Equal(aStarted) {
-		t.Errorf("a's run under way changed at the reload: started %v, was %v", st.Started, aStarted)
-	}
-	evs := obs.waitUntil(t, 10*time.Second, "a's run to end and b's new run to complete", func(evs []obsEvent) bool {
-		return count(evs, "ended", "a", "") >= 1 && count(evs, "ended", "b", result.ResultCompleted) >= 1
-	})
-	sa, sb := spans(evs, "a"), spans(evs, "b")
-	if len(sa) != 1 || sa[0].result != result.ResultCompleted {
-		t.Errorf("a: runs %+v, want its one run completed, untouched by the reload:\n%s", sa, formatEvents(evs))
-	}
-	if len(sb) < 2 || sb[0].result != result.ResultCanceled || sb[1].result != result.ResultCompleted {
-		t.Fatalf("b: runs %+v, want the old run canceled, then a new one completed:\n%s", sb, formatEvents(evs))
-	}
-	if d := sb[0].end.Sub(applied); d > time.Second {
-		t.Errorf("b's old run ended %s after the reload, want within 1s", d)
-	}
-	if !sb[1].start.After(sb[0].end) {
-		t.Errorf("b's new run started before its old one ended:\n%s", formatEvents(evs))
-	}
-	for _, st := range s.Snapshot() {
-		if st.Last == nil {
-			t.Errorf("%s has no last run", st.Probe.Name)
-			continue
+	const b = `  - name: b
+    request: {url: "http://127.0.0.2/work"}
+    load: {concurrency: [1, 2], step_duration: %s}
+`
+	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, "probes:\n"+a+fmt.Sprintf(b, "3s")))
+		after(200 * time.Millisecond)
+		aStarted := state(t, s, "a").Current.Started
+		s.Apply(schedConfig(t, "probes:\n"+a+fmt.Sprintf(b, "300ms")))
+		if st := state(t, s, "a"); st.Current == nil || !st.Current.Started.Equal(aStarted) {
+			t.Errorf("a's run under way changed at the reload")
 		}
-		if st.Last.Result != result.ResultCompleted {
-			t.Errorf("%s's last run is %s, want completed (a canceled run is no result)", st.Probe.Name, st.Last.Result)
+		after(3 * time.Second)
+		evs := obs.snapshot()
+		sa, sb := spans(evs, "a"), spans(evs, "b")
+		want := []span{{0, 1400 * time.Millisecond, result.ResultCompleted}}
+		if !slices.Equal(sa, want) {
+			t.Errorf("a: runs %+v, want %+v, untouched by the reload", sa, want)
 		}
-		if st.Probe.Name == "a" && !st.Last.Started.Equal(aStarted) {
-			t.Errorf("a's last run started %v, want the run under way at the reload (%v)", st.Last.Started, aStarted)
+		reload := 200 * time.Millisecond
+		want = []span{{0, reload + stopTime, result.ResultCanceled}, {reload + stopTime, reload + stopTime + 600*time.Millisecond, result.ResultCompleted}}
+		if !slices.Equal(sb, want) {
+			t.Errorf("b: runs %+v, want %+v: canceled at the reload, then run anew", sb, want)
 		}
-		if st.Probe.Name == "b" && time.Duration(st.Probe.Load.StepDuration) != 300*time.Millisecond {
-			t.Errorf("b runs with step_duration %s, want the reloaded 300ms", st.Probe.Load.StepDuration)
-		}
-	}
-}
-
-// current returns the run under way of probe.
-func current(t *testing.T, s *Scheduler, probe string) result.Result {
-	t.Helper()
-	for _, st := range s.Snapshot() {
-		if st.Probe.Name == probe {
-			if st.Current == nil {
-				t.Fatalf("%s has no run under way", probe)
+		for _, st := range s.Snapshot() {
+			if st.Last == nil || st.Last.Result != result.ResultCompleted {
+				t.Errorf("%s's last run is %+v, want a completed one (a canceled run is no result)", st.Probe.Name, st.Last)
 			}
-			return *st.Current
 		}
-	}
-	t.Fatalf("%s is not in the snapshot", probe)
-	return result.Result{}
+		if st := state(t, s, "b"); time.Duration(st.Probe.Load.StepDuration) != 300*time.Millisecond || !st.Last.Started.Equal(obs.t0.Add(200*time.Millisecond+stopTime)) {
+			t.Errorf("b's last run started %v with step_duration %s, want the reloaded probe's run", st.Last.Started, st.Probe.Load.StepDuration)
+		}
+	})
 }
 
-// A removed probe's run is canceled and its series forgotten, after its
-// last word: nothing is reported about it after Forget.
+// A removed probe's run is canceled and its series forgotten after its
+// last word: nothing is reported about it after Forget. Removed and added
+// back before its old run ended, it is not forgotten: it runs.
 func TestSchedulerRemovedProbe(t *testing.T) {
-	a, b := targetOn(t, "127.0.0.1"), targetOn(t, "127.0.0.2")
-	urls := map[string]string{"A": a, "B": b}
-	both := schedConfig(t, header+`probes:
+	const onlyA = `probes:
   - name: a
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1], step_duration: 300ms}
-  - name: b
-    request: {url: "$B/work"}
+`
+	both := onlyA + `  - name: b
+    request: {url: "http://127.0.0.2/work"}
     load: {concurrency: [1, 2], step_duration: 3s}
-`, urls)
-	onlyA := schedConfig(t, header+`probes:
-  - name: a
-    request: {url: "$A/work"}
-    load: {concurrency: [1], step_duration: 300ms}
-`, urls)
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(both)
-	obs.waitUntil(t, 5*time.Second, "b to start", func(evs []obsEvent) bool { return count(evs, "started", "b", "") == 1 })
-	s.Apply(onlyA)
-	if err := s.Trigger("b"); !errors.Is(err, ErrUnknownProbe) {
-		t.Errorf("Trigger of a removed probe = %v, want ErrUnknownProbe", err)
-	}
-	for _, st := range s.Snapshot() {
-		if st.Probe.Name == "b" {
-			t.Error("the removed probe is still in the snapshot")
+`
+	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, both))
+		after(time.Second)
+		s.Apply(schedConfig(t, onlyA))
+		if err := s.Trigger("b"); !errors.Is(err, ErrUnknownProbe) {
+			t.Errorf("Trigger of a removed probe = %v, want ErrUnknownProbe", err)
 		}
-	}
-	obs.waitUntil(t, 5*time.Second, "b to be forgotten", func(evs []obsEvent) bool { return count(evs, "forget", "b", "") == 1 })
-	time.Sleep(300 * time.Millisecond)
-	evs, _ := obs.snapshot()
-	var sawCancel, sawForget bool
-	for _, e := range evs {
-		if e.probe != "b" {
-			continue
+		for _, st := range s.Snapshot() {
+			if st.Probe.Name == "b" {
+				t.Error("the removed probe is still in the snapshot")
+			}
 		}
-		switch {
-		case e.kind == "forget":
-			sawForget = true
-		case sawForget:
-			t.Errorf("%s about b after Forget: its series come back:\n%s", e.kind, formatEvents(evs))
-		case e.kind == "ended" && e.result == result.ResultCanceled:
-			sawCancel = true
+		after(10 * time.Second)
+		evs := obs.snapshot()
+		var b []string
+		for _, e := range evs {
+			if e.probe == "b" {
+				b = append(b, e.kind+" "+string(e.result))
+			}
 		}
-	}
-	if !sawCancel {
-		t.Errorf("b's run did not end canceled:\n%s", formatEvents(evs))
-	}
-	if count(evs, "forget", "a", "") != 0 {
-		t.Error("the unchanged probe a was forgotten")
-	}
+		if want := []string{"waited ", "started ", "ended canceled", "forget "}; !slices.Equal(b, want) {
+			t.Errorf("b: %q, want %q", b, want)
+		}
+		if count(evs, "forget", "a", "") != 0 {
+			t.Error("the unchanged probe a was forgotten")
+		}
 
-	// Removed and added back at once: it is not forgotten, it runs.
-	s.Apply(both)
-	obs.waitUntil(t, 5*time.Second, "b to start again", func(evs []obsEvent) bool { return count(evs, "started", "b", "") == 2 })
-	s.Apply(onlyA)
-	s.Apply(both)
-	evs = obs.waitUntil(t, 5*time.Second, "b's third run", func(evs []obsEvent) bool { return count(evs, "started", "b", "") == 3 })
-	time.Sleep(100 * time.Millisecond)
-	if n := count(evs, "forget", "b", ""); n != 1 {
-		t.Errorf("b forgotten %d times, want once: it was added back before its old run ended:\n%s", n, formatEvents(evs))
-	}
-}
-
-// No goroutine outlives its probe: not once a reload removes every probe,
-// and not once the scheduler's context ends.
-func TestSchedulerLeavesNoGoroutines(t *testing.T) {
-	srv := httptest.NewServer(target.New(target.Options{}))
-	ignore := goleak.IgnoreCurrent()
-	cfg := schedConfig(t, header+`probes:
-  - name: ramp
-    request: {url: "$A/work"}
-    load: {concurrency: [1, 2], step_duration: 200ms}
-  - name: open
-    request: {url: "$A/work"}
-    load: {rate: [50], step_duration: 200ms}
-  - name: canary
-    request: {url: "$A/delay?ms=1"}
-    load: {rate: [20], step_duration: 200ms}
-    schedule: {continuous: true}
-`, map[string]string{"A": srv.URL})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	obs := newRecObserver()
-	s, err := New(ctx, obs, nil, discardLogger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Apply(cfg)
-	obs.waitUntil(t, 10*time.Second, "every probe to run", func(evs []obsEvent) bool {
-		return count(evs, "ended", "ramp", "") >= 1 && count(evs, "ended", "open", "") >= 1 && count(evs, "started", "canary", "") >= 2
+		s.Apply(schedConfig(t, both))
+		synctest.Wait()
+		s.Apply(schedConfig(t, onlyA))
+		s.Apply(schedConfig(t, both))
+		after(time.Second)
+		evs = obs.snapshot()
+		if n, ss := count(evs, "forget", "b", ""), spans(evs, "b"); n != 1 || len(ss) != 3 || ss[2].end >= 0 {
+			t.Errorf("b forgotten %d times with runs %+v, want once and a third run under way:\n%s", n, ss, formatEvents(evs))
+		}
 	})
-	s.Apply(&config.Config{MaxConcurrency: cfg.MaxConcurrency, MaxRate: cfg.MaxRate})
-	obs.waitUntil(t, 5*time.Second, "every probe to be forgotten", func(evs []obsEvent) bool {
-		return count(evs, "forget", "ramp", "") == 1 && count(evs, "forget", "open", "") == 1 && count(evs, "forget", "canary", "") == 1
-	})
-	if err := goleak.Find(ignore); err != nil {
-		t.Errorf("goroutines outlive the probes a reload removed: %v", err)
-	}
-
-	s.Apply(cfg)
-	obs.waitUntil(t, 10*time.Second, "the canary to run again", func(evs []obsEvent) bool {
-		return count(evs, "started", "canary", "") >= 3
-	})
-	cancel()
-	s.Wait()
-	srv.Close()
-	if err := goleak.Find(ignore); err != nil {
-		t.Errorf("goroutines outlive the scheduler's context: %v", err)
-	}
 }
 
-// Trigger starts a run at once; an unknown name is an error.
-func TestSchedulerTrigger(t *testing.T) {
-	a := targetOn(t, "127.0.0.1")
-	cfg := schedConfig(t, header+`probes:
-  - name: a
-    request: {url: "$A/work"}
-    load: {concurrency: [1], step_duration: 200ms}
-    schedule: {interval: 1h}
-`, map[string]string{"A": a})
-	s, obs, _ := startScheduler(t, nil)
-	if err := s.Trigger("a"); !errors.Is(err, ErrUnknownProbe) {
-		t.Errorf("Trigger before any config = %v, want ErrUnknownProbe", err)
-	}
-	s.Apply(cfg)
-	if err := s.Trigger("nope"); !errors.Is(err, ErrUnknownProbe) {
-		t.Errorf("Trigger(nope) = %v, want ErrUnknownProbe", err)
-	}
-	obs.waitUntil(t, 5*time.Second, "the run at start", func(evs []obsEvent) bool { return count(evs, "ended", "a", "") == 1 })
-	time.Sleep(100 * time.Millisecond)
-	if evs, _ := obs.snapshot(); count(evs, "started", "a", "") != 1 {
-		t.Fatalf("a second run started on its own:\n%s", formatEvents(evs))
-	}
-	asked := time.Now()
-	if err := s.Trigger("a"); err != nil {
-		t.Fatal(err)
-	}
-	evs := obs.waitUntil(t, 5*time.Second, "the triggered run", func(evs []obsEvent) bool { return count(evs, "ended", "a", "") == 2 })
-	if d := spans(evs, "a")[1].start.Sub(asked); d > 500*time.Millisecond {
-		t.Errorf("the triggered run started %s after Trigger", d)
-	}
-	// Two triggers during a run: one more run after it, not two.
-	s.Trigger("a")
-	obs.waitUntil(t, 5*time.Second, "the third run to start", func(evs []obsEvent) bool { return count(evs, "started", "a", "") == 3 })
-	s.Trigger("a")
-	s.Trigger("a")
-	obs.waitUntil(t, 5*time.Second, "the fourth run", func(evs []obsEvent) bool { return count(evs, "ended", "a", "") == 4 })
-	time.Sleep(400 * time.Millisecond)
-	if evs, _ := obs.snapshot(); count(evs, "started", "a", "") != 4 {
-		t.Errorf("triggers during a run queued more than one run:\n%s", formatEvents(evs))
-	}
-}
-
-// A continuous probe runs back to back.
-func TestSchedulerContinuous(t *testing.T) {
-	a := targetOn(t, "127.0.0.1")
-	cfg := schedConfig(t, header+`probes:
-  - name: c
-    request: {url: "$A/work"}
-    load: {concurrency: [1], step_duration: 200ms}
-    schedule: {continuous: true}
-`, map[string]string{"A": a})
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(cfg)
-	evs := obs.waitUntil(t, 5*time.Second, "three runs", func(evs []obsEvent) bool { return count(evs, "ended", "c", "") >= 3 })
-	ss := spans(evs, "c")
-	for i := 1; i < 3; i++ {
-		if gap := ss[i].start.Sub(ss[i-1].end); gap > 250*time.Millisecond {
-			t.Errorf("%s between runs %d and %d, want back to back", gap, i, i+1)
-		}
-		if ss[i-1].result != result.ResultCompleted {
-			t.Errorf("run %d: %s", i, ss[i-1].result)
-		}
-	}
-}
-
-// A continuous probe whose runs fail at once does not spin.
-func TestSchedulerContinuousFailureBacksOff(t *testing.T) {
-	cfg := schedConfig(t, header+`probes:
-  - name: c
-    request:
-      url: "https://127.0.0.1:1/"
-      tls_config: {ca_file: /nonexistent/ca.pem}
-    load: {concurrency: [1], step_duration: 200ms}
-    schedule: {continuous: true}
-`, nil)
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(cfg)
-	obs.waitUntil(t, 5*time.Second, "a failed run", func(evs []obsEvent) bool { return count(evs, "ended", "c", result.ResultFailed) >= 1 })
-	time.Sleep(500 * time.Millisecond)
-	if evs, _ := obs.snapshot(); count(evs, "started", "c", "") > 3 {
-		t.Errorf("%d failed runs within 0.5s: a failing continuous probe spins", count(evs, "started", "c", ""))
-	}
-}
-
-// A probe with a control runs the control right after itself, under its
-// own reservation of the host.
+// A probe with a control runs the control right after its ramp, under its
+// own reservation: no other run takes the control's host meanwhile, and
+// the probe's run shows as running until the control ends.
 func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
-	a := targetOn(t, "127.0.0.1")
-	cfg := schedConfig(t, header+`probes:
+	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, `probes:
   - name: p
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 300ms}
     control: c
   - name: c
-    request: {url: "$A/delay?ms=1"}
+    request: {url: "http://127.0.0.2/delay"}
     load: {concurrency: [1, 2], step_duration: 300ms}
-`, map[string]string{"A": a})
-	s, obs, _ := startScheduler(t, nil)
-	s.Apply(cfg)
-	evs := obs.waitUntil(t, 10*time.Second, "p's run", func(evs []obsEvent) bool { return count(evs, "ended", "p", "") >= 1 })
-	p := spans(evs, "p")[0]
-	var last result.Result
-	for _, st := range s.Snapshot() {
-		if st.Probe.Name == "p" {
-			last = *st.Last
+`))
+		// c's own run may go first: it takes the host p's control needs.
+		var p []span
+		for len(p) == 0 {
+			after(100 * time.Millisecond)
+			p = spans(obs.snapshot(), "p")
 		}
-	}
-	pEnd := last.Started.Add(time.Duration(last.DurationSeconds * float64(time.Second)))
-	nested := 0
-	for _, c := range spans(evs, "c") {
-		switch {
-		case !c.start.Before(p.start) && !c.end.IsZero() && !c.end.After(p.end):
-			nested++
-			if c.start.Before(pEnd) {
-				t.Errorf("the control started %s before its probe's ramp ended", pEnd.Sub(c.start))
+		after(p[0].start + 900*time.Millisecond - time.Since(obs.t0)) // in the control's run
+		if cur := state(t, s, "p").Current; cur == nil || cur.Result != result.ResultRunning || len(cur.Steps) != 2 {
+			t.Errorf("during its control p shows %+v, want its two steps, running", cur)
+		}
+		after(2 * time.Second)
+		evs := obs.snapshot()
+		p = spans(evs, "p")
+		ramp := state(t, s, "p").Last
+		rampEnd := ramp.Started.Add(time.Duration(ramp.DurationSeconds * float64(time.Second))).Sub(obs.t0)
+		nested := 0
+		for _, c := range spans(evs, "c") {
+			switch {
+			case c.start == rampEnd && c.end == p[0].end:
+				nested++
+			case overlap(c, p[0]):
+				t.Errorf("a run of the control overlapped its probe's run:\n%s", formatEvents(evs))
 			}
-		case c.end.IsZero() && c.start.Before(p.end), !c.end.IsZero() && overlap(c, p):
-			t.Errorf("a run of the control overlapped its probe's run:\n%s", formatEvents(evs))
 		}
-	}
-	if nested != 1 {
-		t.Errorf("%d control runs within p's run, want 1:\n%s", nested, formatEvents(evs))
-	}
-	if last.Result != result.ResultCompleted {
-		t.Errorf("p: %s", last.Result)
-	}
+		if nested != 1 || ramp.Result != result.ResultCompleted || rampEnd != p[0].start+600*time.Millisecond {
+			t.Errorf("%d control runs from the ramp's end to the run's end, want 1; p %s:\n%s", nested, ramp.Result, formatEvents(evs))
+		}
+	})
 }
 
 // A scheduler with a store serves the stored results before any run
-// ends, and a run canceled by shutdown does not replace them.
+// ends; a run canceled by shutdown does not replace them, a completed one
+// does.
 func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
-	a := targetOn(t, "127.0.0.1")
-	dir := t.TempDir()
-	store, err := NewStore(dir)
+	store, err := NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -702,35 +609,60 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	if err := store.Save([]ProbeState{{Last: &stored, LastCompleted: completed}}); err != nil {
 		t.Fatal(err)
 	}
-
-	cfg := schedConfig(t, header+`probes:
+	cfg := `probes:
   - name: a
-    request: {url: "$A/work"}
+    request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 3s}
-`, map[string]string{"A": a})
-	s, obs, stop := startScheduler(t, store)
-	s.Apply(cfg)
-	obs.waitUntil(t, 5*time.Second, "the run at start", func(evs []obsEvent) bool { return count(evs, "started", "a", "") == 1 })
-	snap := s.Snapshot()
-	if len(snap) != 1 || snap[0].Last == nil {
-		t.Fatalf("snapshot %+v, want a's stored run", snap)
-	}
-	if st := snap[0]; !st.Last.Started.Equal(started) || !st.LastCompleted.Equal(completed) || st.Last.BreakingPoints.Knee.Throughput != 99 {
-		t.Errorf("restored started %v, last completed %v; want %v, %v", st.Last.Started, st.LastCompleted, started, completed)
-	}
-	if rs := s.Results(); len(rs) != 2 || rs[0].Result != result.ResultCompleted || rs[1].Result != result.ResultRunning {
-		t.Errorf("Results() = %d runs, want the stored one and the one under way", len(rs))
+`
+	bubble(t, store, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, cfg))
+		after(time.Second)
+		st := state(t, s, "a")
+		if st.Last == nil || !st.Last.Started.Equal(started) || !st.LastCompleted.Equal(completed) || st.Last.BreakingPoints.Knee.Throughput != 99 {
+			t.Errorf("restored %+v, last completed %v; want the stored run, completed at %v", st.Last, st.LastCompleted, completed)
+		}
+		if rs := s.Results(); len(rs) != 2 || rs[0].Result != result.ResultCompleted || rs[1].Result != result.ResultRunning {
+			t.Errorf("Results() = %d runs, want the stored one and the one under way", len(rs))
+		}
+	})
+	// The bubble's end canceled the run under way.
+	if states, err := store.Load(); err != nil || len(states) != 1 || !states[0].Last.Started.Equal(started) {
+		t.Errorf("after a shutdown mid-run the store holds %+v, %v; want the stored run", states, err)
 	}
 
-	stop() // cancels the run under way
-	states, err := store.Load()
-	if err != nil {
-		t.Fatal(err)
+	bubble(t, store, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, cfg))
+		after(7 * time.Second)
+	})
+	if states, err := store.Load(); err != nil || len(states) != 1 || states[0].Last.Started.Equal(started) || states[0].Last.Result != result.ResultCompleted {
+		t.Errorf("after a completed run the store holds %+v, %v; want that run", states, err)
 	}
-	if len(states) != 1 || !states[0].Last.Started.Equal(started) || states[0].Last.Result != result.ResultCompleted {
-		t.Errorf("after a shutdown mid-run the store holds %+v, want the stored completed run", states[0].Last)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("storage dir holds %d files, want results.json alone", len(entries))
-	}
+}
+
+// No goroutine outlives its probe once a reload removes it (bubble checks
+// the same once the scheduler's context ends).
+func TestSchedulerLeavesNoGoroutines(t *testing.T) {
+	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		ignore := goleak.IgnoreCurrent()
+		cfg := schedConfig(t, `probes:
+  - name: ramp
+    request: {url: "http://127.0.0.1/work"}
+    load: {concurrency: [1, 2], step_duration: 200ms}
+    control: canary
+  - name: canary
+    request: {url: "http://127.0.0.2/work"}
+    load: {concurrency: [1], step_duration: 200ms}
+    schedule: {continuous: true}
+`)
+		s.Apply(cfg)
+		after(300 * time.Millisecond) // the ramp mid-step, the canary's second run under way
+		s.Apply(&config.Config{MaxConcurrency: cfg.MaxConcurrency, MaxRate: cfg.MaxRate})
+		after(time.Second)
+		if evs := obs.snapshot(); count(evs, "forget", "ramp", "") != 1 || count(evs, "forget", "canary", "") != 1 {
+			t.Errorf("the removed probes were not forgotten:\n%s", formatEvents(evs))
+		}
+		if err := goleak.Find(ignore); err != nil {
+			t.Errorf("goroutines outlive the probes a reload removed: %v", err)
+		}
+	})
 }

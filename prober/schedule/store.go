@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/loadprobe/loadprobe/internal/regularfile"
 	"github.com/loadprobe/loadprobe/prober/result"
 )
 
@@ -29,6 +30,10 @@ type storedFile struct {
 	Probes []storedProbe `json:"probes"`
 }
 
+// maxStoreSize bounds the results file: it is read whole at start, and the
+// latest results of any sane config are a small fraction of it.
+const maxStoreSize = 64 << 20
+
 // NewStore keeps results in dir/results.json, creating dir if needed.
 func NewStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -40,7 +45,7 @@ func NewStore(dir string) (*Store, error) {
 // Load returns the stored states (only Probe.Name is set of their
 // config); none when nothing was stored yet.
 func (s *Store) Load() ([]ProbeState, error) {
-	data, err := os.ReadFile(s.path)
+	data, err := regularfile.Read(s.path, maxStoreSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -109,9 +114,9 @@ func (s *Store) Save(states []ProbeState) error {
 	return dir.Sync()
 }
 
-// SetAside moves a results file that cannot be read out of the way, to the
+// setAside moves a results file that cannot be read out of the way, to the
 // same name with ".corrupt" added, and returns that name.
-func (s *Store) SetAside() (string, error) {
+func (s *Store) setAside() (string, error) {
 	aside := s.path + ".corrupt"
 	return aside, os.Rename(s.path, aside)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,6 +25,7 @@ const (
 	TargetShedWorkTime    = 5 * time.Millisecond   // /shed: time to answer when not shedding
 	TargetLimitedRate     = 400                    // /limited: 200s per wall-clock second
 	TargetLeakBudget      = 3000                   // /leak: 200s before it only answers 503
+	TargetFlakyRatio      = 0.3                    // /flaky: share of requests answered 503, at random
 	TargetSlowDelay       = 3 * time.Second        // /slow: time to answer
 	TargetMaxDelay        = 60 * time.Second       // /delay: largest ms accepted
 	targetShutdownGrace   = 900 * time.Millisecond // in-flight requests get this long after ctx is done
@@ -49,7 +51,9 @@ type Target struct {
 	epoch time.Time
 	// slots is the /work pool, one token per free worker.
 	slots chan targetSlot
-	index []byte
+	// collapse is the /collapse pool, as large as the /work pool.
+	collapse chan struct{}
+	index    []byte
 
 	_        [64]byte // keep the hot counters off each other's cache lines
 	shedBusy atomic.Int64
@@ -76,9 +80,11 @@ func New(opts Options) *Target {
 		cpu:      opts.CPU,
 		epoch:    time.Now(),
 		slots:    make(chan targetSlot, opts.Workers),
+		collapse: make(chan struct{}, opts.Workers),
 	}
 	for range opts.Workers {
 		t.slots <- targetSlot{}
+		t.collapse <- struct{}{}
 	}
 	t.index = []byte(t.indexText())
 	return t
@@ -98,6 +104,9 @@ func (t *Target) indexText() string {
 	row("/shed", fmt.Sprintf("503 when more than %d requests are in flight, else 200 after %v", TargetShedMaxInFlight, TargetShedWorkTime))
 	row("/limited", fmt.Sprintf("200 for the first %d requests of each wall-clock second, 429 for the rest", TargetLimitedRate))
 	row("/leak", fmt.Sprintf("200 for the first %d requests, then 503 for good", TargetLeakBudget))
+	row("/flaky", fmt.Sprintf("503 for %.0f%% of requests at random, else 200 at once", 100*TargetFlakyRatio))
+	row("/collapse", fmt.Sprintf("holds one of %d workers for a random time (%v on average, %s), queueing when all are busy, and finishes the job even when the client gave up",
+		t.workers, t.workTime, kind))
 	row("/slow", fmt.Sprintf("200 after %v", TargetSlowDelay))
 	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", TargetMaxDelay.Milliseconds()))
 	row("/status?code=N", "answers with status N (200..599)")
@@ -173,6 +182,14 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			targetOK.write(w)
 		}
+	case "/flaky":
+		if rand.Float64() < TargetFlakyRatio {
+			targetShed.write(w)
+		} else {
+			targetOK.write(w)
+		}
+	case "/collapse":
+		t.serveCollapse(w)
 	case "/slow":
 		targetWait(w, r, TargetSlowDelay)
 	case "/delay":
@@ -237,6 +254,25 @@ func (t *Target) serveWork(w http.ResponseWriter, r *http.Request) {
 	}
 	// Lateness beyond a whole job (a stalled process) is not made up.
 	t.slots <- targetSlot{due: end, late: min(max(t.now()-end, 0), int64(t.workTime))}
+	targetOK.write(w)
+}
+
+// serveCollapse holds one /collapse worker for a random time, exponential
+// with a mean of the work time (at most ten times it), and finishes the job
+// whether or not the client is still waiting, as most servers do: nothing
+// tells a handler busy computing that its client left. Past the knee, once
+// the queue's wait passes the client's timeout, ever more of the pool's
+// time goes to answers nobody reads: the pool stays busy while goodput
+// falls, the overload collapse of DESIGN's reference ramp.
+func (t *Target) serveCollapse(w http.ResponseWriter) {
+	<-t.collapse
+	d := int64(min(rand.ExpFloat64(), 10) * float64(t.workTime))
+	if t.cpu {
+		t.compute(t.now() + d)
+	} else {
+		time.Sleep(time.Duration(d))
+	}
+	t.collapse <- struct{}{}
 	targetOK.write(w)
 }
 

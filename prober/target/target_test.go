@@ -127,6 +127,8 @@ func TestTargetRoutes(t *testing.T) {
 		{name: "shed alone", path: "/shed", code: 200, body: "ok", minTime: 5 * time.Millisecond},
 		{name: "limited alone", path: "/limited", code: 200, body: "ok"},
 		{name: "leak fresh", path: "/leak", code: 200, body: "ok"},
+		{name: "collapse alone", path: "/collapse", code: 200, body: "ok"},
+		{name: "index names the random routes", path: "/", code: 200, body: "503 for 30% of requests at random"},
 		{name: "delay 0", path: "/delay?ms=0", code: 200, body: "ok"},
 		{name: "delay 30ms", path: "/delay?ms=30", code: 200, body: "ok", minTime: 30 * time.Millisecond},
 		{name: "delay missing", path: "/delay", code: 400, body: "ms must be"},
@@ -477,6 +479,27 @@ func TestTargetLimitedOpenLoop(t *testing.T) {
 		t.Logf("attempt %d: the generator never offered more than %d requests in a second", attempt, TargetLimitedRate)
 	}
 	t.Errorf("in %d attempts no second was offered more than %d requests at %d req/s", attempts, TargetLimitedRate, rate)
+}
+
+func TestTargetFlaky(t *testing.T) {
+	srv, c := targetTestServer(t, Options{}, nil)
+	const n = 4000
+	var failed int
+	for range n {
+		r, err := targetGet(c, http.MethodGet, srv.URL+"/flaky")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.code == 503 {
+			failed++
+		} else if r.code != 200 {
+			t.Fatalf("status %d, want 200 or 503", r.code)
+		}
+	}
+	// Binomial: the standard deviation of the share is 0.7%; 3% is over four.
+	if share := float64(failed) / n; share < TargetFlakyRatio-0.03 || share > TargetFlakyRatio+0.03 {
+		t.Errorf("503 on %.1f%% of %d requests, want about %.0f%%", 100*share, n, 100*TargetFlakyRatio)
+	}
 }
 
 func TestTargetLeak(t *testing.T) {

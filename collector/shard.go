@@ -1,0 +1,28 @@
+package collector
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+// RegisterShard exports loadprobe_shard_info{shard, shards} 1: which part of
+// a fleet this replica sends (DESIGN.md, "Beyond one machine"). A lone
+// loadprobe is shard 0 of 1, so a fleet query and its alerts read one
+// replica and many alike: count(loadprobe_shard_info) against the shards label
+// tells a missing replica.
+func RegisterShard(reg prometheus.Registerer, sh prober.Shard) {
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace,
+		Name:      "shard_info",
+		Help:      "This replica's shard: it sends its 1/shards part of every level of every probe (--shard). Always 1.",
+		ConstLabels: prometheus.Labels{
+			"shard":  strconv.Itoa(sh.Index),
+			"shards": strconv.Itoa(sh.Replicas()),
+		},
+	})
+	info.Set(1)
+	reg.MustRegister(info)
+}

@@ -1,0 +1,33 @@
+package collector
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+func TestShardInfo(t *testing.T) {
+	tests := []struct {
+		shard prober.Shard
+		want  string
+	}{
+		{prober.Shard{Index: 1, Count: 3}, `loadprobe_shard_info{shard="1",shards="3"} 1`},
+		{prober.Shard{}, `loadprobe_shard_info{shard="0",shards="1"} 1`},
+	}
+	for _, tt := range tests {
+		reg := prometheus.NewPedanticRegistry()
+		RegisterShard(reg, tt.shard)
+		want := "# HELP loadprobe_shard_info This replica's shard: it sends its 1/shards part of every level of every probe (--shard). Always 1.\n" +
+			"# TYPE loadprobe_shard_info gauge\n" + tt.want + "\n"
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_shard_info"); err != nil {
+			t.Errorf("shard %v: %v", tt.shard, err)
+		}
+		if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+			t.Errorf("shard %v: lint %v %v", tt.shard, problems, err)
+		}
+	}
+}

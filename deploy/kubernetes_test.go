@@ -1,0 +1,352 @@
+package deploy
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/json"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/realpart"
+	"github.com/loadprobe/loadprobe/prober"
+)
+
+var update = flag.Bool("update", false, "regenerate kubernetes/prometheusrule.yaml from ../dashboards (make deploy-rules)")
+
+const (
+	kustomization = "kubernetes"
+	ruleFile      = "kubernetes/prometheusrule.yaml"
+)
+
+// The rule files promtool tests, in the order the PrometheusRule carries them.
+var ruleSources = []string{"../dashboards/alerts.yml", "../dashboards/rules.yml"}
+
+// fleet is deploy/kubernetes rendered by kustomize, as kubectl apply -k does,
+// each object decoded strictly into its real API type.
+type fleet struct {
+	statefulSet appsv1.StatefulSet
+	service     corev1.Service
+	configMap   corev1.ConfigMap
+	podMonitor  monitoringv1.PodMonitor
+	rule        monitoringv1.PrometheusRule
+}
+
+func render(t *testing.T) fleet {
+	t.Helper()
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), kustomization)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", kustomization, err)
+	}
+	var f fleet
+	targets := map[string]any{
+		"apps/v1/StatefulSet":                     &f.statefulSet,
+		"v1/Service":                              &f.service,
+		"v1/ConfigMap":                            &f.configMap,
+		"monitoring.coreos.com/v1/PodMonitor":     &f.podMonitor,
+		"monitoring.coreos.com/v1/PrometheusRule": &f.rule,
+	}
+	var kinds []string
+	for _, r := range resources.Resources() {
+		kind := r.GetApiVersion() + "/" + r.GetKind()
+		kinds = append(kinds, kind)
+		target, ok := targets[kind]
+		if !ok {
+			t.Errorf("rendered a %s (%s), which the test does not decode", kind, r.GetName())
+			continue
+		}
+		y, err := r.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodeStrict(t, kind+" "+r.GetName(), y, target)
+	}
+	slices.Sort(kinds)
+	want := slices.Sorted(func(yield func(string) bool) {
+		for k := range targets {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("rendered %v, want one each of %v", kinds, want)
+	}
+	return f
+}
+
+// decodeStrict decodes YAML as the API server's strict field validation
+// does: an unknown field, a field in the wrong case or a duplicate key is an
+// error (encoding/json, and so sigs.k8s.io/yaml's UnmarshalStrict, would
+// take readOnlyRootFileSystem for readOnlyRootFilesystem).
+func decodeStrict(t *testing.T, what string, y []byte, into any) {
+	t.Helper()
+	j, err := yaml.YAMLToJSONStrict(y)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	strictErrs, err := json.UnmarshalStrict(j, into)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for _, e := range strictErrs {
+		t.Errorf("%s: %v", what, e)
+	}
+}
+
+func TestFleetRendersAndDecodesStrictly(t *testing.T) {
+	f := render(t)
+	ss := f.statefulSet
+	pod := ss.Spec.Template
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(pod.Spec.Containers))
+	}
+	c := pod.Spec.Containers[0]
+
+	// Each replica's shard is its pod ordinal, out of as many as there are.
+	shard := flagValue(t, c.Args, "--shard")
+	if want := fmt.Sprintf("%s/%d", prober.ShardOrdinal, *ss.Spec.Replicas); shard != want || *ss.Spec.Replicas != 3 {
+		t.Errorf("--shard=%s with %d replicas, want 3 replicas and --shard=%s", shard, *ss.Spec.Replicas, want)
+	}
+	if !reflect.DeepEqual(ss.Spec.Selector.MatchLabels, pod.Labels) {
+		t.Errorf("selector %v does not select the pod labels %v", ss.Spec.Selector.MatchLabels, pod.Labels)
+	}
+
+	// One replica per node.
+	anti := pod.Spec.Affinity
+	if anti == nil || anti.PodAntiAffinity == nil || len(anti.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Fatalf("affinity %+v, want one required pod anti-affinity term", anti)
+	}
+	term := anti.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
+	if term.TopologyKey != corev1.LabelHostname || !reflect.DeepEqual(term.LabelSelector.MatchLabels, pod.Labels) {
+		t.Errorf("anti-affinity %+v, want the pod's own labels apart by %s", term, corev1.LabelHostname)
+	}
+
+	// Locked down.
+	sc := c.SecurityContext
+	if sc == nil || !isTrue(sc.ReadOnlyRootFilesystem) || !isTrue(sc.RunAsNonRoot) || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("container security context %+v, want a read-only root, non-root, no privilege escalation, all capabilities dropped", sc)
+	}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		req, lim := c.Resources.Requests[r], c.Resources.Limits[r]
+		if req.IsZero() || lim.Cmp(req) != 0 {
+			t.Errorf("%s request %s, limit %s; want both, equal (Guaranteed: a throttled generator reads as a saturated server)", r, &req, &lim)
+		}
+	}
+
+	// Served and probed on the named port.
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http-metrics" || c.Ports[0].ContainerPort != 10471 {
+		t.Errorf("ports %+v, want 10471 named http-metrics", c.Ports)
+	}
+	if got := flagValue(t, c.Args, "--web.listen-address"); got != ":10471" {
+		t.Errorf("--web.listen-address=%s, want :10471", got)
+	}
+	for probe, path := range map[string]*corev1.Probe{"/-/healthy": c.LivenessProbe, "/-/ready": c.ReadinessProbe} {
+		if path == nil || path.HTTPGet == nil || path.HTTPGet.Path != probe || path.HTTPGet.Port.String() != "http-metrics" {
+			t.Errorf("probe %+v, want GET %s on http-metrics", path, probe)
+		}
+	}
+
+	// The config the replicas read is the generated ConfigMap's loadprobe.yml.
+	configFile := flagValue(t, c.Args, "--config.file")
+	mount := mountOf(t, c, filepath.Dir(configFile))
+	vol := volumeOf(t, pod.Spec, mount.Name)
+	if vol.ConfigMap == nil || vol.ConfigMap.Name != f.configMap.Name {
+		t.Errorf("volume %s %+v, want the ConfigMap %s", vol.Name, vol.VolumeSource, f.configMap.Name)
+	}
+	if _, err := config.Parse(configFile, []byte(f.configMap.Data[filepath.Base(configFile)])); err != nil {
+		t.Errorf("the ConfigMap's %s is not a valid loadprobe config:\n%v", filepath.Base(configFile), err)
+	}
+	// The root is read-only: the results directory must be a volume.
+	mountOf(t, c, flagValue(t, c.Args, "--storage.path"))
+
+	// A headless Service governs the StatefulSet and selects its pods.
+	svc := f.service
+	if svc.Name != ss.Spec.ServiceName || svc.Spec.ClusterIP != corev1.ClusterIPNone || !reflect.DeepEqual(svc.Spec.Selector, pod.Labels) {
+		t.Errorf("service %s (cluster IP %q, selector %v), want the headless %s selecting %v",
+			svc.Name, svc.Spec.ClusterIP, svc.Spec.Selector, ss.Spec.ServiceName, pod.Labels)
+	}
+
+	// Prometheus scrapes every replica on its own.
+	pm := f.podMonitor.Spec
+	if !reflect.DeepEqual(pm.Selector.MatchLabels, pod.Labels) || len(pm.PodMetricsEndpoints) != 1 ||
+		pm.PodMetricsEndpoints[0].Port == nil || *pm.PodMetricsEndpoints[0].Port != "http-metrics" {
+		t.Errorf("pod monitor %+v, want the pods' http-metrics port", pm)
+	}
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// flagValue is the value of --name=value in args.
+func flagValue(t *testing.T, args []string, name string) string {
+	t.Helper()
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("args %q have no %s", args, name)
+	return ""
+}
+
+func mountOf(t *testing.T, c corev1.Container, path string) corev1.VolumeMount {
+	t.Helper()
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == path {
+			return m
+		}
+	}
+	t.Fatalf("no volume is mounted at %s: %+v", path, c.VolumeMounts)
+	return corev1.VolumeMount{}
+}
+
+func volumeOf(t *testing.T, pod corev1.PodSpec, name string) corev1.Volume {
+	t.Helper()
+	for _, v := range pod.Volumes {
+		if v.Name == name {
+			return v
+		}
+	}
+	t.Fatalf("no volume %s", name)
+	return corev1.Volume{}
+}
+
+// ruleGroups reads the rule files promtool tests, strictly, as the Prometheus
+// Operator's rule groups.
+func ruleGroups(t *testing.T) []monitoringv1.RuleGroup {
+	t.Helper()
+	var groups []monitoringv1.RuleGroup
+	for _, file := range ruleSources {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Groups []monitoringv1.RuleGroup `json:"groups"`
+		}
+		decodeStrict(t, file, b, &f)
+		groups = append(groups, f.Groups...)
+	}
+	return groups
+}
+
+// prometheusRule is kubernetes/prometheusrule.yaml as the rule files make it.
+func prometheusRule(t *testing.T) []byte {
+	t.Helper()
+	doc := map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1",
+		"kind":       "PrometheusRule",
+		"metadata": map[string]any{
+			"name":   "loadprobe",
+			"labels": map[string]string{"app.kubernetes.io/name": "loadprobe"},
+		},
+		"spec": map[string]any{"groups": ruleGroups(t)},
+	}
+	y, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := "# Generated by `make deploy-rules` from " + strings.ReplaceAll(strings.Join(ruleSources, " and "), "../", "") +
+		"\n# (the rules promtool tests): do not edit; edit those and regenerate.\n"
+	return append([]byte(header), y...)
+}
+
+// The PrometheusRule carries the very rules promtool tests: regenerated
+// from them, it is the file on disk, and rendered by kustomize its groups
+// are theirs.
+func TestPrometheusRuleCarriesTheDashboardsRules(t *testing.T) {
+	want := prometheusRule(t)
+	if *update {
+		if err := os.WriteFile(ruleFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(ruleFile)
+	if err != nil {
+		t.Fatalf("%v: run `make deploy-rules` to generate it", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is out of date with %s: run `make deploy-rules` (go test ./deploy -run %s -update) and commit the result",
+			ruleFile, strings.Join(ruleSources, " and "), t.Name())
+	}
+
+	rendered := render(t).rule.Spec.Groups
+	if groups := ruleGroups(t); !reflect.DeepEqual(rendered, groups) {
+		t.Errorf("the rendered PrometheusRule has %d groups that differ from the %d of %s", len(rendered), len(groups), strings.Join(ruleSources, " and "))
+	}
+	var rules int
+	for _, g := range rendered {
+		rules += len(g.Rules)
+	}
+	if len(rendered) < 2 || rules < 10 {
+		t.Errorf("the PrometheusRule carries %d groups of %d rules in all, want the alerts and the recording rules", len(rendered), rules)
+	}
+}
+
+// The StatefulSet's command line is one the binary takes: built from this
+// tree and run as pod loadprobe-1 runs it (its host name set in a UTS
+// namespace of its own), with --config.check added, it parses every flag,
+// reads its shard from the host name and finds the ConfigMap's config
+// valid. Under a host name without an ordinal, --shard stops it.
+func TestStatefulSetArgsAreTheBinarysFlags(t *testing.T) {
+	unshare := hostnameSandbox(t)
+	f := render(t)
+	c := f.statefulSet.Spec.Template.Spec.Containers[0]
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "loadprobe")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/loadprobe/loadprobe").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	configFile := flagValue(t, c.Args, "--config.file")
+	local := filepath.Join(dir, filepath.Base(configFile))
+	if err := os.WriteFile(local, []byte(f.configMap.Data[filepath.Base(configFile)]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, a := range c.Args {
+		args = append(args, strings.Replace(a, "--config.file="+configFile, "--config.file="+local, 1))
+	}
+	args = append(args, "--config.check")
+
+	asHost := func(hostname string) (int, string) {
+		cmd := exec.Command(unshare, append([]string{"--uts", "sh", "-c", `hostname "$0" && exec "$@"`, hostname, bin}, args...)...)
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	pod := f.statefulSet.Name + "-1"
+	if code, out := asHost(pod); code != 0 || !strings.Contains(out, "is valid") {
+		t.Errorf("loadprobe %s as pod %s: exit %d, want 0 and a valid config\n%s", strings.Join(args, " "), pod, code, out)
+	}
+	if code, out := asHost(f.statefulSet.Name); code != 2 || !strings.Contains(out, "--shard") {
+		t.Errorf("loadprobe %s on host %s: exit %d, want 2 naming --shard\n%s", strings.Join(args, " "), f.statefulSet.Name, code, out)
+	}
+}
+
+// hostnameSandbox returns unshare(1) once it has shown that it can give a
+// process a host name of its own (root, or user namespaces). Like
+// internal/realpart: without it the test skips, and fails under CI=true.
+func hostnameSandbox(t *testing.T) string {
+	t.Helper()
+	unshare := realpart.Find(t, "unshare", "apt-get install util-linux")
+	if out, err := exec.Command(unshare, "--uts", "hostname", "loadprobe-0").CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("unshare --uts cannot set a host name and CI=true: %v\n%s", err, out)
+		}
+		t.Skipf("unshare --uts cannot set a host name (%v: %s); CI=true makes this fatal", err, out)
+	}
+	return unshare
+}

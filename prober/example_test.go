@@ -1,0 +1,39 @@
+package prober_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/target"
+)
+
+// Run a probe from Go: start from config.DefaultProbe, set a name, a URL
+// and a load, run it, read the result. Here the target is loadprobe's demo
+// target in an httptest server.
+func Example() {
+	srv := httptest.NewServer(target.New(target.Options{}))
+	defer srv.Close()
+
+	p := config.DefaultProbe
+	p.Name = "noop"
+	p.Request.URL = srv.URL + "/noop"
+	p.Load.Concurrency = []int{1, 2}
+	p.Load.StepDuration = model.Duration(300 * time.Millisecond)
+
+	r := prober.Run(context.Background(), p, prober.Options{})
+
+	fmt.Println(r.Name, r.Mode, r.Result)
+	for _, s := range r.Steps {
+		fmt.Printf("%g connections: error ratio %g, answered: %v\n", s.Level, s.ErrorRatio, s.Attempts > 0)
+	}
+	// Output:
+	// noop concurrency completed
+	// 1 connections: error ratio 0, answered: true
+	// 2 connections: error ratio 0, answered: true
+}

@@ -1,0 +1,56 @@
+package result
+
+import "fmt"
+
+// collapseDrop is how far goodput must fall below the peak, at a higher
+// level, to be called a collapse: more than the knee rule's 5% and the
+// noise of a busy machine, little enough to catch the shape early.
+const collapseDrop = 0.20
+
+// collapseLine names retrograde throughput: goodput falling by more than
+// collapseDrop from the peak at a higher level — more load, less work done,
+// the most dangerous shape a ramp can show — with both figures, the level
+// and the likely cause read from the failure kinds. Phases are a profile,
+// not an escalating ramp: a lower rate later in it is no collapse.
+func (a *analysis) collapseLine() string {
+	steps := a.r.Steps
+	if a.r.Mode == Phases || a.peak < 0 || steps[a.peak].Goodput <= 0 {
+		return ""
+	}
+	peak, low := steps[a.peak], -1
+	for i := a.peak + 1; i < len(steps); i++ {
+		if steps[i].Level > peak.Level && (low < 0 || steps[i].Goodput < steps[low].Goodput) {
+			low = i
+		}
+	}
+	if low < 0 || steps[low].Goodput >= (1-collapseDrop)*peak.Goodput {
+		return ""
+	}
+	s := steps[low]
+	return fmt.Sprintf("more load, less work done: goodput fell from %s/s %s (the peak) to %s/s %s, %s less%s",
+		fmtNum(peak.Goodput), a.at(peak), fmtNum(s.Goodput), a.at(s), fmtPct(1-s.Goodput/peak.Goodput),
+		collapseCause(steps[a.peak+1:low+1]))
+}
+
+// collapseCause reads the likely cause of a collapse from the failure kinds
+// of the steps past the peak.
+func collapseCause(steps []Step) string {
+	k := topKind(steps...)
+	var attempts int64
+	for _, s := range steps {
+		attempts += s.Attempts
+	}
+	if k.n == 0 || attempts == 0 {
+		return ""
+	}
+	share := fmt.Sprintf("; %s on %s of attempts past the peak: ", k.plural(), fmtPct(float64(k.n)/float64(attempts)))
+	switch {
+	case k.reason == "timeout":
+		return share + "the target likely kept serving work the client had already abandoned"
+	case k.code >= 500:
+		return share + "the target gave up under the load"
+	case k.reason == "refused" || k.reason == "reset":
+		return share + "the target stopped taking connections"
+	}
+	return share + k.meaning()
+}

@@ -1,0 +1,176 @@
+package result
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// failureKind is one kind of failed attempt: a status code outside
+// valid_status_codes, or a reason for getting no response.
+type failureKind struct {
+	code   int    // the status code of an http_error; 0 for a reason
+	reason string // the reason of an attempt without a response
+	n      int64
+}
+
+func (k failureKind) name() string {
+	if k.reason != "" {
+		return k.reason
+	}
+	return strconv.Itoa(k.code)
+}
+
+// reasonMeanings name the failure kinds by what they say about the target
+// (DESIGN point 6).
+var reasonMeanings = map[string]string{
+	"timeout": "the client's own deadline passed first",
+	"refused": "the server never answered: connection refused",
+	"reset":   "the server never answered: connection reset",
+	"tls":     "the TLS handshake failed",
+	"dns":     "the name did not resolve",
+	"other":   "a transport error",
+}
+
+func (k failureKind) meaning() string {
+	if k.reason != "" {
+		return reasonMeanings[k.reason]
+	}
+	switch c := k.code; {
+	case c == 503:
+		return "shedding: capacity ran out"
+	case c == 429:
+		return "a limiter declining on purpose"
+	case c == 502:
+		return "a proxy's upstream failed"
+	case c == 504:
+		return "a proxy's upstream was too slow"
+	case c == 408:
+		return "the server's own request deadline passed"
+	case c >= 500:
+		return "the server failed"
+	case c >= 400:
+		return "the server rejected the request"
+	case c >= 300:
+		return "a redirect, not followed"
+	}
+	return "a status outside valid_status_codes"
+}
+
+// failureKinds counts the failed attempts of steps by kind, most frequent
+// first: the http_error responses by code and the attempts without a
+// response by reason, as the recorder counted them.
+func failureKinds(steps ...Step) []failureKind {
+	codes, reasons := map[int]int64{}, map[string]int64{}
+	for _, s := range steps {
+		for c, n := range s.HTTPErrors {
+			codes[c] += n
+		}
+		for r, n := range s.Errors {
+			reasons[r] += n
+		}
+	}
+	kinds := make([]failureKind, 0, len(codes)+len(reasons))
+	for c, n := range codes {
+		if n > 0 {
+			kinds = append(kinds, failureKind{code: c, n: n})
+		}
+	}
+	for r, n := range reasons {
+		if n > 0 {
+			kinds = append(kinds, failureKind{reason: r, n: n})
+		}
+	}
+	slices.SortFunc(kinds, func(x, y failureKind) int {
+		return cmp.Or(cmp.Compare(y.n, x.n), cmp.Compare(x.code, y.code), strings.Compare(x.reason, y.reason))
+	})
+	return kinds
+}
+
+// describeFailures lists the failure kinds of steps, as shares of attempts:
+// "503 on 37% of attempts (shedding: capacity ran out), timeout on 2% (...)".
+func describeFailures(steps ...Step) string {
+	var attempts int64
+	for _, s := range steps {
+		attempts += s.Attempts
+	}
+	kinds := failureKinds(steps...)
+	if len(kinds) == 0 || attempts == 0 {
+		return "failed attempts of no recorded kind"
+	}
+	const most = 3
+	parts := make([]string, 0, most+1)
+	for i, k := range kinds {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("%d more kinds", len(kinds)-most))
+			break
+		}
+		of := ""
+		if i == 0 {
+			of = " of attempts"
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s%s (%s)", k.name(), fmtPct(float64(k.n)/float64(attempts)), of, k.meaning()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// topKind is the most frequent failure kind of steps; zero when none.
+func topKind(steps ...Step) failureKind {
+	kinds := failureKinds(steps...)
+	if len(kinds) == 0 {
+		return failureKind{}
+	}
+	return kinds[0]
+}
+
+// topFailure names the most frequent failure kind of steps: "429: a limiter
+// declining on purpose".
+func topFailure(steps ...Step) string {
+	k := topKind(steps...)
+	if k.n == 0 {
+		return "failures of no recorded kind"
+	}
+	return k.name() + ": " + k.meaning()
+}
+
+// reasonPlurals name many failures of one reason.
+var reasonPlurals = map[string]string{
+	"timeout": "timeouts",
+	"refused": "refused connections",
+	"reset":   "reset connections",
+	"tls":     "TLS failures",
+	"dns":     "DNS failures",
+	"other":   "transport errors",
+}
+
+// plural names many failures of k's kind: "429s", "timeouts".
+func (k failureKind) plural() string {
+	switch {
+	case k.n == 0:
+		return "failures"
+	case k.reason != "":
+		return reasonPlurals[k.reason]
+	}
+	return strconv.Itoa(k.code) + "s"
+}
+
+func noResponses(s Step) int64 {
+	var n int64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+// topReason names the most frequent reason for an attempt without a response.
+func topReason(s Step) string {
+	best, bn := "", int64(0)
+	for _, o := range NoResponseReasons {
+		if n := s.Errors[o.String()]; n > bn {
+			best, bn = o.String(), n
+		}
+	}
+	return best
+}

@@ -1,0 +1,133 @@
+package result
+
+import (
+	"strconv"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// This file is the one home of the result's vocabulary: the kinds of load
+// and how their levels read, the run results, the breaking-point rules and
+// the latency quantiles. run's table, the status page, the collector and the
+// diagnosis all read it from here.
+
+// Mode is the kind of load a run put on its target, as in the JSON's "mode".
+type Mode string
+
+// The modes, spelled as config names them.
+const (
+	Concurrency Mode = config.ModeConcurrency // closed loop: levels are connections
+	Rate        Mode = config.ModeRate        // open loop: levels are requests per second
+	Phases      Mode = config.ModePhases      // open loop: a profile of named phases
+)
+
+// ModeOf is the mode of a probe's load.
+func ModeOf(l config.Load) Mode { return Mode(l.Mode()) }
+
+// ClosedLoop reports whether each level is a number of connections, each
+// sending its next request when the last one ended.
+func (m Mode) ClosedLoop() bool { return m == Concurrency }
+
+// Unit names what a level counts: "connections" or "req/s".
+func (m Mode) Unit() string {
+	if m.ClosedLoop() {
+		return "connections"
+	}
+	return "req/s"
+}
+
+// Level names a level with its unit: "1 connection", "4 connections", "400 req/s".
+func (m Mode) Level(level float64) string {
+	if m.ClosedLoop() && level == 1 {
+		return "1 connection"
+	}
+	return FormatLevel(level) + " " + m.Unit()
+}
+
+// StepText names a step's load: its level, or for phases `phase "sustained"
+// (5 req/s)`.
+func (m Mode) StepText(s Step) string {
+	switch {
+	case m != Phases:
+		return m.Level(s.Level)
+	case s.Name == "":
+		return "the phase at " + m.Level(s.Level)
+	}
+	return "phase " + strconv.Quote(s.Name) + " (" + m.Level(s.Level) + ")"
+}
+
+// FormatLevel is a level as configured, exactly: "512", "2.5". It is the
+// level label value of the step series, so two levels never read the same.
+func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
+
+// RunResult is how a run ended, as in loadprobe_runs_total{result}.
+type RunResult string
+
+// The run results; ResultRunning marks a run still under way.
+const (
+	ResultCompleted RunResult = "completed"
+	ResultAborted   RunResult = "aborted"
+	ResultFailed    RunResult = "failed"
+	ResultCanceled  RunResult = "canceled"
+	ResultRunning   RunResult = "running"
+)
+
+// RunResults are the results of a finished run, the values of
+// loadprobe_runs_total{result}.
+var RunResults = [...]RunResult{ResultCompleted, ResultAborted, ResultFailed, ResultCanceled}
+
+// Rule is a breaking-point rule, as in loadprobe_breaking_point_*{rule} and
+// the keys of the JSON's breaking_points.
+type Rule string
+
+// The breaking-point rules (DESIGN point 1).
+const (
+	RuleKnee          Rule = "knee"
+	RuleLatencyBudget Rule = "latency_budget"
+	RuleFirstFailure  Rule = "first_failure"
+)
+
+// Rules lists the rules in the order reports show them.
+var Rules = [...]Rule{RuleKnee, RuleLatencyBudget, RuleFirstFailure}
+
+// Text is the rule's name in prose: "knee", "latency budget", "first failure".
+func (r Rule) Text() string {
+	switch r {
+	case RuleLatencyBudget:
+		return "latency budget"
+	case RuleFirstFailure:
+		return "first failure"
+	}
+	return string(r)
+}
+
+// Of is the rule's answer in b; nil when it never fired.
+func (b BreakingPoints) Of(r Rule) *Point {
+	switch r {
+	case RuleKnee:
+		return b.Knee
+	case RuleLatencyBudget:
+		return b.LatencyBudget
+	case RuleFirstFailure:
+		return b.FirstFailure
+	}
+	return nil
+}
+
+// Quantile is one of the latency figures a Step carries.
+type Quantile struct {
+	Q     float64
+	Label string // p50, p90, p95, p99, p99.9 or max
+	Of    func(Latency) float64
+}
+
+// Quantiles are the latency figures of a step in increasing order; the
+// values of loadprobe_step_latency_seconds{quantile}, max as quantile 1.
+var Quantiles = [...]Quantile{
+	{0.5, "p50", func(l Latency) float64 { return l.P50 }},
+	{0.9, "p90", func(l Latency) float64 { return l.P90 }},
+	{0.95, "p95", func(l Latency) float64 { return l.P95 }},
+	{0.99, "p99", func(l Latency) float64 { return l.P99 }},
+	{0.999, "p99.9", func(l Latency) float64 { return l.P999 }},
+	{1, "max", func(l Latency) float64 { return l.Max }},
+}

@@ -1,0 +1,61 @@
+package result
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestFormatLevel(t *testing.T) {
+	for level, want := range map[float64]string{1: "1", 1024: "1024", 0.5: "0.5", 2.25: "2.25", 100000: "100000", 1e7: "10000000"} {
+		if got := FormatLevel(level); got != want {
+			t.Errorf("FormatLevel(%v) = %q, want %q", level, got, want)
+		}
+	}
+}
+
+func TestLevelText(t *testing.T) {
+	for _, c := range []struct {
+		mode Mode
+		s    Step
+		want string
+	}{
+		{Concurrency, Step{Level: 1}, "1 connection"},
+		{Concurrency, Step{Level: 512}, "512 connections"},
+		{Rate, Step{Level: 1}, "1 req/s"},
+		{Rate, Step{Level: 2.5}, "2.5 req/s"},
+		{Phases, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
+		{Phases, Step{Level: 5}, "the phase at 5 req/s"},
+	} {
+		if got := c.mode.StepText(c.s); got != c.want {
+			t.Errorf("%s.StepText(%v) = %q, want %q", c.mode, c.s.Level, got, c.want)
+		}
+	}
+}
+
+// The JSON keeps DESIGN's spelling: typed values marshal to the same
+// strings, status codes to the same object keys.
+func TestVocabularyJSON(t *testing.T) {
+	b, err := json.Marshal(Result{Mode: Concurrency, Result: ResultAborted, Steps: []Step{{Responses: map[int]int64{200: 3, 503: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"mode":"concurrency"`, `"result":"aborted"`, `"responses":{"200":3,"503":1}`, `"error_latency_seconds":null`} {
+		if !json.Valid(b) || !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s: %s", want, b)
+		}
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil || back.Steps[0].Responses[503] != 1 {
+		t.Errorf("round trip: %v, %+v", err, back.Steps)
+	}
+}
+
+func TestRuleText(t *testing.T) {
+	want := map[Rule]string{RuleKnee: "knee", RuleLatencyBudget: "latency budget", RuleFirstFailure: "first failure"}
+	for _, r := range Rules {
+		if r.Text() != want[r] {
+			t.Errorf("%s.Text() = %q, want %q", r, r.Text(), want[r])
+		}
+	}
+}

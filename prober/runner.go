@@ -1,0 +1,57 @@
+package prober
+
+import (
+	"context"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// Runner runs one probe once and returns its result. Run is the Runner
+// that sends load; the scheduler takes a Runner, so that its tests can
+// give it one that sends none.
+type Runner func(ctx context.Context, p config.Probe, opts Options) result.Result
+
+// Control is the control probe that checks a probe's run: the same
+// generator against a route that cannot saturate (DESIGN.md, control).
+type Control struct {
+	Probe   config.Probe
+	Options Options
+	// Started, when set, is called with the probe's result just before
+	// the control starts.
+	Started func(probe result.Result)
+	// Ended, when set, is called with the control's result once it ends.
+	Ended func(control result.Result)
+}
+
+// WithControl runs p and then, when c is not nil, its control, and returns
+// p's result as the control judges it (result.MarkControl). Both `run` and
+// the daemon run a probe this way; the one answer for a run that does not
+// end well:
+//   - p failed (its client could not be built) or was canceled: the control
+//     does not run, and p's result is returned as it is.
+//   - p completed, or was aborted by abort.error_ratio: its steps are
+//     whole, and the control runs right after it.
+//   - the control was canceled: p's result is canceled too. The run was
+//     cut short before it could be checked; it is no result to keep.
+//   - the control completed, aborted or failed: MarkControl judges p by
+//     it (a control that found no knee leaves p as it is).
+func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
+	r := run(ctx, p, opts)
+	if c == nil || r.Result == result.ResultFailed || r.Result == result.ResultCanceled {
+		return r
+	}
+	if c.Started != nil {
+		c.Started(r)
+	}
+	cr := run(ctx, c.Probe, c.Options)
+	if c.Ended != nil {
+		c.Ended(cr)
+	}
+	if cr.Result == result.ResultCanceled {
+		r.Result = result.ResultCanceled
+		return r
+	}
+	result.MarkControl(&r, cr)
+	return r
+}

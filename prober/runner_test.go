@@ -1,0 +1,74 @@
+package prober
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// WithControl's one answer for every way the probe and its control end.
+func TestWithControl(t *testing.T) {
+	// A control that stopped scaling where the probe did: the generator's knee.
+	knee := func(name string, res result.RunResult) result.Result {
+		return result.Result{Name: name, Result: res, Valid: true, PeakThroughput: 100,
+			Steps:          []result.Step{{Level: 1}, {Level: 2}, {Level: 4}},
+			BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 2, Throughput: 100}}}
+	}
+	for _, tc := range []struct {
+		name           string
+		probe, control result.RunResult
+		controlRuns    bool
+		want           result.RunResult
+		valid          bool
+	}{
+		{"both completed", result.ResultCompleted, result.ResultCompleted, true, result.ResultCompleted, false},
+		{"probe aborted", result.ResultAborted, result.ResultCompleted, true, result.ResultAborted, false},
+		{"probe failed", result.ResultFailed, result.ResultCompleted, false, result.ResultFailed, true},
+		{"probe canceled", result.ResultCanceled, result.ResultCompleted, false, result.ResultCanceled, true},
+		{"control canceled", result.ResultCompleted, result.ResultCanceled, true, result.ResultCanceled, true},
+		{"control failed", result.ResultCompleted, result.ResultFailed, true, result.ResultCompleted, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran, watched []string
+			run := Runner(func(_ context.Context, p config.Probe, _ Options) result.Result {
+				ran = append(ran, p.Name)
+				if p.Name == "p" {
+					return knee("p", tc.probe)
+				}
+				if tc.control == result.ResultFailed {
+					return result.Result{Name: "c", Result: result.ResultFailed}
+				}
+				return knee("c", tc.control)
+			})
+			c := &Control{
+				Probe:   config.Probe{Name: "c"},
+				Started: func(r result.Result) { watched = append(watched, "started after "+string(r.Result)) },
+				Ended:   func(r result.Result) { watched = append(watched, "ended "+string(r.Result)) },
+			}
+			r := run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
+			wantRan, wantWatched := []string{"p"}, []string(nil)
+			if tc.controlRuns {
+				wantRan = []string{"p", "c"}
+				wantWatched = []string{"started after " + string(tc.probe), "ended " + string(tc.control)}
+			}
+			if !slices.Equal(ran, wantRan) || !slices.Equal(watched, wantWatched) {
+				t.Errorf("ran %v, watched %v; want %v, %v", ran, watched, wantRan, wantWatched)
+			}
+			if r.Result != tc.want || r.Valid != tc.valid {
+				t.Errorf("result %s, valid %v; want %s, valid %v", r.Result, r.Valid, tc.want, tc.valid)
+			}
+		})
+	}
+	// Without a control, the probe's run alone.
+	n := 0
+	r := Runner(func(context.Context, config.Probe, Options) result.Result {
+		n++
+		return result.Result{Result: result.ResultCompleted}
+	}).WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, nil)
+	if n != 1 || r.Result != result.ResultCompleted {
+		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Result)
+	}
+}

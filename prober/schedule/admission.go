@@ -1,0 +1,162 @@
+package schedule
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// Admission: a run waits in acquire until its hosts are free and its load
+// fits under the caps, first come first served, and holds its claim until
+// release.
+
+// claim is what a run holds while it runs: its hosts (as keys: the host
+// name and each address it resolves to) and its highest load against the
+// caps. A run waiting in acquire holds its claim in the queue.
+type claim struct {
+	keys []string
+	conc int
+	rate float64
+}
+
+// claimFor is the claim of a run of p, and of its control when it has one:
+// the control runs within the probe's reservation.
+func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasControl bool) *claim {
+	c := &claim{}
+	probes := []config.Probe{p}
+	if hasControl {
+		probes = append(probes, control)
+	}
+	for _, q := range probes {
+		host, conc, rate := demand(q)
+		c.conc, c.rate = max(c.conc, conc), max(c.rate, rate)
+		if host == "" {
+			continue
+		}
+		c.keys = append(c.keys, "name "+host)
+		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		addrs, err := s.lookup(rctx, host)
+		cancel()
+		if err != nil {
+			// The run will say what is wrong with the name; the name
+			// alone keys its host.
+			continue
+		}
+		for _, a := range addrs {
+			c.keys = append(c.keys, "addr "+a.Unmap().WithZone("").String())
+		}
+	}
+	slices.Sort(c.keys)
+	c.keys = slices.Compact(c.keys)
+	return c
+}
+
+// demand is what a run of p asks for: its host and its highest level.
+func demand(p config.Probe) (host string, conc int, rate float64) {
+	if u, err := url.Parse(p.Request.URL); err == nil {
+		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	}
+	if p.Load.Mode() == config.ModeConcurrency {
+		return host, int(p.Load.Peak()), 0
+	}
+	return host, 0, p.Load.Peak()
+}
+
+// acquire waits until c's hosts are free and its load fits under the caps,
+// then reserves both. Waiters go first come, first served: a later run
+// starts before an earlier one only when it shares no host with it and
+// leaves it room under the caps, so a continuous probe that asks again the
+// moment its run ends cannot starve a ramp. It returns false when ctx ends
+// first.
+func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
+	s.mu.Lock()
+	s.queue = append(s.queue, c)
+	for {
+		if ctx.Err() == nil && s.grantable(c) {
+			for _, k := range c.keys {
+				s.busy[k] = true
+			}
+			s.usedConc += c.conc
+			s.usedRate += c.rate
+			s.leave(c)
+			s.mu.Unlock()
+			return true
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		if ctx.Err() != nil {
+			s.leave(c)
+			s.wake() // a later waiter may have waited behind this one
+			s.mu.Unlock()
+			return false
+		}
+	}
+}
+
+// grantable reports whether c may take its reservation now. Callers hold s.mu.
+func (s *Scheduler) grantable(c *claim) bool {
+	if s.conflicts(c, 0, 0) {
+		return false
+	}
+	for _, e := range s.queue {
+		if e == c {
+			return true
+		}
+		// An earlier waiter keeps its place: c must not take its host,
+		// nor the room under the caps it will need.
+		if shareKey(e, c) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// conflicts reports whether c cannot run now with extra load reserved
+// besides the runs under way. Callers hold s.mu.
+func (s *Scheduler) conflicts(c *claim, conc int, rate float64) bool {
+	for _, k := range c.keys {
+		if s.busy[k] {
+			return true
+		}
+	}
+	return s.usedConc+conc+c.conc > s.cfg.MaxConcurrency || s.usedRate+rate+c.rate > s.cfg.MaxRate
+}
+
+func shareKey(a, b *claim) bool {
+	for _, k := range a.keys {
+		if slices.Contains(b.keys, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// leave takes c out of the queue. Callers hold s.mu.
+func (s *Scheduler) leave(c *claim) {
+	s.queue = slices.DeleteFunc(s.queue, func(q *claim) bool { return q == c })
+}
+
+// wake tells every waiter to look again. Callers hold s.mu.
+func (s *Scheduler) wake() {
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
+
+func (s *Scheduler) release(c *claim) {
+	s.mu.Lock()
+	for _, k := range c.keys {
+		delete(s.busy, k)
+	}
+	s.usedConc -= c.conc
+	s.usedRate -= c.rate
+	s.wake()
+	s.mu.Unlock()
+}

@@ -1,0 +1,22 @@
+// Package schedule decides when each configured probe runs, and keeps the
+// results.
+//
+// It owns:
+//   - the loop of each probe (scheduler.go): a run at start, then every
+//     schedule.interval plus jitter, back to back when continuous, after
+//     failedRetry when a continuous run fails, and at once on Trigger; a
+//     reload (Apply) cancels the runs of changed and removed probes only;
+//   - admission (admission.go): a run waits until no other run holds any of
+//     its hosts (a name, and every address it resolves to) and its load fits
+//     under max_concurrency and max_rate, first come first served;
+//   - each probe's state (ProbeState: the run under way, the last finished
+//     run, the last completed one), which the collector, the status page and
+//     /api/v1/results read;
+//   - the store (store.go), which keeps the last finished runs across
+//     restarts. A canceled run (shutdown, reload) is never the last run,
+//     never stored.
+//
+// It sends no load itself: it calls the prober.Runner given to New
+// (prober.Run in the daemon, a fake in its tests) through
+// Runner.WithControl.
+package schedule

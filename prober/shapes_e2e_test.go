@@ -1,0 +1,131 @@
+package prober
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
+)
+
+// The failure shapes end to end, against the demo target's routes: what a
+// user running these probes reads in the diagnosis. The per-second
+// reference suite is prober/result's TestShapes.
+
+func diagnosis(r result.Result) string { return strings.Join(r.Diagnosis, "\n") }
+
+// runShape runs load against route with the abort rule off, so every
+// level runs whatever fails.
+func runShape(t *testing.T, route, load string) result.Result {
+	t.Helper()
+	p := probeFor(t, demoTarget(t, target.Options{})+route, load)
+	p.Abort.ErrorRatio = 1
+	r := Run(context.Background(), p, Options{})
+	for _, s := range r.Steps {
+		t.Logf("%s level %g: goodput %.0f/s, error ratio %.3f, latency mean %.2fms p99 %.2fms, error latency %+v, responses %v, errors %v",
+			route, s.Level, s.Goodput, s.ErrorRatio, 1e3*s.Latency.Mean, 1e3*s.Latency.P99, s.ErrorLatency, s.Responses, s.Errors)
+	}
+	t.Logf("%s diagnosis:\n%s", route, diagnosis(r))
+	return r
+}
+
+// At the level where /shed starts answering 503 at once, the step's latency
+// is still the 200s' (each holds 5 ms), and the 503s' is reported apart.
+func TestShedLatencyIsTheSuccesses(t *testing.T) {
+	r := runShape(t, "/shed", `concurrency: [4, 8, 16]
+step_duration: 1s`)
+	ff := r.BreakingPoints.FirstFailure
+	if ff == nil || ff.Level != 16 {
+		t.Fatalf("first failure %+v, want 16 connections", ff)
+	}
+	s := r.Steps[2]
+	work := target.TargetShedWorkTime.Seconds()
+	if s.Latency.P50 < work || s.Latency.Mean < work {
+		t.Errorf("level 16: latency p50 %v, mean %v; want the 200s' latency, at least the %v each holds", s.Latency.P50, s.Latency.Mean, target.TargetShedWorkTime)
+	}
+	if s.ErrorLatency == nil || s.ErrorLatency.Mean >= s.Latency.Mean {
+		t.Errorf("level 16: error latency %+v; want the 503s' own, quicker than the 200s' %v", s.ErrorLatency, s.Latency.Mean)
+	}
+	if r.Steps[0].ErrorLatency != nil {
+		t.Errorf("level 4: error latency %+v without a 503", r.Steps[0].ErrorLatency)
+	}
+}
+
+var pinnedRate = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while 429s took the rest: a rate limit, not a capacity`)
+
+// One level against /limited, 400 successes per wall-clock second: the cap
+// is named with its rate, where the old rule waited for two failing levels.
+// The step's first second holds two of the limiter's windows (it starts
+// idle): five seconds, the default step, leave four to judge.
+func TestLimitedAtOneLevelNamesTheCap(t *testing.T) {
+	r := runShape(t, "/limited", `concurrency: [4]
+step_duration: 5s`)
+	m := pinnedRate.FindStringSubmatch(diagnosis(r))
+	if m == nil {
+		t.Fatalf("no cap named:\n%s", diagnosis(r))
+	}
+	if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
+		t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
+	}
+}
+
+// A route failing 30% of requests at random has steady successes beside
+// steady failures too, but they follow the attempts: no cap.
+func TestFlakyIsNoCap(t *testing.T) {
+	r := runShape(t, "/flaky", `concurrency: [4]
+step_duration: 4s`)
+	s := r.Steps[0]
+	if !within(s.ErrorRatio, target.TargetFlakyRatio, 0.1) {
+		t.Errorf("error ratio %v, want about %v", s.ErrorRatio, target.TargetFlakyRatio)
+	}
+	if d := diagnosis(r); strings.Contains(d, "pinned") || strings.Contains(d, "depleting") {
+		t.Errorf("a fixed failure probability named a cap or a depletion:\n%s", d)
+	}
+}
+
+var cleanFor = regexp.MustCompile(`clean for ([0-9]+) requests, then only failures .*: a depleting resource`)
+
+// /leak answers 503 for good after 3000 requests: a depletion, counted.
+func TestLeakIsDepletion(t *testing.T) {
+	r := runShape(t, "/leak", `concurrency: [2, 4]
+step_duration: 2s`)
+	m := cleanFor.FindStringSubmatch(diagnosis(r))
+	if m == nil {
+		t.Fatalf("no depletion named:\n%s", diagnosis(r))
+	}
+	if n, _ := strconv.Atoi(m[1]); n > target.TargetLeakBudget || n < target.TargetLeakBudget*95/100 {
+		t.Errorf("depleted after %d requests, want near %d", n, target.TargetLeakBudget)
+	}
+	if strings.Contains(diagnosis(r), "more load, less work") {
+		t.Errorf("a depletion also named a collapse:\n%s", diagnosis(r))
+	}
+}
+
+// /collapse keeps working on requests the client abandoned at its 100 ms
+// timeout: timeouts begin past the pool's knee, then goodput falls while
+// the pool stays busy. A collapse, not a depletion.
+func TestCollapseIsNamed(t *testing.T) {
+	p := probeFor(t, demoTarget(t, target.Options{})+"/collapse", `concurrency: [4, 16, 32, 64]
+step_duration: 2s
+settle_timeout: 5s`)
+	p.Abort.ErrorRatio = 1
+	p.Request.Timeout = model.Duration(100 * time.Millisecond)
+	r := Run(context.Background(), p, Options{})
+	for _, s := range r.Steps {
+		t.Logf("/collapse level %g: goodput %.0f/s, error ratio %.3f, settle %.2fs, errors %v", s.Level, s.Goodput, s.ErrorRatio, s.SettleSeconds, s.Errors)
+	}
+	d := diagnosis(r)
+	t.Logf("/collapse diagnosis:\n%s", d)
+	if !strings.Contains(d, "more load, less work done: goodput fell from") || !strings.Contains(d, "timeouts on") {
+		t.Errorf("no collapse named with its cause:\n%s", d)
+	}
+	if strings.Contains(d, "depleting") {
+		t.Errorf("a collapse named a depletion:\n%s", d)
+	}
+}

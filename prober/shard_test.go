@@ -1,0 +1,218 @@
+package prober
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
+)
+
+func TestParseShard(t *testing.T) {
+	tests := []struct {
+		in, hostname string
+		want         Shard
+		wantErr      string // a part of the error; "" when valid
+	}{
+		{in: "0/1", want: Shard{0, 1}},
+		{in: "2/3", want: Shard{2, 3}},
+		{in: "ordinal/3", hostname: "loadprobe-2", want: Shard{2, 3}},
+		{in: "ordinal/12", hostname: "load-probe-11", want: Shard{11, 12}},
+		{in: "3/3", wantErr: "index 3 must be below the replica count 3"},
+		{in: "0/0", wantErr: "count N must be a whole number of at least 1"},
+		{in: "-1/3", wantErr: "must be a whole number from 0"},
+		{in: "1", wantErr: "is not i/N"},
+		{in: "a/3", wantErr: `index "a"`},
+		{in: "1/b", wantErr: "count N"},
+		{in: "ordinal/3", hostname: "laptop", wantErr: `host name "laptop" has no pod ordinal`},
+		{in: "ordinal/3", hostname: "loadprobe-web", wantErr: `index "web"`},
+		{in: "ordinal/3", hostname: "loadprobe-3", wantErr: "index 3 must be below the replica count 3"},
+	}
+	for _, tt := range tests {
+		got, err := ParseShard(tt.in, tt.hostname)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("ParseShard(%q, %q): %v", tt.in, tt.hostname, err)
+		case tt.wantErr == "" && got != tt.want:
+			t.Errorf("ParseShard(%q, %q) = %v, want %v", tt.in, tt.hostname, got, tt.want)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParseShard(%q, %q) = %v, %v; want an error with %q", tt.in, tt.hostname, got, err, tt.wantErr)
+		}
+	}
+}
+
+func TestShardConnectionsGiveTheRemainderToTheLowestIndexes(t *testing.T) {
+	tests := []struct {
+		level, replicas int
+		want            []int
+	}{
+		{10, 3, []int{4, 3, 3}},
+		{12, 3, []int{4, 4, 4}},
+		{2, 3, []int{1, 1, 0}},
+		{1, 3, []int{1, 0, 0}},
+		{7, 1, []int{7}},
+		{1024, 5, []int{205, 205, 205, 205, 204}},
+	}
+	for _, tt := range tests {
+		var got []int
+		for i := range tt.replicas {
+			got = append(got, Shard{i, tt.replicas}.Connections(tt.level))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%d connections over %d replicas: %v, want %v", tt.level, tt.replicas, got, tt.want)
+		}
+	}
+}
+
+// Whatever the level and the replica count, the fleet sends the level
+// exactly: no connection lost to rounding, none added, and no replica more
+// than one connection above another.
+func TestShardConnectionsAddUpToTheLevel(t *testing.T) {
+	for n := 1; n <= 16; n++ {
+		for level := 1; level <= 4096; level++ {
+			sum, lo, hi := 0, level, 0
+			for i := range n {
+				c := Shard{i, n}.Connections(level)
+				sum += c
+				lo, hi = min(lo, c), max(hi, c)
+			}
+			if sum != level || hi-lo > 1 {
+				t.Fatalf("%d connections over %d replicas: shares sum to %d, spread %d..%d", level, n, sum, lo, hi)
+			}
+		}
+	}
+}
+
+func TestShardRatesAddUpToTheLevel(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7} {
+		for _, rate := range []float64{0.5, 1, 10, 100, 333, 100000} {
+			var sum float64
+			for i := range n {
+				sum += Shard{i, n}.Rate(rate)
+			}
+			if !within(sum, rate, 1e-12) {
+				t.Errorf("%g req/s over %d replicas: shares sum to %g", rate, n, sum)
+			}
+		}
+	}
+}
+
+// The plan of a shard sends its share of every kind of load and reports the
+// fleet's level on each step.
+func TestPlanSendsTheShardsShareAndReportsTheFleetLevel(t *testing.T) {
+	url := "http://127.0.0.1:1/"
+	tests := []struct {
+		load  string
+		shard Shard
+		want  []stage // level, rampTo, fleetLevel
+	}{
+		{"concurrency: [1, 10, 12]", Shard{1, 3}, []stage{{level: 0, rampTo: 0, fleetLevel: 1}, {level: 3, rampTo: 3, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
+		{"concurrency: [1, 10, 12]", Shard{0, 3}, []stage{{level: 1, rampTo: 1, fleetLevel: 1}, {level: 4, rampTo: 4, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
+		{"concurrency: [5]", Shard{}, []stage{{level: 5, rampTo: 5, fleetLevel: 5}}},
+		{"rate: [30, 300]", Shard{2, 3}, []stage{{level: 10, rampTo: 10, fleetLevel: 30}, {level: 100, rampTo: 100, fleetLevel: 300}}},
+		{`phases:
+  - {name: up, duration: 1s, rate: 30, ramp_to: 90}
+  - {name: flat, duration: 1s, rate: 90}`, Shard{0, 3}, []stage{{level: 10, rampTo: 30, fleetLevel: 60}, {level: 30, rampTo: 30, fleetLevel: 90}}},
+	}
+	for _, tt := range tests {
+		got := plan(probeFor(t, url, tt.load).Load, tt.shard)
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s as %v: %d stages, want %d", tt.load, tt.shard, len(got), len(tt.want))
+		}
+		for i, w := range tt.want {
+			g := got[i]
+			if !within(g.level, w.level, 1e-9) || !within(g.rampTo, w.rampTo, 1e-9) || g.fleetLevel != w.fleetLevel {
+				t.Errorf("%s as %v, stage %d: level %g ramp_to %g fleet level %g; want %g, %g, %g",
+					tt.load, tt.shard, i, g.level, g.rampTo, g.fleetLevel, w.level, w.rampTo, w.fleetLevel)
+			}
+		}
+	}
+}
+
+// concurrencyLive records the most connections the closed loop asked for.
+type concurrencyLive struct {
+	NopLive
+	most atomic.Int64
+}
+
+func (l *concurrencyLive) Concurrency(n int) {
+	if int64(n) > l.most.Load() {
+		l.most.Store(int64(n))
+	}
+}
+
+// Replica 1 of 3 at the fleet's level 12 holds 4 connections against a
+// /work pool of 12: the server sees at most 4 requests at once, Little's
+// law reads 4 in flight, and the step still reports level 12.
+func TestShardHoldsItsShareOfTheLevel(t *testing.T) {
+	work := target.New(target.Options{Workers: 12, WorkTime: 10 * time.Millisecond})
+	var inFlight, most atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		work.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p := probeFor(t, srv.URL+"/work", `concurrency: [12]
+step_duration: 1s
+warmup: 100ms`)
+	live := &concurrencyLive{}
+
+	r := Run(context.Background(), p, Options{Live: live, Shard: Shard{1, 3}})
+
+	if r.Result != result.ResultCompleted || len(r.Steps) != 1 {
+		t.Fatalf("result %s with levels %v, want completed with 1 level; error %q", r.Result, levels(r), r.Error)
+	}
+	s := r.Steps[0]
+	if s.Level != 12 {
+		t.Errorf("the step reports level %g, want the fleet's 12", s.Level)
+	}
+	if got := live.most.Load(); got != 4 {
+		t.Errorf("loadprobe_concurrency reached %d, want the share 4", got)
+	}
+	if got := most.Load(); got != 4 {
+		t.Errorf("the target saw up to %d requests at once, want the share 4", got)
+	}
+	if !within(s.InFlight, 4, 0.15) {
+		t.Errorf("Little's law: %.2f in flight, want about 4", s.InFlight)
+	}
+	// Held against its share, not against the fleet's level.
+	if !within(s.LoadHeldRatio, 1, 0.15) {
+		t.Errorf("load held ratio %.2f, want about 1 (4 of its 4 connections)", s.LoadHeldRatio)
+	}
+}
+
+// A replica whose share of a level is no connection holds the step idle for
+// its duration, so it steps with the fleet, and reports it with no
+// attempts; it settles only once it has sent load of its own.
+func TestShardIdlesThroughALevelBelowTheReplicaCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := probeFor(t, "http://127.0.0.1:1/", `concurrency: [1, 2]
+step_duration: 3s`)
+		start := time.Now()
+
+		r := Run(context.Background(), p, Options{Shard: Shard{2, 3}})
+
+		if got := time.Since(start); got != 6*time.Second {
+			t.Errorf("two idle steps of 3s took %s, want 6s", got)
+		}
+		if r.Result != result.ResultCompleted || !slices.Equal(levels(r), []float64{1, 2}) {
+			t.Fatalf("result %s with levels %v, want completed with levels 1 and 2", r.Result, levels(r))
+		}
+		for _, s := range r.Steps {
+			if s.Attempts != 0 || s.SettleSeconds != 0 || s.LoadHeldRatio != 1 || s.ErrorRatio != 0 {
+				t.Errorf("idle step at level %g: %d attempts, settled %gs, held %g, error ratio %g; want 0, 0, 1, 0",
+					s.Level, s.Attempts, s.SettleSeconds, s.LoadHeldRatio, s.ErrorRatio)
+			}
+		}
+	})
+}
