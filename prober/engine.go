@@ -108,9 +108,8 @@ type engine struct {
 	mu       sync.Mutex
 	finished []result.Step // the steps that ran their full length, for abandon
 
-	pool        senderPool    // open loop: the senders, kept across steps
-	measureFrom time.Time     // open loop: start of the current step's measured window
-	window      time.Duration // length of the current step's measured window
+	pool   senderPool    // open loop: the senders, kept across steps
+	window time.Duration // length of the current step's measured window
 }
 
 // Run runs probe p once, step by step, and returns its result: the one
@@ -147,7 +146,6 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	defer cancel()
 	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
-	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}
 	}

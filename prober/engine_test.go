@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,28 +416,27 @@ max_in_flight: 10`)
 	}
 }
 
-// pacerHolder holds up the open-loop pacer once, for hold, in the call that
-// reports the offered rate of its n-th request: a generator busy elsewhere
-// (GC, a preempted thread) as the engine sees it.
-type pacerHolder struct {
+// senderHolder holds up the open-loop sender of the n-th request once, for
+// hold, as it is about to send (its in-flight count goes up first): a
+// generator busy elsewhere (GC, a preempted thread) as the engine sees it.
+type senderHolder struct {
 	recordingLive
-	calls, n int
-	hold     time.Duration
+	calls atomic.Int64
+	n     int64
+	hold  time.Duration
 }
 
-func (l *pacerHolder) OfferedRate(float64) {
-	l.calls++ // the pacer's own goroutine alone calls it
-	if l.calls == l.n {
+func (l *senderHolder) InFlight(delta int) {
+	if delta > 0 && l.calls.Add(1) == l.n {
 		time.Sleep(l.hold)
 	}
 }
 
 func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
 	url := demoTarget(t, target.Options{}) + "/noop"
-	// A phase that ramps reports its offered rate before every request.
-	p := probeFor(t, url, `phases:
-  - {name: ramp, duration: 2s, rate: 200, ramp_to: 201}`)
-	live := &pacerHolder{n: 100, hold: 300 * time.Millisecond}
+	p := probeFor(t, url, `rate: [200]
+step_duration: 2s`)
+	live := &senderHolder{n: 100, hold: 300 * time.Millisecond}
 	r := Run(context.Background(), p, Options{Live: live})
 	if live.maxSendDelay < 0.3 {
 		t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)

@@ -1,0 +1,60 @@
+package prober
+
+import (
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// alarm wakes the Go scheduler at a given time to within microseconds.
+//
+// When the generator has nothing to run, the Go runtime sleeps in
+// epoll_wait until its next timer, and epoll_wait takes a timeout in whole
+// milliseconds: a sender whose request is due in 200µs wakes up to a
+// millisecond late, and that lateness is charged to the target (latency
+// runs from the intended send time). The alarm is a timerfd registered with
+// the runtime's poller: when it expires, epoll_wait returns, the scheduler
+// runs the timers that are due, and the sender's own timer fires on time.
+// Nobody reads the timerfd: the poller is edge-triggered, so every expiry
+// is an event of its own. It ticks at the schedule's interval, so the
+// senders make no system call for it; the open loop's watch sets it again
+// every millisecond (open.go).
+type alarm struct {
+	f  *os.File // keeps the descriptor registered with the poller
+	fd uintptr
+}
+
+type itimerspec struct{ interval, value syscall.Timespec }
+
+// newAlarm returns nil when the system offers no timerfd: then sleeps have
+// the runtime's own precision.
+func newAlarm() *alarm {
+	const clockMonotonic = 1
+	fd, _, errno := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errno != 0 {
+		return nil
+	}
+	return &alarm{f: os.NewFile(fd, "alarm"), fd: fd}
+}
+
+// alarmSlack is added to every alarm so that it never goes off before the
+// Go timer it stands for is due (which would leave the runtime to sleep a
+// whole millisecond again).
+const alarmSlack = 2 * time.Microsecond
+
+// every makes the alarm go off at first and then every period.
+func (a *alarm) every(first time.Time, period time.Duration) {
+	if a == nil {
+		return
+	}
+	wait := max(time.Until(first), 0) + alarmSlack
+	spec := itimerspec{value: syscall.NsecToTimespec(int64(wait)), interval: syscall.NsecToTimespec(int64(period))}
+	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+}
+
+func (a *alarm) close() {
+	if a != nil {
+		a.f.Close()
+	}
+}
