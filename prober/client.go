@@ -26,11 +26,12 @@ const maxBodyBytes = 10 << 20
 // Client sends one probe's request. It is built once per run from
 // config.Request and hands each worker a Conn of its own.
 //
-// Plain http:// requests whose settings need nothing of net/http go through
-// a lean HTTP/1.1 client (client_fast.go) that serializes the request once
-// and allocates nothing per attempt; everything else (https, proxies, OAuth2,
-// redirects, http_headers) goes through net/http configured by prometheus/common
-// (client_std.go). Both keep one TCP connection per Conn (but for OAuth2, see
+// Requests whose settings need nothing of net/http go through a lean
+// HTTP/1.1 client (client_fast.go) that serializes the request once and
+// allocates nothing per attempt, over crypto/tls for https unless HTTP/2 is
+// enabled (client_tls.go); everything else (HTTP/2, proxies, OAuth2,
+// redirects, http_headers, secret references) goes through net/http
+// configured by prometheus/common (client_std.go). Both keep one TCP connection per Conn (but for OAuth2, see
 // client_std.go) and classify failures the same way (classify.go).
 //
 // Both paths behave alike where it shows in the figures:
@@ -76,7 +77,7 @@ func NewClient(req config.Request, name string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	if needsStd(req, u) {
+	if needsStd(req, u) != "" {
 		std, err := newStdClient(req, u, name)
 		if err != nil {
 			return nil, err
@@ -120,20 +121,53 @@ func (c *Client) Abort() {
 	c.Close()
 }
 
-// needsStd says whether a request must go through net/http: whatever the
-// lean client cannot send. Authentication that resolves to a fixed header
-// (basic_auth, authorization, bearer_token, with their *_file variants) is
-// resolved once by the lean client; only secret-manager references need the
-// std path.
-func needsStd(req config.Request, u *url.URL) bool {
+// needsStd names the setting for which a request must go through net/http,
+// or "" when the lean client can send it. Authentication that resolves to a
+// fixed header (basic_auth, authorization, bearer_token, with their *_file
+// variants) is resolved once by the lean client; only secret-manager
+// references need the std path. https goes through the lean client too
+// (client_tls.go), unless enable_http2 (the default) lets the server choose
+// HTTP/2, which only net/http speaks.
+func needsStd(req config.Request, u *url.URL) string {
 	hc := req.HTTPClientConfig
-	return u.Scheme != "http" ||
-		hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment ||
-		hc.OAuth2 != nil ||
-		hc.FollowRedirects ||
-		hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0 ||
-		hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != "") ||
-		hc.Authorization != nil && hc.Authorization.CredentialsRef != ""
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "scheme " + u.Scheme
+	case u.Scheme == "https" && hc.EnableHTTP2:
+		return "enable_http2"
+	case tlsSecretRef(hc.TLSConfig) != "":
+		return tlsSecretRef(hc.TLSConfig)
+	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
+		return "proxy"
+	case hc.OAuth2 != nil:
+		return "oauth2"
+	case hc.FollowRedirects:
+		return "follow_redirects"
+	case hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0:
+		return "http_headers"
+	case hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != ""):
+		return "basic_auth secret reference"
+	case hc.Authorization != nil && hc.Authorization.CredentialsRef != "":
+		return "authorization secret reference"
+	}
+	return ""
+}
+
+// ClientPath names the client that sends req, for `loadprobe run` to say:
+// the lean HTTP/1.1 client, over TLS for https, or net/http and the setting
+// that needs it.
+func ClientPath(req config.Request) string {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return "none (url: " + err.Error() + ")"
+	}
+	switch why := needsStd(req, u); {
+	case why != "":
+		return "net/http (" + why + ")"
+	case u.Scheme == "https":
+		return "lean HTTP/1.1 client over TLS"
+	}
+	return "lean HTTP/1.1 client"
 }
 
 // userAgent is the User-Agent of every request unless headers set one.

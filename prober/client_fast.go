@@ -3,6 +3,7 @@ package prober
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"maps"
@@ -30,9 +31,10 @@ import (
 const readBufferSize = 8 << 10
 
 type fastClient struct {
-	addr      string // host:port to dial
-	request   []byte // the whole request, body included
-	head      bool   // HEAD: no response has a body
+	addr      string      // host:port to dial
+	tls       *tls.Config // https (client_tls.go); nil for http
+	request   []byte      // the whole request, body included
+	head      bool        // HEAD: no response has a body
 	keepAlive bool
 	// replayable requests are sent again, once, on a fresh connection when
 	// a reused one turns out to have been closed by the server before it
@@ -50,9 +52,16 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	tlsConfig, err := fastTLSConfig(req.HTTPClientConfig, u)
+	if err != nil {
+		return nil, err
+	}
 	port := u.Port()
 	if port == "" {
 		port = "80"
+		if tlsConfig != nil {
+			port = "443"
+		}
 	}
 	// Header names canonical, as net/http sends them.
 	headers := make(map[string]string, len(req.Headers))
@@ -65,6 +74,7 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 	return &fastClient{
 		aborted: aborted, abort: abort,
 		addr:      net.JoinHostPort(u.Hostname(), port),
+		tls:       tlsConfig,
 		request:   serializeRequest(req, u, headers, auth),
 		head:      req.Method == "HEAD",
 		keepAlive: req.KeepAlive,
@@ -135,7 +145,8 @@ func (c *fastClient) close() {
 
 type fastConn struct {
 	c      *fastClient
-	nc     net.Conn // nil until dialled, and after any failure
+	nc     net.Conn // nil until dialled, and after any failure; over TLS, the TLS connection
+	raw    net.Conn // the TCP connection under nc
 	br     *bufio.Reader
 	reused bool // nc has carried a complete response
 }
@@ -208,16 +219,27 @@ func (fc *fastConn) dial(deadline time.Time) error {
 		return err
 	}
 	fc.c.conns.add(nc)
-	fc.nc = nc
-	fc.br.Reset(nc)
+	fc.raw, fc.nc = nc, nc
+	if fc.c.tls != nil {
+		tc, err := handshake(fc.c.aborted, nc, fc.c.tls)
+		if err != nil {
+			fc.closeConn()
+			return err
+		}
+		fc.nc = tc
+	}
+	fc.br.Reset(fc.nc)
 	fc.reused = false
 	return nil
 }
 
+// closeConn closes the TCP connection; over TLS without a close_notify,
+// which would cost a write per closed connection and tells the server
+// nothing a closed socket does not.
 func (fc *fastConn) closeConn() {
-	fc.c.conns.remove(fc.nc)
-	fc.nc.Close()
-	fc.nc = nil
+	fc.c.conns.remove(fc.raw)
+	fc.raw.Close()
+	fc.nc, fc.raw = nil, nil
 	fc.reused = false
 }
 

@@ -1,0 +1,62 @@
+package prober
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/url"
+
+	commoncfg "github.com/prometheus/common/config"
+)
+
+// https on the fast path: crypto/tls under the lean HTTP/1.1 client. The
+// TLS configuration is prometheus/common's, built from tls_config by
+// NewTLSConfig as net/http's path builds it, so every setting means the
+// same on both paths: ca/ca_file, cert/cert_file and key/key_file (client
+// certificates, read at each handshake, as prometheus/common does),
+// server_name, insecure_skip_verify, min_version and max_version. The
+// server name defaults to the URL's host, as in net/http. ALPN offers
+// http/1.1 only: a probe that allows HTTP/2 (enable_http2, the default)
+// goes through net/http, which can speak it.
+
+// fastTLSConfig returns the TLS configuration of an https URL on the fast
+// path, or nil for http.
+func fastTLSConfig(hc commoncfg.HTTPClientConfig, u *url.URL) (*tls.Config, error) {
+	if u.Scheme != "https" {
+		return nil, nil
+	}
+	cfg, err := commoncfg.NewTLSConfig(&hc.TLSConfig)
+	if err != nil {
+		return nil, fmt.Errorf("tls_config: %w", err)
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = u.Hostname()
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	return cfg, nil
+}
+
+// tlsSecretRef names the tls_config setting that reads a secret manager,
+// which only net/http's path is given; "" when there is none.
+func tlsSecretRef(t commoncfg.TLSConfig) string {
+	switch {
+	case t.CARef != "":
+		return "tls_config ca_ref"
+	case t.CertRef != "":
+		return "tls_config cert_ref"
+	case t.KeyRef != "":
+		return "tls_config key_ref"
+	}
+	return ""
+}
+
+// handshake runs the client side of a TLS handshake over nc, by the
+// deadline already set on nc, or until ctx ends (Client.Abort).
+func handshake(ctx context.Context, nc net.Conn, cfg *tls.Config) (*tls.Conn, error) {
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
