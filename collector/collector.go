@@ -45,6 +45,7 @@ type Collector struct {
 	runs        *prometheus.CounterVec
 	running     *prometheus.GaugeVec
 	waited      *prometheus.CounterVec
+	ws          *wsFamilies
 
 	mu   sync.Mutex
 	live map[string]*Live
@@ -115,6 +116,7 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 			Name:      "run_wait_seconds_total",
 			Help:      "Seconds runs spent waiting to start: for another probe against the same host to finish, or for room under max_concurrency / max_rate.",
 		}, []string{"probe"}),
+		ws:   newWSFamilies(),
 		live: map[string]*Live{},
 	}
 	reg.MustRegister(
@@ -122,6 +124,7 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running, c.waited,
 		newResultCollector(src),
 	)
+	reg.MustRegister(c.ws.collectors()...)
 	return c
 }
 
@@ -168,6 +171,7 @@ func (c *Collector) Forget(probe string) {
 	c.runs.DeletePartialMatch(l)
 	c.running.DeletePartialMatch(l)
 	c.waited.DeletePartialMatch(l)
+	c.ws.forget(l)
 }
 
 func (c *Collector) get(probe string) *Live {
@@ -187,6 +191,7 @@ func (c *Collector) get(probe string) *Live {
 		offeredRate: c.offeredRate.WithLabelValues(probe),
 		dropped:     c.dropped.WithLabelValues(probe),
 		running:     c.running.WithLabelValues(probe),
+		ws:          wsLive{families: c.ws},
 	}
 	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
 		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String())
@@ -225,6 +230,8 @@ type Live struct {
 	sendDelay  atomic.Pointer[observerRef]
 	sendDelayV *prometheus.HistogramVec
 	responses  *prometheus.CounterVec
+
+	ws wsLive // WebSocket probes only (websocket.go)
 }
 
 type observerRef struct{ o prometheus.Observer }

@@ -57,6 +57,9 @@ type Load struct {
 	Warmup        model.Duration `yaml:"warmup"`
 	MaxInFlight   int            `yaml:"max_in_flight"`
 	SettleTimeout model.Duration `yaml:"settle_timeout"`
+	// Sessions bounds the sessions an open-loop WebSocket load spreads its
+	// messages over; 0: as many as needed (up to max_in_flight).
+	Sessions int `yaml:"sessions,omitempty"`
 }
 
 // Phase is one part of an open-loop profile; with RampTo the rate moves

@@ -54,6 +54,7 @@ func (v *validator) config(c *Config, dir string) {
 		}
 		v.request(c, &p.Request, pp.to("request"), dir)
 		v.load(c, &p.Load, pp.to("load"))
+		v.webSocket(p, pp)
 		v.rules(&p.Rules, pp.to("rules"))
 		v.abort(&p.Abort, pp.to("abort"))
 		if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {

@@ -126,7 +126,7 @@ type engine struct {
 // abandonAfter after ctx ends, even if an attempt under way does not.
 func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	started := time.Now()
-	client, err := NewClient(p.Request, p.Name)
+	client, err := newConnector(p.Request, p.Name, opts.Live)
 	if err != nil {
 		r := newResult(p, started)
 		r.Result, r.Error = result.ResultFailed, err.Error()
@@ -146,6 +146,9 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	defer cancel()
 	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
+	if p.Load.Sessions > 0 { // WebSocket: one message at a time on each session
+		e.pool.max = min(p.Load.Sessions, e.pool.max)
+	}
 	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}

@@ -63,6 +63,8 @@ type Target struct {
 	limit    targetWindow
 	_        [56]byte
 	cpuSink  atomic.Uint64 // keeps the --work=cpu loop from being optimised away
+	// wsSessions counts the open /ws-limited sessions.
+	wsSessions atomic.Int64
 }
 
 // New returns a demo target with a fresh state: an idle pool, nothing
@@ -110,6 +112,8 @@ func (t *Target) indexText() string {
 	row("/slow", fmt.Sprintf("200 after %v", TargetSlowDelay))
 	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", TargetMaxDelay.Milliseconds()))
 	row("/status?code=N", "answers with status N (200..599)")
+	row("/ws", "WebSocket: echoes every message")
+	row("/ws-limited", fmt.Sprintf("WebSocket: echoes, holding at most %d sessions; closes any beyond with 1013 (try again later)", TargetWSSessions))
 	return b.String()
 }
 
@@ -210,6 +214,10 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		targetText(w, code, strconv.Itoa(code)+" "+http.StatusText(code)+"\n")
+	case "/ws":
+		t.serveWS(w, r, false)
+	case "/ws-limited":
+		t.serveWS(w, r, true)
 	case "/":
 		h := w.Header()
 		h["Content-Type"] = targetTextPlain
