@@ -58,7 +58,7 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "requests_total",
-			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other). Outcomes are mutually exclusive: their sum is the number of attempts.",
+			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.",
 		}, []string{"probe", "outcome"}),
 		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,

@@ -258,8 +258,9 @@ loadprobe_in_flight_requests{probe="a"} 2
 # HELP loadprobe_offered_rate Requests per second the open-loop load asks for now (0 when idle).
 # TYPE loadprobe_offered_rate gauge
 loadprobe_offered_rate{probe="a"} 0
-# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other). Outcomes are mutually exclusive: their sum is the number of attempts.
+# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.
 # TYPE loadprobe_requests_total counter
+loadprobe_requests_total{outcome="closed",probe="a"} 0
 loadprobe_requests_total{outcome="dns",probe="a"} 0
 loadprobe_requests_total{outcome="http_error",probe="a"} 1
 loadprobe_requests_total{outcome="other",probe="a"} 0

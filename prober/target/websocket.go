@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -38,7 +39,17 @@ func (t *Target) serveWS(w http.ResponseWriter, r *http.Request, limited bool) {
 			_ = s.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 			return
 		}
-		defer t.wsSessions.Add(-1)
+		// The place is freed once: before the answer to a client's close
+		// leaves (so that client may open another at once), or when the
+		// session ends otherwise.
+		var release sync.Once
+		free := func() { release.Do(func() { t.wsSessions.Add(-1) }) }
+		defer free()
+		answer := s.CloseHandler()
+		s.SetCloseHandler(func(code int, text string) error {
+			free()
+			return answer(code, text)
+		})
 	}
 	// A hijacked connection outlives http.Server.Shutdown: the session
 	// ends with the target's context instead.
