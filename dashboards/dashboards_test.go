@@ -27,6 +27,9 @@ var families = map[string][]string{
 	"loadprobe_concurrency":            {"probe"},
 	"loadprobe_offered_rate":           {"probe"},
 	"loadprobe_dropped_requests_total": {"probe"},
+	// live, WebSocket probes only
+	"loadprobe_websocket_handshakes_total":  {"probe", "outcome"},
+	"loadprobe_websocket_close_codes_total": {"probe", "code"},
 	// per step
 	"loadprobe_step_throughput":           {"probe", "level"},
 	"loadprobe_step_goodput":              {"probe", "level"},
@@ -61,8 +64,9 @@ var families = map[string][]string{
 
 // histograms are exported in classic and native form: name_bucket/_sum/_count, or name.
 var histograms = map[string][]string{
-	"loadprobe_request_duration_seconds": {"probe", "outcome"},
-	"loadprobe_send_delay_seconds":       {"probe"},
+	"loadprobe_request_duration_seconds":             {"probe", "outcome"},
+	"loadprobe_send_delay_seconds":                   {"probe"},
+	"loadprobe_websocket_handshake_duration_seconds": {"probe"},
 }
 
 // knownMetrics returns every selectable name with its labels (beyond job and instance):
