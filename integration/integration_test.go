@@ -109,6 +109,12 @@ probes:
     load: {concurrency: [4, 10], step_duration: 1s}
     schedule: {interval: 30s}
 
+  # WebSocket: /ws-limited holds 8 sessions and closes the 9th with 1013.
+  - name: ws
+    request: {url: "ws://TARGET/ws-limited", timeout: 1s}
+    load: {concurrency: [8, 9], step_duration: 1s}
+    schedule: {interval: 1h}
+
   # A continuous canary.
   - name: canary
     request: {url: "http://TARGET/noop", timeout: 1s}
@@ -116,7 +122,7 @@ probes:
     schedule: {continuous: true}
 `
 
-var configuredProbes = []string{"work", "noop", "limited", "shed", "canary"}
+var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "canary"}
 
 // runsBeforeRestart is how many runs of "work" end before the restart.
 const runsBeforeRestart = 2
@@ -139,6 +145,8 @@ var probeExpect = []struct{ probe, file, source string }{
 	{"limited", "loadprobe-probe.json", "panel Open loop: send delay / A"},
 	{"limited", "loadprobe-probe.json", "panel Open loop: send delay / B"},
 	{"canary", "loadprobe-probe.json", "panel Open loop: send delay / B"},
+	{"ws", "loadprobe-probe.json", "panel WebSocket handshakes per second by outcome / A"},
+	{"ws", "loadprobe-probe.json", "panel WebSocket sessions closed by the server, by close code / A"},
 }
 
 type mode struct {
