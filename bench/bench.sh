@@ -14,6 +14,10 @@
 #                halve the interval between the last rate held and that one
 #   gobench    : go test -bench for the per-request cost of recording an
 #                attempt (BenchmarkRecordAttempt and its parts)
+#   websocket  : message round trips per generator CPU-second against
+#                `loadprobe target`'s /ws echo (pinned as nginx is): loadprobe's
+#                closed loop beside a bare gorilla/websocket loop, 8 sessions
+#                (go test -bench BenchmarkWebSocketRoundTrips)
 #
 # The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
 # raw outputs, exact command lines and /usr/bin/time -v data stay in
@@ -22,7 +26,7 @@
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
-#   SCENARIOS="gobench throughput rate maxrate" PIN=1 COOLDOWN=1
+#   SCENARIOS="gobench throughput rate maxrate websocket" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
 #   INSTALL=1 (apt-get/go install what is missing; 0: fail instead)
@@ -64,7 +68,7 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate websocket"}
 PIN=${PIN:-1}
 COOLDOWN=${COOLDOWN:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
@@ -146,9 +150,10 @@ wait_quiet() {
 }
 
 # ------------------------------------------------------------------ nginx
-NGX_PID=""; GEN_PID=""
+NGX_PID=""; GEN_PID=""; WS_PID=""
 cleanup() {
   [ -n "$GEN_PID" ] && kill "$GEN_PID" 2>/dev/null
+  [ -n "$WS_PID" ] && { kill "$WS_PID" 2>/dev/null; wait "$WS_PID" 2>/dev/null; WS_PID=""; }
   [ -n "$NGX_PID" ] && { kill "$NGX_PID" 2>/dev/null; wait "$NGX_PID" 2>/dev/null; }
   GEN_PID=""; NGX_PID=""
 }
@@ -342,6 +347,28 @@ run_attempt() {
   [ "$noisy" = 0 ]
 }
 
+# ------------------------------------------------------------------ websocket
+# scenario_websocket: `loadprobe target` on a free loopback port (pinned as nginx
+# is), then the round-trip benchmark, compiled first, pinned as a generator is,
+# against its /ws echo. The output goes to RUN/websocket.txt for the report.
+scenario_websocket() {
+  local bin=${BIN[${LP_NAMES[0]}]} tlog="$RUN/ws-target.log" addr="" i
+  "${SRV_PIN[@]}" "$bin" target --listen=127.0.0.1:0 > "$tlog" 2>&1 &
+  WS_PID=$!
+  for i in $(seq 1 50); do
+    addr=$(grep -o 'address=127\.0\.0\.1:[0-9]*' "$tlog" | head -1 | cut -d= -f2)
+    [ -n "$addr" ] && break
+    sleep 0.1
+  done
+  if [ -z "$addr" ]; then log "loadprobe target did not start (see $tlog)"; cleanup; return; fi
+  (cd "$ROOT" && go test -c -o "$RUN/prober.test" ./prober) || { log "go test -c ./prober failed"; cleanup; return; }
+  log "WebSocket round trips against ws://$addr/ws"
+  LOADPROBE_BENCH_WS_URL="ws://$addr/ws" timeout 120 "${GEN_PIN[@]}" env GOMAXPROCS="$GEN_CPUS" \
+    "$RUN/prober.test" -test.run '^$' -test.bench 'WebSocketRoundTrips' -test.benchtime=1x > "$RUN/websocket.txt" 2>&1 \
+    || log "the WebSocket benchmark failed (see $RUN/websocket.txt)"
+  kill "$WS_PID" 2>/dev/null; wait "$WS_PID" 2>/dev/null; WS_PID=""
+}
+
 # held NAME RATE: did the last maxrate run of NAME at RATE hold the rate?
 held() {
   jq -s -e --arg n "$1" --argjson r "$2" --argjson h "$HOLD" \
@@ -422,6 +449,7 @@ for sc in $SCENARIOS; do
           i=$(( i + 1 ))
         done
       done ;;
+    websocket) scenario_websocket ;;
     *) log "unknown scenario $sc" ;;
   esac
 done

@@ -130,3 +130,20 @@ $(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/gobench.txt")
 \`\`\`
 EOF
 fi
+
+if [ -s "$RUN/websocket.txt" ]; then
+  cat <<EOF
+
+## E) WebSocket: message round trips per generator CPU-second (\`go test -bench\`)
+
+\`BenchmarkWebSocketRoundTrips\` against \`loadprobe target\`'s \`/ws\` echo on the server's core,
+8 sessions for 3 s each: \`bare\` = a plain loop over gorilla/websocket (write, read the next
+message whole, a deadline per round trip), \`loadprobe\` = a closed-loop run of a WebSocket
+probe (engine, recorders, every round trip in the step figures). The ratio of their
+\`roundtrips/cpu-s\` is the generator's overhead over the bare library.
+
+\`\`\`
+$(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/websocket.txt")
+\`\`\`
+EOF
+fi
