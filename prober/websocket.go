@@ -222,10 +222,18 @@ func (w *wsConn) open(deadline time.Time) (code int, o result.Outcome) {
 	cancel()
 	switch {
 	case err == nil:
+		c.sessions.add(s)
+		// Abort cancels, then closes the sessions it finds: a handshake
+		// that ended after that finds the cancel and closes its own.
+		if err := c.ctx.Err(); err != nil {
+			c.sessions.remove(s)
+			s.Close()
+			o = classify(err)
+			break
+		}
 		o = result.Success
 		s.SetReadLimit(maxBodyBytes)
 		w.session = s
-		c.sessions.add(s)
 	case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != upgradedCode:
 		// The server answered, and not with a switch of protocols.
 		code, o = resp.StatusCode, result.HTTPError

@@ -268,3 +268,32 @@ step_duration: 500ms`)
 		})
 	}
 }
+
+// A canceled run ends the round trips under way at once: sessions that wait
+// for replies that never come are closed by Abort, so the run returns
+// canceled with nothing left behind, long before its 10s timeout.
+func TestWebSocketRunStopsWhenCanceled(t *testing.T) {
+	opened := make(chan struct{}, 4)
+	url := wsServer(t, func(s *websocket.Conn) {
+		opened <- struct{}{}
+		for {
+			if _, _, err := s.ReadMessage(); err != nil {
+				return
+			}
+		}
+	})
+	p := probeFor(t, url, `concurrency: [4]
+step_duration: 30s`)
+	p.Request.Timeout = model.Duration(10 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range 4 {
+			<-opened
+		}
+		cancel() // every session waits for its first reply
+	}()
+	r := Run(ctx, p, Options{})
+	if r.Result != result.ResultCanceled || r.Error != "" {
+		t.Errorf("result %s (%q); want canceled, with no attempt left behind", r.Result, r.Error)
+	}
+}
