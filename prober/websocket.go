@@ -111,7 +111,7 @@ func newWSClient(req config.Request, live WebSocketLive) (*wsClient, error) {
 	if header.Get("User-Agent") == "" {
 		header.Set("User-Agent", userAgent())
 	}
-	auth, err := staticAuthorization(hc, u)
+	auth, err := staticAuthorization(hc)
 	if err != nil {
 		return nil, err
 	}
