@@ -147,8 +147,10 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	defer cancel()
 	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
-	if p.Load.Sessions > 0 { // WebSocket: one message at a time on each session
-		e.pool.max = min(p.Load.Sessions, e.pool.max)
+	if s := p.Load.Sessions; s > 0 {
+		// WebSocket: one message at a time on each session; the replicas
+		// of a fleet share the sessions as they share connections.
+		e.pool.max = min(max(opts.Shard.Connections(s), 1), e.pool.max)
 	}
 	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
