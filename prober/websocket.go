@@ -55,8 +55,8 @@ const upgradedCode = http.StatusSwitchingProtocols
 // closeGrace bounds the close handshake of a session the probe ends.
 const closeGrace = 100 * time.Millisecond
 
-// IsWebSocket reports whether rawURL names a WebSocket probe (ws:// or wss://).
-func IsWebSocket(rawURL string) bool {
+// isWebSocket reports whether rawURL names a WebSocket probe (ws:// or wss://).
+func isWebSocket(rawURL string) bool {
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	return ok && (strings.EqualFold(scheme, "ws") || strings.EqualFold(scheme, "wss"))
 }
@@ -64,7 +64,7 @@ func IsWebSocket(rawURL string) bool {
 // newConnector builds the client a probe's request needs: a WebSocket
 // client for ws:// and wss://, else the HTTP Client.
 func newConnector(req config.Request, name string, live Live) (connector, error) {
-	if IsWebSocket(req.URL) {
+	if isWebSocket(req.URL) {
 		wl, _ := live.(WebSocketLive)
 		return newWSClient(req, wl)
 	}
