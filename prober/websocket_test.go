@@ -323,3 +323,21 @@ step_duration: 30s`)
 		t.Errorf("result %s (%q); want canceled, with no attempt left behind", r.Result, r.Error)
 	}
 }
+
+// keep_alive: false opens a session for every message, each a handshake.
+func TestWebSocketWithoutKeepAliveOpensASessionPerMessage(t *testing.T) {
+	p := probeFor(t, wsURL(t, "/ws"), `concurrency: [2]
+step_duration: 300ms`)
+	p.Request.KeepAlive = false
+	live := newWSLive()
+	r := Run(context.Background(), p, Options{Live: live})
+	s := r.Steps[0]
+	if s.Attempts == 0 || s.Responses[101] != s.Attempts {
+		t.Errorf("%d attempts, responses %v; want every round trip answered", s.Attempts, s.Responses)
+	}
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.handshakes[result.Success] != live.attempts[result.Success] {
+		t.Errorf("%d handshakes for %d round trips; want one each", live.handshakes[result.Success], live.attempts[result.Success])
+	}
+}
