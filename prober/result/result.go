@@ -59,6 +59,9 @@ type Step struct {
 	PerSecond     []Second         `json:"per_second"`
 	// Open loop only: scheduled requests not sent because max_in_flight was reached.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Started is when the step's load began: the replicas of a fleet
+	// compare it to see that they stepped together.
+	Started time.Time `json:"started"`
 }
 
 // Latency is a latency distribution of a step's responses, in seconds.
