@@ -12,7 +12,9 @@ import (
 // pacedClient answers every attempt after latency(now), or times out at
 // the attempt's deadline when that comes first. It runs on synctest's
 // clock: every step start can be compared exactly.
-type pacedClient struct{ latency func(now time.Time) time.Duration }
+type pacedClient struct {
+	latency func(now time.Time) time.Duration
+}
 
 type pacedConn struct{ c *pacedClient }
 
