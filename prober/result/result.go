@@ -17,6 +17,9 @@ type Result struct {
 	Diagnosis       []string       `json:"diagnosis"`
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
+	// Fleet is the fleet's run, on the replica with ordinal 0 of a fleet
+	// that reads it back (--fleet.prometheus-url); nil otherwise.
+	Fleet *Fleet `json:"fleet,omitempty"`
 }
 
 // Point is a level of a ramp and the goodput measured there.

@@ -68,6 +68,7 @@ type Scheduler struct {
 	logger *slog.Logger
 	store  *Store       // nil: results are not kept across restarts
 	shard  prober.Shard // this replica's part of a fleet; see SetShard
+	judge  FleetJudge   // nil: runs are not judged as a fleet's (fleet.go)
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -339,6 +340,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 	if r.Result != result.ResultCanceled {
 		s.save()
 	}
+	s.judgeFleet(ctx, l, r)
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
 	return r.Result
 }

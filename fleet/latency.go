@@ -1,0 +1,74 @@
+package fleet
+
+import (
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// mixture is the fleet's latency distribution from the shards' step
+// summaries. The shards' successful responses together are a mixture of
+// theirs: its distribution function is the shards' own, weighted by their
+// response counts. Each shard's function is known at its quantiles (p50 …
+// max) and taken as linear between them (from 0 below p50); the fleet's
+// quantile q is where the weighted sum reaches q. It is exact for one
+// shard and for the maximum, and lies between the shards' own quantiles
+// otherwise; a mean of the shards' quantiles would hide one saturated
+// replica's tail. Mean is left to the caller, who has the exact sums.
+func mixture(found []*part) result.Latency {
+	var l result.Latency
+	var total, top float64
+	for _, pt := range found {
+		total += pt.count
+		top = max(top, pt.quantiles[1])
+	}
+	cdf := func(x float64) float64 {
+		var f float64
+		for _, pt := range found {
+			f += pt.count * shardCDF(pt, x)
+		}
+		return f / total
+	}
+	for _, q := range result.Quantiles {
+		lo, hi := 0.0, top
+		for range 60 {
+			mid := (lo + hi) / 2
+			if cdf(mid) < q.Q {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		setQuantile(&l, q.Q, hi)
+	}
+	return l
+}
+
+// shardCDF is the share of a shard's responses at or below x, linear
+// between its known quantiles.
+func shardCDF(pt *part, x float64) float64 {
+	prevQ, prevX := 0.0, 0.0
+	for _, q := range result.Quantiles {
+		qx := max(pt.quantiles[q.Q], prevX) // quantiles never decrease
+		if x < qx {
+			return prevQ + (q.Q-prevQ)*(x-prevX)/(qx-prevX)
+		}
+		prevQ, prevX = q.Q, qx
+	}
+	return 1
+}
+
+func setQuantile(l *result.Latency, q, v float64) {
+	switch q {
+	case 0.5:
+		l.P50 = v
+	case 0.9:
+		l.P90 = v
+	case 0.95:
+		l.P95 = v
+	case 0.99:
+		l.P99 = v
+	case 0.999:
+		l.P999 = v
+	case 1:
+		l.Max = v
+	}
+}
