@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"slices"
+
 	"github.com/loadprobe/loadprobe/prober/result"
 )
 
@@ -15,11 +17,15 @@ import (
 // replica's tail. Mean is left to the caller, who has the exact sums.
 func mixture(found []*part) result.Latency {
 	var l result.Latency
-	var total, top float64
+	var total float64
+	points := []float64{0}
 	for _, pt := range found {
 		total += pt.count
-		top = max(top, pt.quantiles[1])
+		for _, q := range result.Quantiles {
+			points = append(points, pt.quantiles[q.Q])
+		}
 	}
+	slices.Sort(points)
 	cdf := func(x float64) float64 {
 		var f float64
 		for _, pt := range found {
@@ -28,18 +34,28 @@ func mixture(found []*part) result.Latency {
 		return f / total
 	}
 	for _, q := range result.Quantiles {
-		lo, hi := 0.0, top
-		for range 60 {
-			mid := (lo + hi) / 2
-			if cdf(mid) < q.Q {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		setQuantile(&l, q.Q, hi)
+		setQuantile(&l, q.Q, crossing(points, cdf, q.Q))
 	}
 	return l
+}
+
+// crossing is where cdf, linear between the sorted points, first reaches
+// q. A point it reaches to within rounding is the answer itself: one
+// shard's quantiles come back exactly.
+func crossing(points []float64, cdf func(float64) float64, q float64) float64 {
+	const rounding = 1e-9
+	prevX, prevF := points[0], cdf(points[0])
+	for _, x := range points[1:] {
+		f := cdf(x)
+		switch {
+		case f >= q-rounding && f <= q+rounding:
+			return x
+		case f > q:
+			return prevX + (x-prevX)*(q-prevF)/(f-prevF)
+		}
+		prevX, prevF = x, f
+	}
+	return points[len(points)-1]
 }
 
 // shardCDF is the share of a shard's responses at or below x, linear
