@@ -13,8 +13,11 @@ import (
 type FleetJudge func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet
 
 // SetFleetJudge makes the scheduler judge every finished run (completed or
-// aborted) as part of its fleet's, once the run is kept: the fleet's
-// figures join the run's result when they are read. Call it before the
+// aborted) of a scheduled probe as part of its fleet's, once the run is
+// kept: the fleet's figures join the run's result when they are read. A
+// continuous probe's runs are not judged: each replaces the last one's step
+// series within seconds, before a scrape can be counted on to see them, and
+// a fixed canary load has no breaking points to find. Call it before the
 // first Apply; the daemon does on the replica with ordinal 0.
 func (s *Scheduler) SetFleetJudge(judge FleetJudge) { s.judge = judge }
 
@@ -22,7 +25,7 @@ func (s *Scheduler) SetFleetJudge(judge FleetJudge) { s.judge = judge }
 // run is not held up by the wait for the other shards' series; Wait waits
 // for it.
 func (s *Scheduler) judgeFleet(ctx context.Context, l *probeLoop, r result.Result) {
-	if s.judge == nil || (r.Result != result.ResultCompleted && r.Result != result.ResultAborted) {
+	if s.judge == nil || l.probe.Schedule.Continuous || (r.Result != result.ResultCompleted && r.Result != result.ResultAborted) {
 		return
 	}
 	s.wg.Add(1)
