@@ -104,6 +104,11 @@ func (r *Reader) read(ctx context.Context, p config.Probe, own result.Result) (*
 	}
 	shards, problems := shardsOf(info, r.opts.Shards)
 	f := sum(p, own, r.opts.Shards, partsOf(steps, shards))
+	if len(problems) > 0 {
+		// A shard's share went out twice: the target took more than the
+		// levels say, and no figure of the run describes them.
+		f.PeakThroughput, f.BreakingPoints, f.Capacity = 0, result.BreakingPoints{}, nil
+	}
 	f.Problems = append(problems, f.Problems...)
 	f.Valid = f.Valid && len(f.Problems) == 0
 	return f, nil

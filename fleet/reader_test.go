@@ -314,4 +314,7 @@ func TestJudgeNamesADuplicateShard(t *testing.T) {
 	if f.Valid || len(f.Problems) == 0 || !strings.Contains(f.Problems[0], "shard 1 of 3 runs twice") {
 		t.Errorf("valid %v, problems %q; want invalid: shard 1 runs twice", f.Valid, f.Problems)
 	}
+	if f.Capacity != nil || f.PeakThroughput != 0 {
+		t.Errorf("capacity %+v, peak %g with a share sent twice; want none", f.Capacity, f.PeakThroughput)
+	}
 }
