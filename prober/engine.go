@@ -18,6 +18,10 @@ type Options struct {
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
 	Shard    Shard               // this replica's part of a fleet (shard.go); zero: all of every level
+	// Align is the wall-clock boundary an aligned run starts at, its steps
+	// at fixed offsets from it (align.go); zero: each step starts as soon
+	// as the last one has settled.
+	Align time.Time
 }
 
 // Progress is what a watcher sees of a run under way.
@@ -99,6 +103,7 @@ type engine struct {
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
 	stages   []stage
+	align    alignment // the stages' aligned starts (align.go); nil when not aligned
 	started  time.Time
 	// ctx ends the run. The engine asks it, never a flag set when it ends:
 	// a flag set by a goroutine watching ctx lags behind it, and a step cut
@@ -152,6 +157,7 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 		// of a fleet share the sessions as they share connections.
 		e.pool.max = min(max(opts.Shard.Connections(s), 1), e.pool.max)
 	}
+	e.align = newAlignment(opts.Align, p.Load, e.stages)
 	e.pool.freed = make(chan struct{}, 1)
 	if e.live == nil {
 		e.live = NopLive{}
@@ -193,8 +199,9 @@ func (e *engine) run() result.Result {
 		// A replica idle so far has no backlog of its own to wait off, nor
 		// a latency to judge the target's recovery by (shard.go).
 		if i > 0 && settleWithin > 0 {
-			settled = e.settle(settleWithin)
+			settled = e.settle(settleWithin, i)
 		}
+		e.waitForStart(i)
 		if e.canceled() {
 			r.Result = result.ResultCanceled
 			break
@@ -231,7 +238,7 @@ func (e *engine) run() result.Result {
 	// start on this ramp's backlog either (DESIGN.md, point 9). A target
 	// that gave no response at its last level has none to work off.
 	if len(r.Steps) > 1 && r.Result != result.ResultCanceled && anyResponse(r.Steps[len(r.Steps)-1]) {
-		e.settle(settleWithin)
+		e.settle(settleWithin, len(e.stages))
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	result.Analyze(&r, p.Rules)
@@ -295,6 +302,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
+	step.Started = start
 	return step
 }
 
@@ -366,11 +374,12 @@ func (e *engine) useRecorders(n int, window time.Duration) {
 }
 
 // settle sends single requests, one at a time, until one gets a response
-// within limit, so the next step does not start on the backlog the target
-// still works off (DESIGN.md, point 9). It gives up after settle_timeout.
-func (e *engine) settle(limit time.Duration) time.Duration {
+// within limit, so the next step (stage next) does not start on the
+// backlog the target still works off (DESIGN.md, point 9). It gives up
+// after settle_timeout, or at the next step's aligned start.
+func (e *engine) settle(limit time.Duration, next int) time.Duration {
 	start := time.Now()
-	giveUp := start.Add(time.Duration(e.probe.Load.SettleTimeout))
+	giveUp := e.settleBy(start, next)
 	if len(e.conns) == 0 {
 		e.conns = append(e.conns, e.client.NewConn())
 	}
