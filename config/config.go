@@ -20,6 +20,7 @@ type Config struct {
 type Probe struct {
 	Name     string   `yaml:"name"`
 	Request  Request  `yaml:"request"`
+	Data     *Data    `yaml:"data,omitempty"`
 	Load     Load     `yaml:"load"`
 	Rules    Rules    `yaml:"rules"`
 	Abort    Abort    `yaml:"abort"`
@@ -46,6 +47,9 @@ type Request struct {
 	// Payload is the request body: Body, or the contents of BodyFile read
 	// when the config was loaded, so the engine never reads a file.
 	Payload []byte `yaml:"-"`
+	// Templates holds the parts of the request that vary per attempt,
+	// compiled at load (template.go); nil when none does.
+	Templates *RequestTemplates `yaml:"-"`
 }
 
 // Load says how much load a probe sends: exactly one of Concurrency, Rate and Phases.

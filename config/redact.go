@@ -40,8 +40,12 @@ func (c *Config) Redacted() ([]byte, error) {
 	cp.Probes = slices.Clone(c.Probes)
 	for i := range cp.Probes {
 		r := &cp.Probes[i].Request
-		r.URL = redactURL(r.URL)
+		r.URL = redactURL(redactEnv(r.URL))
 		r.Headers = redactMap(r.Headers)
+		for name, value := range r.Headers {
+			r.Headers[name] = redactEnv(value)
+		}
+		r.Body = redactEnv(r.Body)
 		hc := &r.HTTPClientConfig
 		if h := hc.HTTPHeaders; h != nil {
 			hidden := &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}

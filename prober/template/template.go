@@ -230,3 +230,25 @@ func Text(s string) *Template {
 	t.add(segment{kind: literal, text: s})
 	return t
 }
+
+// Placeholder returns the text of t with s for every slot: what the checks
+// made at load (a URL's syntax, its host) look at.
+func (t *Template) Placeholder(s string) string {
+	var b strings.Builder
+	for _, seg := range t.segs {
+		if seg.kind == literal {
+			b.WriteString(seg.text)
+		} else {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// Prefix returns the literal text t starts with, up to its first slot.
+func (t *Template) Prefix() string {
+	if len(t.segs) > 0 && t.segs[0].kind == literal {
+		return t.segs[0].text
+	}
+	return ""
+}
