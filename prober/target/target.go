@@ -54,6 +54,7 @@ type Target struct {
 	// collapse is the /collapse pool, as large as the /work pool.
 	collapse chan struct{}
 	index    []byte
+	shop     shop
 
 	_        [64]byte // keep the hot counters off each other's cache lines
 	shedBusy atomic.Int64
@@ -81,6 +82,7 @@ func New(opts Options) *Target {
 		epoch:    time.Now(),
 		slots:    make(chan targetSlot, opts.Workers),
 		collapse: make(chan struct{}, opts.Workers),
+		shop:     newShop(),
 	}
 	for range opts.Workers {
 		t.slots <- targetSlot{}
@@ -110,6 +112,8 @@ func (t *Target) indexText() string {
 	row("/slow", fmt.Sprintf("200 after %v", TargetSlowDelay))
 	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", TargetMaxDelay.Milliseconds()))
 	row("/status?code=N", "answers with status N (200..599)")
+	row("/login", fmt.Sprintf(`POST {"user": "name"}: {"token": "..."} after %v`, ShopLoginWork))
+	row("/items/{id}", "200 with a token from /login (Authorization: Bearer <token>), 401 without")
 	return b.String()
 }
 
@@ -215,7 +219,13 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h["Content-Type"] = targetTextPlain
 		h["Content-Length"] = []string{strconv.Itoa(len(t.index))}
 		_, _ = w.Write(t.index)
+	case "/login":
+		t.shop.login(w, r)
 	default:
+		if strings.HasPrefix(r.URL.Path, "/items/") {
+			t.shop.item(w, r)
+			return
+		}
 		targetNotFound.write(w)
 	}
 }
