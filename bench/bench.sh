@@ -14,6 +14,9 @@
 #                halve the interval between the last rate held and that one
 #   gobench    : go test -bench for the per-request cost of recording an
 #                attempt (BenchmarkRecordAttempt and its parts)
+#   templated  : closed loop as throughput, loadprobe alone, POST with a
+#                fixed body (-body) and with a body templated with {{index}}
+#                and {{random_int}} (-template); REPS rounds, interleaved
 #
 # The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
 # raw outputs, exact command lines and /usr/bin/time -v data stay in
@@ -22,7 +25,7 @@
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
-#   SCENARIOS="gobench throughput rate maxrate" PIN=1 COOLDOWN=1
+#   SCENARIOS="gobench throughput rate maxrate templated" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
 #   INSTALL=1 (apt-get/go install what is missing; 0: fail instead)
@@ -64,7 +67,7 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate templated"}
 PIN=${PIN:-1}
 COOLDOWN=${COOLDOWN:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
@@ -223,12 +226,18 @@ cmd_vegeta() {
 cmd_loadprobe() {
   local load="concurrency: [$3]"
   [ "$2" = rate ] && load="rate: [$4], max_in_flight: $MAX_IN_FLIGHT"
+  # The templated scenario's rows: the same POST, its body fixed or templated.
+  local body=""
+  case $1 in
+    *-body) body=", method: POST, body: '{\"id\": 123456, \"n\": 789}'" ;;
+    *-template) body=", method: POST, body: '{\"id\": {{index}}, \"n\": {{random_int 1 999}}}'" ;;
+  esac
   cat > "$5.yml" <<EOF
 allowed_targets: ["127.0.0.1"]
 max_rate: 1000000
 probes:
   - name: bench
-    request: {url: "$NGX_URL", timeout: ${TIMEOUT}s}
+    request: {url: "$NGX_URL", timeout: ${TIMEOUT}s$body}
     load: {$load, step_duration: ${DUR}s}
 EOF
   CMD=("${BIN[$1]}" run --config.file="$5.yml" --output=json)
@@ -422,6 +431,12 @@ for sc in $SCENARIOS; do
           i=$(( i + 1 ))
         done
       done ;;
+    templated)
+      lp=${LP_NAMES[0]}
+      for v in body template; do KIND[$lp-$v]=loadprobe; BIN[$lp-$v]=${BIN[$lp]}; done
+      for rep in $(seq 1 "$REPS"); do for n in "$lp-body" "$lp-template"; do
+        run_one templated "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
     *) log "unknown scenario $sc" ;;
   esac
 done
