@@ -18,15 +18,16 @@ type Config struct {
 
 // Probe is one scheduled load probe.
 type Probe struct {
-	Name     string   `yaml:"name"`
-	Request  Request  `yaml:"request"`
-	Data     *Data    `yaml:"data,omitempty"`
-	Load     Load     `yaml:"load"`
-	Rules    Rules    `yaml:"rules"`
-	Abort    Abort    `yaml:"abort"`
-	Control  string   `yaml:"control,omitempty"`
-	Expect   Expect   `yaml:"expect"`
-	Schedule Schedule `yaml:"schedule"`
+	Name     string     `yaml:"name"`
+	Request  Request    `yaml:"request,omitempty"`
+	Flow     []FlowStep `yaml:"flow,omitempty"`
+	Data     *Data      `yaml:"data,omitempty"`
+	Load     Load       `yaml:"load"`
+	Rules    Rules      `yaml:"rules"`
+	Abort    Abort      `yaml:"abort"`
+	Control  string     `yaml:"control,omitempty"`
+	Expect   Expect     `yaml:"expect"`
+	Schedule Schedule   `yaml:"schedule"`
 }
 
 // Request describes the HTTP request every attempt sends.

@@ -1,9 +1,13 @@
 package config
 
 import (
+	"time"
+
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/prober/template"
 )
@@ -71,5 +75,55 @@ probes:
 	}
 	if _, err := Parse("redacted.yml", []byte(out)); err != nil {
 		t.Errorf("/config's YAML does not load again: %v", err)
+	}
+}
+
+func TestFlowLoads(t *testing.T) {
+	c, err := Parse("testdata/flow.yml", []byte(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: shop
+    data: {file: users.csv}
+    flow:
+      - name: login
+        request: {method: POST, url: "http://127.0.0.1:8080/login", body: '{"user": "{{.user}}"}'}
+        capture: {token: {json: token}, session: {header: Set-Cookie}}
+        think: 100ms
+      - name: item
+        request:
+          url: http://127.0.0.1:8080/items/{{random_int 1 5000}}
+          headers: {Authorization: "Bearer {{.token}}"}
+          timeout: 2s
+        think: {min: 10ms, max: 30ms}
+    load: {rate: [1, 2]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Probes[0]
+	login, item := p.Flow[0], p.Flow[1]
+	if p.Request.URL != login.Request.URL || p.Request.Method != "POST" {
+		t.Errorf("the probe's request is not its first step's: %+v", p.Request)
+	}
+	if item.Request.Method != "GET" || item.Request.Timeout != model.Duration(2*time.Second) || login.Request.Timeout != model.Duration(time.Second) {
+		t.Errorf("a step's request does not start from the defaults: %+v", item.Request)
+	}
+	if *login.Think != (Think{model.Duration(100 * time.Millisecond), model.Duration(100 * time.Millisecond)}) ||
+		*item.Think != (Think{model.Duration(10 * time.Millisecond), model.Duration(30 * time.Millisecond)}) {
+		t.Errorf("think: %+v, %+v", login.Think, item.Think)
+	}
+	if got := login.CaptureNames(); !slices.Equal(got, []string{"session", "token"}) {
+		t.Errorf("capture names %v", got)
+	}
+	v := template.NewVars(2)
+	v.Captured[1] = "tok"
+	if got := string(item.Request.Templates.Headers["Authorization"].Append(nil, v)); got != "Bearer tok" {
+		t.Errorf("the captured token renders %q", got)
+	}
+	out := c.String()
+	if strings.Contains(out, "\n    request:") {
+		t.Errorf("/config shows a flow probe's request beside its flow:\n%s", out)
+	}
+	if _, err := Parse("redacted.yml", []byte(out)); err != nil {
+		t.Errorf("/config's YAML does not load again: %v\n%s", err, out)
 	}
 }

@@ -54,7 +54,11 @@ func (v *validator) config(c *Config, dir string) {
 			}
 		}
 		columns := v.data(p.Data, pp.to("data"), dir)
-		v.request(c, &p.Request, pp.to("request"), dir, template.Scope{Columns: columns})
+		if p.Flow != nil {
+			v.flow(c, p, pp, dir, columns)
+		} else {
+			v.request(c, &p.Request, pp.to("request"), dir, template.Scope{Columns: columns})
+		}
 		v.load(c, &p.Load, pp.to("load"))
 		v.rules(&p.Rules, pp.to("rules"))
 		v.abort(&p.Abort, pp.to("abort"))
