@@ -126,7 +126,7 @@ type engine struct {
 // abandonAfter after ctx ends, even if an attempt under way does not.
 func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	started := time.Now()
-	client, err := NewClient(p.Request, p.Name)
+	client, err := newConnector(p)
 	if err != nil {
 		r := newResult(p, started)
 		r.Result, r.Error = result.ResultFailed, err.Error()
@@ -274,6 +274,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
 	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
+	e.flowStart(measureFrom, end.Sub(measureFrom))
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
@@ -289,6 +290,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
+	step.Flow = e.flowFigures(end.Sub(measureFrom))
 	return step
 }
 
@@ -320,7 +322,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom)
+				e.observe(rec, o, code, now, finished, measureFrom, thought(conn))
 				now = finished
 			}
 		}(e.conns[w], e.recs[w])
@@ -331,12 +333,13 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // observe records one finished attempt in the live metrics and, when it
 // started inside the measured window, in the step figures. from is the
 // time latency is measured from: the send time in closed loop, the
-// intended send time in open loop.
-func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time) {
+// intended send time in open loop. think is the think time of a flow's
+// iteration, which its latency leaves out.
+func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time, think time.Duration) {
 	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}
-	latency := finished.Sub(from)
+	latency := finished.Sub(from) - think
 	e.live.Attempt(o, code, latency.Seconds())
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
@@ -383,8 +386,9 @@ func (e *engine) settle(limit time.Duration) time.Duration {
 		code, o := conn.Do(deadline)
 		finished := time.Now()
 		e.live.InFlight(-1)
-		e.live.Attempt(o, code, finished.Sub(sent).Seconds())
-		if o.Responded() && finished.Sub(sent) <= limit {
+		took := finished.Sub(sent) - thought(conn)
+		e.live.Attempt(o, code, took.Seconds())
+		if o.Responded() && took <= limit {
 			break
 		}
 		if !o.Responded() {

@@ -59,6 +59,9 @@ type Step struct {
 	PerSecond     []Second         `json:"per_second"`
 	// Open loop only: scheduled requests not sent because max_in_flight was reached.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Flow holds a flow probe's figures of each of its steps (its Attempts
+	// and the figures above count iterations); absent for a single request.
+	Flow []FlowStep `json:"flow,omitempty"`
 }
 
 // Latency is a latency distribution of a step's responses, in seconds.

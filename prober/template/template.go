@@ -252,3 +252,11 @@ func (t *Template) Prefix() string {
 	}
 	return ""
 }
+
+// Rest returns the template of what t writes after Prefix.
+func (t *Template) Rest() *Template {
+	if len(t.segs) > 0 && t.segs[0].kind == literal {
+		return &Template{segs: t.segs[1:]}
+	}
+	return t
+}

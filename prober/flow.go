@@ -1,0 +1,308 @@
+package prober
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/template"
+)
+
+// A flow probe (DESIGN.md, "Request templates and flows") is run by the
+// same engine as a single request: its connector hands each virtual user a
+// flowConn whose Do runs one iteration, every step in order on the step's
+// own connection, and returns how the iteration ended. The engine then
+// counts iterations where it counts attempts; the flowConn also records
+// each step's attempts, which become the level's Flow figures.
+
+// flowClient is the connector of a flow probe.
+type flowClient struct {
+	steps   []flowStep
+	src     *varSource
+	aborted context.Context // ends on Abort: a think pause ends with it
+	abort   context.CancelFunc
+
+	mu    sync.Mutex
+	conns []*flowConn // every virtual user's, for the figures of a level
+	// measureFrom and window are the current level's measured window
+	// (engine.flowStart); a step attempt counts when it started inside.
+	measureFrom time.Time
+	window      time.Duration
+}
+
+type flowStep struct {
+	name     string
+	client   *Client
+	timeout  time.Duration
+	captures []flowCapture
+	think    *config.Think
+}
+
+// capturer is a connection that hands a step's response to its captures:
+// the std path's (a step that captures goes through net/http).
+type capturer interface {
+	doCapture(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome)
+}
+
+// flowCapture is one value a step takes from its response, kept in
+// template.Vars.Captured[slot].
+type flowCapture struct {
+	slot int
+	c    config.Capture
+}
+
+// newFlowClient builds the client of every step of p's flow.
+func newFlowClient(p config.Probe) (*flowClient, error) {
+	f := &flowClient{src: newVarSource(p)}
+	f.aborted, f.abort = context.WithCancel(context.Background())
+	slot := 0
+	for _, st := range p.Flow {
+		fs := flowStep{name: st.Name, timeout: time.Duration(st.Request.Timeout), think: st.Think}
+		for _, name := range st.CaptureNames() {
+			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
+			slot++
+		}
+		c, err := newClient(st.Request, p.Name, len(fs.captures) > 0)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		fs.client = c
+		f.steps = append(f.steps, fs)
+	}
+	return f, nil
+}
+
+func (f *flowClient) captured() int {
+	n := 0
+	for _, st := range f.steps {
+		n += len(st.captures)
+	}
+	return n
+}
+
+// NewConn returns one virtual user.
+func (f *flowClient) NewConn() Conn {
+	c := &flowConn{f: f, vars: template.NewVars(f.captured())}
+	for _, st := range f.steps {
+		c.conns = append(c.conns, st.client.newConnWith(c.vars))
+		rec := newStepRecorder()
+		c.recs = append(c.recs, rec)
+	}
+	f.mu.Lock()
+	for _, rec := range c.recs {
+		rec.within(f.window)
+	}
+	c.measureFrom = f.measureFrom
+	f.conns = append(f.conns, c)
+	f.mu.Unlock()
+	return c
+}
+
+func (f *flowClient) Abort() {
+	f.abort()
+	for _, st := range f.steps {
+		st.client.Abort()
+	}
+}
+
+func (f *flowClient) Close() {
+	for _, st := range f.steps {
+		if st.client != nil {
+			st.client.Close()
+		}
+	}
+}
+
+// start begins a level: every user's step figures are emptied. No
+// iteration is under way (the engine waits for them between levels).
+func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.measureFrom, f.window = measureFrom, window
+	for _, c := range f.conns {
+		c.measureFrom = measureFrom
+		for _, rec := range c.recs {
+			rec.reset()
+			rec.within(window)
+		}
+	}
+}
+
+// figures are the level's figures of each step.
+func (f *flowClient) figures(measured time.Duration) []result.FlowStep {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]result.FlowStep, len(f.steps))
+	total := newStepRecorder()
+	for i, st := range f.steps {
+		total.reset()
+		for _, c := range f.conns {
+			total.merge(c.recs[i])
+		}
+		s := total.summarize(0, st.name, measured, true)
+		out[i] = result.FlowStep{Name: st.name, Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
+			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors}
+	}
+	return out
+}
+
+// flowConn is one virtual user: a connection for each step, the values
+// its iterations carry, and the figures of its step attempts.
+type flowConn struct {
+	f           *flowClient
+	conns       []Conn
+	vars        *template.Vars
+	recs        []*stepRecorder
+	measureFrom time.Time
+	thought     time.Duration // the think time of the last iteration
+}
+
+// Do runs one iteration: each step in turn, until one fails. It returns
+// the failed step's code and outcome, or the last step's. A capture that
+// finds nothing fails its step as an http_error: the response came, but
+// not one the flow can go on with. deadline is not used: each step has its
+// own timeout.
+func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
+	c.f.src.row(c.vars)
+	c.thought = 0
+	for i := range c.f.steps {
+		st := &c.f.steps[i]
+		c.f.src.index(c.vars)
+		sent := time.Now()
+		if len(st.captures) > 0 {
+			code, o = c.conns[i].(capturer).doCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
+				return c.capture(st, h, body)
+			})
+		} else {
+			code, o = c.conns[i].Do(sent.Add(st.timeout))
+		}
+		if !sent.Before(c.measureFrom) {
+			c.recs[i].record(o, code, time.Since(sent), sent.Sub(c.measureFrom))
+		}
+		if o != result.Success {
+			return code, o
+		}
+		if !c.think(st.think) {
+			return code, o
+		}
+	}
+	return code, o
+}
+
+// think pauses as the step says; false when the run was aborted meanwhile.
+func (c *flowConn) think(t *config.Think) bool {
+	if t == nil || t.Max <= 0 {
+		return true
+	}
+	d := time.Duration(t.Min)
+	if spread := int64(t.Max - t.Min); spread > 0 {
+		d += time.Duration(c.vars.Rand.Int64N(spread + 1))
+	}
+	c.thought += d
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-c.f.aborted.Done():
+		return false
+	}
+}
+
+// capture takes every value st captures from a response; false when one
+// is not there.
+func (c *flowConn) capture(st *flowStep, h http.Header, body []byte) bool {
+	var doc any
+	parsed := false
+	for _, fc := range st.captures {
+		var v string
+		var ok bool
+		switch {
+		case fc.c.Header != "":
+			v = h.Get(fc.c.Header)
+			ok = v != ""
+		case fc.c.Pattern != nil:
+			if m := fc.c.Pattern.FindSubmatch(body); m != nil {
+				v, ok = string(m[1]), true
+			}
+		default:
+			if !parsed {
+				parsed = json.Unmarshal(body, &doc) == nil
+				if !parsed {
+					return false
+				}
+			}
+			v, ok = jsonPath(doc, fc.c.JSON)
+		}
+		if !ok {
+			return false
+		}
+		c.vars.Captured[fc.slot] = v
+	}
+	return true
+}
+
+// jsonPath finds a dotted path (items.0.id) in a decoded JSON document: a
+// string as it is, any other value as its JSON text; false when the path
+// leads nowhere or to null.
+func jsonPath(doc any, path string) (string, bool) {
+	for _, key := range strings.Split(path, ".") {
+		switch node := doc.(type) {
+		case map[string]any:
+			doc = node[key]
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(node) {
+				return "", false
+			}
+			doc = node[i]
+		default:
+			return "", false
+		}
+	}
+	switch v := doc.(type) {
+	case nil:
+		return "", false
+	case string:
+		return v, true
+	default:
+		b, _ := json.Marshal(v)
+		return string(b), true
+	}
+}
+
+func (c *flowConn) Close() {
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+}
+
+// thought is the think time of the iteration conn just ran: latency
+// leaves it out (DESIGN.md: iteration time without think time).
+func thought(conn Conn) time.Duration {
+	if c, ok := conn.(*flowConn); ok {
+		return c.thought
+	}
+	return 0
+}
+
+// flowStart and flowFigures bracket a level of a flow probe.
+func (e *engine) flowStart(measureFrom time.Time, window time.Duration) {
+	if f, ok := e.client.(*flowClient); ok {
+		f.start(measureFrom, window)
+	}
+}
+
+func (e *engine) flowFigures(measured time.Duration) []result.FlowStep {
+	if f, ok := e.client.(*flowClient); ok {
+		return f.figures(measured)
+	}
+	return nil
+}
