@@ -5,12 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
 // classify maps the error that ended an attempt to its Outcome. Both client

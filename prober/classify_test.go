@@ -6,13 +6,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/url"
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
 func TestClassify(t *testing.T) {

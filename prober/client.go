@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/version"
@@ -35,8 +36,7 @@ const maxBodyBytes = 10 << 20
 // Both paths behave alike where it shows in the figures:
 //   - basic_auth, authorization and bearer_token, with their *_file variants,
 //     are read once, when the client is built, and sent as a fixed header on
-//     the fast path; a header set in headers, or user information in the URL,
-//     comes first, as in net/http;
+//     the fast path; a header set in headers comes first, as in net/http;
 //   - a body is read to its end and dropped, up to maxBodyBytes; past it the
 //     connection is closed and the response counts by its status code;
 //   - a request that found its kept-alive connection closed by the server
@@ -44,12 +44,16 @@ const maxBodyBytes = 10 << 20
 //     when it is idempotent, as net/http does, so that the keep-alive race is
 //     not counted as a reset of the target;
 //   - a redirect is the response, unless follow_redirects is set; then only
-//     redirects to the same host are followed.
+//     redirects to the same host are followed;
+//   - the fast path reads a response as net/http does (response.go) and
+//     both bound its headers by maxHeaderBytes, so the same bytes give the
+//     same outcome;
+//   - an attempt ends by its deadline, as a timeout, whatever the server
+//     does with the connection (a 101 response's included), and at once on
+//     Abort.
 type Client struct {
 	fast *fastClient // nil when the std path is used
 	std  *stdClient
-	// why names the setting that sent the request to the std path.
-	why string
 }
 
 // Conn is one worker's connection: one keep-alive TCP connection, redialled
@@ -64,30 +68,20 @@ type Conn interface {
 	Close()
 }
 
-// NewClient builds the client of the probe name from req. The error names
-// what is wrong with the request settings; it does not dial.
+// NewClient builds the client of the probe name from req, which config has
+// validated: URL, method and headers are taken as they are. The error names
+// what could not be set up (a credentials file, TLS settings); it does not dial.
 func NewClient(req config.Request, name string) (*Client, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	switch u.Scheme {
-	case "http", "https":
-	default:
-		return nil, fmt.Errorf("url %q: scheme must be http or https", req.URL)
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("url %q: no host", req.URL)
-	}
-	if req.Method == "" {
-		req.Method = "GET"
-	}
-	if why := needsStd(req, u); why != "" {
+	if needsStd(req, u) {
 		std, err := newStdClient(req, u, name)
 		if err != nil {
 			return nil, err
 		}
-		return &Client{std: std, why: why}, nil
+		return &Client{std: std}, nil
 	}
 	fast, err := newFastClient(req, u)
 	if err != nil {
@@ -126,39 +120,20 @@ func (c *Client) Abort() {
 	c.Close()
 }
 
-// path names the implementation in use, and for the std path the setting
-// that chose it; for tests and debug logs.
-func (c *Client) path() string {
-	if c.fast != nil {
-		return "fast"
-	}
-	return "std (" + c.why + ")"
-}
-
-// needsStd says why a request must go through net/http, or "" when the lean
-// client can send it. Authentication that resolves to a fixed header
+// needsStd says whether a request must go through net/http: whatever the
+// lean client cannot send. Authentication that resolves to a fixed header
 // (basic_auth, authorization, bearer_token, with their *_file variants) is
 // resolved once by the lean client; only secret-manager references need the
 // std path.
-func needsStd(req config.Request, u *url.URL) string {
+func needsStd(req config.Request, u *url.URL) bool {
 	hc := req.HTTPClientConfig
-	switch {
-	case u.Scheme != "http":
-		return "scheme " + u.Scheme
-	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
-		return "proxy"
-	case hc.OAuth2 != nil:
-		return "oauth2"
-	case hc.FollowRedirects:
-		return "follow_redirects"
-	case hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0:
-		return "http_headers"
-	case hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != ""):
-		return "basic_auth secret reference"
-	case hc.Authorization != nil && hc.Authorization.CredentialsRef != "":
-		return "authorization secret reference"
-	}
-	return ""
+	return u.Scheme != "http" ||
+		hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment ||
+		hc.OAuth2 != nil ||
+		hc.FollowRedirects ||
+		hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0 ||
+		hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != "") ||
+		hc.Authorization != nil && hc.Authorization.CredentialsRef != ""
 }
 
 // userAgent is the User-Agent of every request unless headers set one.
@@ -175,12 +150,7 @@ func userAgent() string {
 // A file that changes during the run is read again by the next run's client.
 // It follows prometheus/common: credentials and usernames are taken as read
 // from files with surrounding space trimmed, and the type defaults to Bearer.
-func staticAuthorization(hc commoncfg.HTTPClientConfig, u *url.URL) (string, error) {
-	if u.User != nil {
-		// User information in the URL comes first, as in net/http.
-		pass, _ := u.User.Password()
-		return basicAuth(u.User.Username(), pass), nil
-	}
+func staticAuthorization(hc commoncfg.HTTPClientConfig) (string, error) {
 	read := func(inline commoncfg.Secret, file string) (string, error) {
 		if file != "" {
 			return commoncfg.NewFileSecret(file).Fetch(context.Background())
@@ -297,3 +267,7 @@ func (t *codeTable) outcome(code int) result.Outcome {
 	}
 	return result.HTTPError
 }
+
+// scratch holds the buffers into which large bodies are read and dropped;
+// a Conn takes one only while it reads past its read buffer.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	commoncfg "github.com/prometheus/common/config"
 
@@ -72,12 +73,6 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 			ua = false
 		}
 		tmpl.Header.Set(k, v)
-	}
-	if u.User != nil && tmpl.Header.Get("Authorization") == "" {
-		// What http.Client does for a URL with user information, done once
-		// here since the round tripper is called directly.
-		pass, _ := u.User.Password()
-		tmpl.Header.Set("Authorization", basicAuth(u.User.Username(), pass))
 	}
 	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
@@ -191,7 +186,12 @@ func (sc *stdConn) Do(deadline time.Time) (int, result.Outcome) {
 	if err != nil {
 		return 0, failure(ctx, err)
 	}
+	// The transport ends a body's reads at the request's deadline, but not
+	// those of a 101 response's, which is the bare connection: closing the
+	// body at the deadline, or on Abort, ends them all.
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	err = drainBody(resp.Body)
+	stop()
 	resp.Body.Close()
 	if err != nil {
 		return 0, failure(ctx, err)

@@ -3,10 +3,11 @@ package prober
 import (
 	"context"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 
 	"github.com/loadprobe/loadprobe/config"
 )

@@ -3,8 +3,6 @@ package prober
 import (
 	"context"
 	"fmt"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
 	"math"
 	"net"
 	"net/http"
@@ -13,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
 
 	"github.com/prometheus/common/model"
 

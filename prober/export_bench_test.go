@@ -1,8 +1,9 @@
 package prober
 
 import (
-	"github.com/loadprobe/loadprobe/prober/result"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/result"
 )
 
 // Recording is the engine's per-attempt recording, exposed to the benchmarks
