@@ -59,7 +59,7 @@ func recordingServer(t *testing.T, seen func(*http.Request, []byte)) string {
 
 // templatedProbe loads a probe from YAML as a user writes it; dir is where
 // data files are found.
-func templatedProbe(t *testing.T, yml string) config.Probe {
+func templatedProbe(t testing.TB, yml string) config.Probe {
 	t.Helper()
 	cfg, err := config.Parse("../examples/test.yml", []byte(yml))
 	if err != nil {
