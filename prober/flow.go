@@ -183,7 +183,7 @@ func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
 		} else {
 			code, o = c.conns[i].Do(sent.Add(st.timeout))
 		}
-		if !sent.Before(c.measureFrom) {
+		if !c.measureFrom.IsZero() && !sent.Before(c.measureFrom) { // zero: no level measured yet
 			c.recs[i].record(o, code, time.Since(sent), sent.Sub(c.measureFrom))
 		}
 		if o != result.Success {

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober/result"
 	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/prober/template"
 )
 
 // shopFlow is the two-step flow of the demo target's shop: log in, take
@@ -121,4 +123,72 @@ func TestFlowCaptureThatFindsNothingEndsTheIteration(t *testing.T) {
 	if r.BreakingPoints.FirstFailure == nil {
 		t.Error("no first failure")
 	}
+}
+
+// BenchmarkFlowStep measures what a flow adds per step: the same request
+// sent as a plain probe's attempt, as a one-step flow and as each step of
+// a two-step flow, over a kept-alive connection to a server that costs
+// next to nothing. Per-step overhead = flow ns/op ÷ steps − plain ns/op.
+func BenchmarkFlowStep(b *testing.B) {
+	s := newTestServer(b, fixedServer)
+	step := func(name string) string {
+		return fmt.Sprintf("      - name: %s\n        request: {url: %q}\n", name, s.url)
+	}
+	for _, bc := range []struct{ name, probe string }{
+		{"plain", fmt.Sprintf("    request: {url: %q}\n", s.url)},
+		{"flow-1-step", "    flow:\n" + step("a")},
+		{"flow-2-steps", "    flow:\n" + step("a") + step("b")},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := templatedProbe(b, `allowed_targets: ["127.0.0.1"]
+probes:
+  - name: bench
+`+bc.probe+`    load: {concurrency: [1]}
+`)
+			c, err := newConnector(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			if f, ok := c.(*flowClient); ok {
+				f.start(time.Now(), time.Hour) // a level under way: every step is recorded
+			}
+			conn := c.NewConn()
+			defer conn.Close()
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
+					b.Fatalf("outcome %v", o)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}
+
+// nopConn answers every attempt at once, for the engine's own cost.
+type nopConn struct{}
+
+func (nopConn) Do(time.Time) (int, result.Outcome) { return 200, result.Success }
+func (nopConn) Close()                             {}
+
+// BenchmarkFlowStepOverhead is the flow engine's own work per step, with
+// connections that answer at once: the clock read around the step, its
+// index, the step's figures.
+func BenchmarkFlowStepOverhead(b *testing.B) {
+	const steps = 4
+	f := &flowClient{src: &varSource{}, steps: make([]flowStep, steps)}
+	c := &flowConn{f: f, vars: template.NewVars(0)}
+	for range steps {
+		c.conns = append(c.conns, nopConn{})
+		c.recs = append(c.recs, newStepRecorder())
+	}
+	f.conns = []*flowConn{c}
+	f.start(time.Now(), time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Do(time.Time{})
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 }
