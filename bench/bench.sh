@@ -404,7 +404,7 @@ for sc in $SCENARIOS; do
       (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord' -benchmem ./prober \
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
-    throughput|rate|maxrate) [ -n "$NGX_PID" ] || start_nginx ;;&
+    throughput|rate|maxrate|templated) [ -n "$NGX_PID" ] || start_nginx ;;&
     throughput)
       for rep in $(seq 1 "$REPS"); do for n in "${NAMES_A[@]}"; do
         run_one throughput "$n" closed "$CONNS" 0 "$rep"
