@@ -3,6 +3,7 @@ package prober
 import (
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -111,6 +112,28 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 				}
 			}
 			reportCPU(b, cpu)
+		})
+		// 50 workers, one Conn each, as the engine runs them.
+		b.Run(name+"/parallel", func(b *testing.B) {
+			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			cpu := cpuTime()
+			defer reportCPU(b, cpu)
+			b.RunParallel(func(pb *testing.PB) {
+				conn := c.NewConn()
+				defer conn.Close()
+				for pb.Next() {
+					if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
+						b.Errorf("outcome %v", o)
+						return
+					}
+				}
+			})
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -191,4 +192,32 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 		c.Do(time.Time{})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
+}
+
+// The README's flow example, examples/shop.yml, runs against the demo
+// target as written: only the target's address and the ramp's length are
+// changed here.
+func TestShopExampleRuns(t *testing.T) {
+	text, err := os.ReadFile("../examples/shop.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := string(text[strings.Index(string(text), "allowed_targets"):])
+	if !strings.Contains(string(readme), "```yaml\n"+example+"```") {
+		t.Errorf("README.md does not show examples/shop.yml as it is:\n%s", example)
+	}
+	url, count := countingShop(t)
+	yml := strings.ReplaceAll(example, "http://127.0.0.1:8080", url)
+	yml = strings.Replace(yml, "concurrency: [1, 2, 4, 8, 16], step_duration: 2s", "concurrency: [1, 4], step_duration: 300ms", 1)
+	r := Run(context.Background(), templatedProbe(t, yml), Options{})
+	if r.Result != result.ResultCompleted || len(r.Steps) != 2 || r.Steps[1].ErrorRatio != 0 || len(r.Steps[1].Flow) != 2 {
+		t.Fatalf("run %s: %+v", r.Result, r.Steps)
+	}
+	if count("items 200") == 0 || count("items 401") != 0 {
+		t.Errorf("items: %d answered 200, %d 401", count("items 200"), count("items 401"))
+	}
 }
