@@ -151,6 +151,7 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	if e.live == nil {
 		e.live = NopLive{}
 	}
+	e.flowLive()
 	go func() {
 		<-ctx.Done()
 		// The requests under way are cut short: the load stops at once,

@@ -38,6 +38,7 @@ type flowClient struct {
 
 type flowStep struct {
 	name     string
+	live     Live // the step's live series (flowLive); NopLive until a run gives them
 	client   *Client
 	timeout  time.Duration
 	captures []flowCapture
@@ -63,7 +64,7 @@ func newFlowClient(p config.Probe) (*flowClient, error) {
 	f.aborted, f.abort = context.WithCancel(context.Background())
 	slot := 0
 	for _, st := range p.Flow {
-		fs := flowStep{name: st.Name, timeout: time.Duration(st.Request.Timeout), think: st.Think}
+		fs := flowStep{name: st.Name, live: NopLive{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
 		for _, name := range st.CaptureNames() {
 			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
 			slot++
@@ -183,8 +184,10 @@ func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
 		} else {
 			code, o = c.conns[i].Do(sent.Add(st.timeout))
 		}
+		took := time.Since(sent)
+		st.live.Attempt(o, code, took.Seconds())
 		if !c.measureFrom.IsZero() && !sent.Before(c.measureFrom) { // zero: no level measured yet
-			c.recs[i].record(o, code, time.Since(sent), sent.Sub(c.measureFrom))
+			c.recs[i].record(o, code, took, sent.Sub(c.measureFrom))
 		}
 		if o != result.Success {
 			return code, o
@@ -292,6 +295,24 @@ func thought(conn Conn) time.Duration {
 	}
 	return 0
 }
+
+// flowLive gives a flow's steps their live series, the request families
+// with the step label. The engine's own Attempt, once per iteration, then
+// counts in none: a request family counts requests.
+func (e *engine) flowLive() {
+	if f, ok := e.client.(*flowClient); ok {
+		for i := range f.steps {
+			f.steps[i].live = e.live.Step(f.steps[i].name)
+		}
+		e.live = iterationLive{e.live}
+	}
+}
+
+// iterationLive is a flow's Live as the engine sees it: an iteration's
+// requests were counted by its steps.
+type iterationLive struct{ Live }
+
+func (iterationLive) Attempt(result.Outcome, int, float64) {}
 
 // flowStart and flowFigures bracket a level of a flow probe.
 func (e *engine) flowStart(measureFrom time.Time, window time.Duration) {

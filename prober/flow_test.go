@@ -221,3 +221,32 @@ func TestShopExampleRuns(t *testing.T) {
 		t.Errorf("items: %d answered 200, %d 401", count("items 200"), count("items 401"))
 	}
 }
+
+// stepLive counts the live attempts by step ("" for the probe's own).
+type stepLive struct {
+	NopLive
+	mu     *sync.Mutex
+	counts map[string]int
+	step   string
+}
+
+func (l stepLive) Attempt(result.Outcome, int, float64) {
+	l.mu.Lock()
+	l.counts[l.step]++
+	l.mu.Unlock()
+}
+
+func (l stepLive) Step(name string) Live { l.step = name; return l }
+
+// The live request families count a flow's requests by step, not its
+// iterations: what the target saw.
+func TestFlowLiveCountsRequestsByStep(t *testing.T) {
+	url, count := countingShop(t)
+	live := stepLive{mu: &sync.Mutex{}, counts: map[string]int{}}
+	Run(context.Background(), shopFlow(t, url, "token", "concurrency: [2]"), Options{Live: live})
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.counts[""] != 0 || live.counts["login"] != count("login") || live.counts["item"] != count("items") {
+		t.Errorf("live attempts by step %v; the target saw %d logins and %d items", live.counts, count("login"), count("items"))
+	}
+}
