@@ -1,11 +1,12 @@
 package config
 
 import (
-	"time"
-
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -125,5 +126,35 @@ probes:
 	}
 	if _, err := Parse("redacted.yml", []byte(out)); err != nil {
 		t.Errorf("/config's YAML does not load again: %v\n%s", err, out)
+	}
+}
+
+// A data file is read at load, and again when the config is: a reload sees
+// its new rows.
+func TestDataReadAgainOnLoad(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/rows.csv"
+	yml := []byte(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: p
+    data: {file: rows.csv}
+    request: {url: "http://127.0.0.1:8080/u/{{.id}}"}
+    load: {concurrency: [1]}
+`)
+	for _, rows := range []int{2, 5} {
+		text := "id\n"
+		for i := range rows {
+			text += strconv.Itoa(i) + "\n"
+		}
+		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Parse(dir+"/loadprobe.yml", yml)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(c.Probes[0].Data.Rows); n != rows {
+			t.Errorf("%d rows loaded, the file holds %d", n, rows)
+		}
 	}
 }
