@@ -292,7 +292,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
-	step.Flow = e.flowFigures(end.Sub(measureFrom))
+	e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
 	return step
 }
 

@@ -129,6 +129,7 @@ func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
 	f.measureFrom, f.window = measureFrom, window
 	for _, c := range f.conns {
 		c.measureFrom = measureFrom
+		c.thinkSum, c.iterations = 0, 0
 		for _, rec := range c.recs {
 			rec.reset()
 			rec.within(window)
@@ -136,10 +137,20 @@ func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
 	}
 }
 
-// figures are the level's figures of each step.
-func (f *flowClient) figures(measured time.Duration) []result.FlowStep {
+// figures are the level's figures of each step, and the mean think time
+// of its iterations.
+func (f *flowClient) figures(measured time.Duration) ([]result.FlowStep, time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	var think time.Duration
+	var iterations int64
+	for _, c := range f.conns {
+		think += c.thinkSum
+		iterations += c.iterations
+	}
+	if iterations > 0 {
+		think /= time.Duration(iterations)
+	}
 	out := make([]result.FlowStep, len(f.steps))
 	total := newStepRecorder()
 	for i, st := range f.steps {
@@ -151,7 +162,7 @@ func (f *flowClient) figures(measured time.Duration) []result.FlowStep {
 		out[i] = result.FlowStep{Name: st.name, Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
 			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors}
 	}
-	return out
+	return out, think
 }
 
 // flowConn is one virtual user: a connection for each step, the values
@@ -163,6 +174,10 @@ type flowConn struct {
 	recs        []*stepRecorder
 	measureFrom time.Time
 	thought     time.Duration // the think time of the last iteration
+	// thinkSum and iterations are those of the iterations started in the
+	// level's measured window: a virtual user is busy thinking too.
+	thinkSum   time.Duration
+	iterations int64
 }
 
 // Do runs one iteration: each step in turn, until one fails. It returns
@@ -173,6 +188,9 @@ type flowConn struct {
 func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
 	c.f.src.row(c.vars)
 	c.thought = 0
+	if started := time.Now(); !c.measureFrom.IsZero() && !started.Before(c.measureFrom) {
+		defer func() { c.thinkSum += c.thought; c.iterations++ }()
+	}
 	for i := range c.f.steps {
 		st := &c.f.steps[i]
 		c.f.src.index(c.vars)
@@ -321,9 +339,20 @@ func (e *engine) flowStart(measureFrom time.Time, window time.Duration) {
 	}
 }
 
-func (e *engine) flowFigures(measured time.Duration) []result.FlowStep {
-	if f, ok := e.client.(*flowClient); ok {
-		return f.figures(measured)
+// flowFigures adds a flow's figures to the level's step: each step's own,
+// and, in a closed loop, the virtual users' think time to the users in
+// flight (Little's law over the whole iteration: a user who thinks is
+// busy), so that load_held_ratio judges the users the level asked for.
+// level is this replica's share of the level, which load_held_ratio reads.
+func (e *engine) flowFigures(step *result.Step, measured time.Duration, closedLoop bool, level float64) {
+	f, ok := e.client.(*flowClient)
+	if !ok {
+		return
 	}
-	return nil
+	var think time.Duration
+	step.Flow, think = f.figures(measured)
+	if closedLoop && level > 0 && think > 0 {
+		step.InFlight += step.Throughput * think.Seconds()
+		step.LoadHeldRatio = step.InFlight / level
+	}
 }

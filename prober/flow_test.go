@@ -15,6 +15,7 @@ import (
 	"github.com/loadprobe/loadprobe/prober/result"
 	"github.com/loadprobe/loadprobe/prober/target"
 	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/prometheus/common/model"
 )
 
 // shopFlow is the two-step flow of the demo target's shop: log in, take
@@ -179,9 +180,10 @@ func (nopConn) Close()                             {}
 // index, the step's figures.
 func BenchmarkFlowStepOverhead(b *testing.B) {
 	const steps = 4
-	f := &flowClient{src: &varSource{}, steps: make([]flowStep, steps)}
+	f := &flowClient{src: &varSource{}}
 	c := &flowConn{f: f, vars: template.NewVars(0)}
 	for range steps {
+		f.steps = append(f.steps, flowStep{live: NopLive{}})
 		c.conns = append(c.conns, nopConn{})
 		c.recs = append(c.recs, newStepRecorder())
 	}
@@ -248,5 +250,25 @@ func TestFlowLiveCountsRequestsByStep(t *testing.T) {
 	defer live.mu.Unlock()
 	if live.counts[""] != 0 || live.counts["login"] != count("login") || live.counts["item"] != count("items") {
 		t.Errorf("live attempts by step %v; the target saw %d logins and %d items", live.counts, count("login"), count("items"))
+	}
+}
+
+// A virtual user who thinks is busy: a closed-loop flow with think time
+// holds its level (Little's law over the whole iteration), though its
+// latency leaves the think time out.
+func TestFlowThinkTimeHoldsTheLevel(t *testing.T) {
+	url, _ := countingShop(t)
+	p := shopFlow(t, url, "token", "concurrency: [2]")
+	p.Flow[1].Think = &config.Think{Min: model.Duration(20 * time.Millisecond), Max: model.Duration(20 * time.Millisecond)}
+	r := Run(context.Background(), p, Options{})
+	if len(r.Steps) != 1 {
+		t.Fatalf("run %s: %s", r.Result, r.Error)
+	}
+	s := r.Steps[0]
+	if s.LoadHeldRatio < 0.8 || s.LoadHeldRatio > 1.1 {
+		t.Errorf("load held %g at 2 users thinking 20ms per iteration, want about 1", s.LoadHeldRatio)
+	}
+	if s.Latency.P50 >= 0.020 {
+		t.Errorf("iteration p50 %gs includes the 20ms think time", s.Latency.P50)
 	}
 }
