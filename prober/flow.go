@@ -95,6 +95,7 @@ func (f *flowClient) NewConn() Conn {
 		c.conns = append(c.conns, st.client.newConnWith(c.vars))
 		rec := newStepRecorder()
 		c.recs = append(c.recs, rec)
+		c.misses = append(c.misses, map[int]int64{})
 	}
 	f.mu.Lock()
 	for _, rec := range c.recs {
@@ -130,6 +131,9 @@ func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
 	for _, c := range f.conns {
 		c.measureFrom = measureFrom
 		c.thinkSum, c.iterations = 0, 0
+		for _, m := range c.misses {
+			clear(m)
+		}
 		for _, rec := range c.recs {
 			rec.reset()
 			rec.within(window)
@@ -155,12 +159,16 @@ func (f *flowClient) figures(measured time.Duration) ([]result.FlowStep, time.Du
 	total := newStepRecorder()
 	for i, st := range f.steps {
 		total.reset()
+		misses := map[int]int64{}
 		for _, c := range f.conns {
 			total.merge(c.recs[i])
+			for code, n := range c.misses[i] {
+				misses[code] += n
+			}
 		}
 		s := total.summarize(0, st.name, measured, true)
 		out[i] = result.FlowStep{Name: st.name, Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
-			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors}
+			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors, CaptureMisses: misses}
 	}
 	return out, think
 }
@@ -172,6 +180,7 @@ type flowConn struct {
 	conns       []Conn
 	vars        *template.Vars
 	recs        []*stepRecorder
+	misses      []map[int]int64 // by step and code: responses its captures found nothing in
 	measureFrom time.Time
 	thought     time.Duration // the think time of the last iteration
 	// thinkSum and iterations are those of the iterations started in the
@@ -195,9 +204,11 @@ func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
 		st := &c.f.steps[i]
 		c.f.src.index(c.vars)
 		sent := time.Now()
+		missed := false
 		if len(st.captures) > 0 {
 			code, o = c.conns[i].(capturer).doCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
-				return c.capture(st, h, body)
+				missed = !c.capture(st, h, body)
+				return !missed
 			})
 		} else {
 			code, o = c.conns[i].Do(sent.Add(st.timeout))
@@ -206,6 +217,9 @@ func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
 		st.live.Attempt(o, code, took.Seconds())
 		if !c.measureFrom.IsZero() && !sent.Before(c.measureFrom) { // zero: no level measured yet
 			c.recs[i].record(o, code, took, sent.Sub(c.measureFrom))
+			if missed {
+				c.misses[i][code]++
+			}
 		}
 		if o != result.Success {
 			return code, o

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,6 +116,13 @@ func TestFlowCaptureThatFindsNothingEndsTheIteration(t *testing.T) {
 	s := r.Steps[0]
 	if s.Attempts == 0 || s.ErrorRatio != 1 || s.HTTPErrors[200] != s.Attempts {
 		t.Errorf("%d iterations, error ratio %g, http errors %v: want every one failed on its 200", s.Attempts, s.ErrorRatio, s.HTTPErrors)
+	}
+	if login := s.Flow[0]; login.CaptureMisses[200] != login.Attempts {
+		t.Errorf("login: %d capture misses on 200 of %d attempts", login.CaptureMisses[200], login.Attempts)
+	}
+	want := `first failure at 2 connections: step "login", its capture found nothing in 100% of attempts`
+	if !slices.Contains(r.Diagnosis, want) {
+		t.Errorf("diagnosis lacks %q:\n%v", want, r.Diagnosis)
 	}
 	if login, item := s.Flow[0], s.Flow[1]; login.ErrorRatio != 1 || item.Attempts != 0 {
 		t.Errorf("login %+v, item %+v: want login failing, item never sent", login, item)

@@ -1,6 +1,9 @@
 package result
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // FlowStep is the figures of one step of a flow at one level: every
 // attempt of the step, whichever iteration it belonged to. A step after
@@ -16,6 +19,9 @@ type FlowStep struct {
 	// outside valid_status_codes, or without the value a capture takes.
 	HTTPErrors map[int]int64    `json:"http_errors"`
 	Errors     map[string]int64 `json:"errors"`
+	// CaptureMisses counts by status code the responses, among HTTPErrors,
+	// that came with a valid code but without a value the step captures.
+	CaptureMisses map[int]int64 `json:"capture_misses"`
 }
 
 // asStep is fs with the fields the failure vocabulary reads.
@@ -38,7 +44,7 @@ func (a *analysis) firstFailingStep() string {
 	for _, s := range a.r.Steps {
 		for _, fs := range s.Flow {
 			if fs.ErrorRatio > 0 {
-				return fmt.Sprintf("first failure %s: step %q, %s", a.at(s), fs.Name, describeFailures(fs.asStep()))
+				return fmt.Sprintf("first failure %s: step %q, %s", a.at(s), fs.Name, describeStepFailures(fs))
 			}
 		}
 	}
@@ -72,4 +78,24 @@ func (a *analysis) limitingStep() string {
 	return fmt.Sprintf("step %q limits the flow: its %s grows most past %s, from %s to %s %s",
 		name, a.quantile.Label, a.levelText(steps[from]),
 		fmtSeconds(a.quantile.Of(steps[from].Flow[best].Latency)), fmtSeconds(a.quantile.Of(steps[last].Flow[best].Latency)), a.at(steps[last]))
+}
+
+// describeStepFailures is describeFailures for a flow's step, whose
+// http_errors may be responses its captures found nothing in.
+func describeStepFailures(fs FlowStep) string {
+	var misses int64
+	rest := fs.asStep()
+	rest.HTTPErrors = maps.Clone(fs.HTTPErrors)
+	for code, n := range fs.CaptureMisses {
+		misses += n
+		rest.HTTPErrors[code] -= n
+	}
+	if misses == 0 {
+		return describeFailures(rest)
+	}
+	line := fmt.Sprintf("its capture found nothing in %s of attempts", fmtPct(float64(misses)/float64(fs.Attempts)))
+	if rest.Failed() > 0 {
+		line += ", " + describeFailures(rest)
+	}
+	return line
 }
