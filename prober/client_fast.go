@@ -136,13 +136,6 @@ func serializeRequest(req config.Request, u *url.URL, headers map[string]*templa
 	return shape
 }
 
-func appendHeader(b []byte, name, value string) []byte {
-	b = append(b, name...)
-	b = append(b, ": "...)
-	b = append(b, value...)
-	return append(b, "\r\n"...)
-}
-
 // newConn returns a connection; vars are the values its templated
 // requests are written with, and src, when not nil, gives them each
 // attempt's before it is sent (nil: a flow gives them, per step).
