@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -83,6 +84,10 @@ func TestFlowCarriesTheCapturedToken(t *testing.T) {
 			}
 			if n := count("items 401"); n != 0 || count("items 200") == 0 {
 				t.Fatalf("items: %d answered 401, %d 200", n, count("items 200"))
+			}
+			// Neither a data row nor a captured token (user0001.<hmac>) is in the result.
+			if out, _ := json.Marshal(r); strings.Contains(string(out), "user0") {
+				t.Errorf("the result shows a data row or a captured value:\n%s", out)
 			}
 			for _, s := range r.Steps {
 				if s.ErrorRatio != 0 || s.Attempts == 0 || len(s.Flow) != 2 {
