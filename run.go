@@ -143,6 +143,7 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
 	writeSteps(w, r, lq)
+	writeFlowSteps(w, r, lq)
 
 	fmt.Fprintln(w, "breaking points:")
 	why := map[result.Rule]string{

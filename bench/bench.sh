@@ -18,6 +18,9 @@
 #                `loadprobe target`'s /ws echo (pinned as nginx is): loadprobe's
 #                closed loop beside a bare gorilla/websocket loop, 8 sessions
 #                (go test -bench BenchmarkWebSocketRoundTrips)
+#   templated  : closed loop as throughput, loadprobe alone, POST with a
+#                fixed body (-body) and with a body templated with {{index}}
+#                and {{random_int}} (-template); REPS rounds, interleaved
 #
 # The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
 # raw outputs, exact command lines and /usr/bin/time -v data stay in
@@ -26,7 +29,7 @@
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
-#   SCENARIOS="gobench throughput rate maxrate websocket" PIN=1 COOLDOWN=1
+#   SCENARIOS="gobench throughput rate maxrate websocket templated" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
 #   INSTALL=1 (apt-get/go install what is missing; 0: fail instead)
@@ -68,7 +71,7 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate websocket"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate websocket templated"}
 PIN=${PIN:-1}
 COOLDOWN=${COOLDOWN:-1}
 QUIET_WAIT=${QUIET_WAIT:-120}
@@ -228,12 +231,18 @@ cmd_vegeta() {
 cmd_loadprobe() {
   local load="concurrency: [$3]"
   [ "$2" = rate ] && load="rate: [$4], max_in_flight: $MAX_IN_FLIGHT"
+  # The templated scenario's rows: the same POST, its body fixed or templated.
+  local body=""
+  case $1 in
+    *-body) body=", method: POST, body: '{\"id\": 123456, \"n\": 789}'" ;;
+    *-template) body=", method: POST, body: '{\"id\": {{index}}, \"n\": {{random_int 1 999}}}'" ;;
+  esac
   cat > "$5.yml" <<EOF
 allowed_targets: ["127.0.0.1"]
 max_rate: 1000000
 probes:
   - name: bench
-    request: {url: "$NGX_URL", timeout: ${TIMEOUT}s}
+    request: {url: "$NGX_URL", timeout: ${TIMEOUT}s$body}
     load: {$load, step_duration: ${DUR}s}
 EOF
   CMD=("${BIN[$1]}" run --config.file="$5.yml" --output=json)
@@ -422,7 +431,7 @@ for sc in $SCENARIOS; do
       (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord' -benchmem ./prober \
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
-    throughput|rate|maxrate) [ -n "$NGX_PID" ] || start_nginx ;;&
+    throughput|rate|maxrate|templated) [ -n "$NGX_PID" ] || start_nginx ;;&
     throughput)
       for rep in $(seq 1 "$REPS"); do for n in "${NAMES_A[@]}"; do
         run_one throughput "$n" closed "$CONNS" 0 "$rep"
@@ -450,6 +459,12 @@ for sc in $SCENARIOS; do
         done
       done ;;
     websocket) scenario_websocket ;;
+    templated)
+      lp=${LP_NAMES[0]}
+      for v in body template; do KIND[$lp-$v]=loadprobe; BIN[$lp-$v]=${BIN[$lp]}; done
+      for rep in $(seq 1 "$REPS"); do for n in "$lp-body" "$lp-template"; do
+        run_one templated "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
     *) log "unknown scenario $sc" ;;
   esac
 done

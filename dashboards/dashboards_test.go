@@ -21,8 +21,8 @@ import (
 // job/instance target labels. Keep in step with DESIGN.md's Metrics section.
 var families = map[string][]string{
 	// live, per request
-	"loadprobe_requests_total":         {"probe", "outcome"},
-	"loadprobe_responses_total":        {"probe", "code"},
+	"loadprobe_requests_total":         {"probe", "outcome", "step"},
+	"loadprobe_responses_total":        {"probe", "code", "step"},
 	"loadprobe_in_flight_requests":     {"probe"},
 	"loadprobe_concurrency":            {"probe"},
 	"loadprobe_offered_rate":           {"probe"},
@@ -77,7 +77,7 @@ var families = map[string][]string{
 
 // histograms are exported in classic and native form: name_bucket/_sum/_count, or name.
 var histograms = map[string][]string{
-	"loadprobe_request_duration_seconds":             {"probe", "outcome"},
+	"loadprobe_request_duration_seconds":             {"probe", "outcome", "step"},
 	"loadprobe_send_delay_seconds":                   {"probe"},
 	"loadprobe_websocket_handshake_duration_seconds": {"probe"},
 }

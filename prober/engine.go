@@ -132,7 +132,7 @@ type engine struct {
 // abandonAfter after ctx ends, even if an attempt under way does not.
 func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	started := time.Now()
-	client, err := newConnector(p.Request, p.Name, opts.Live)
+	client, err := newConnector(p, opts.Live)
 	if err != nil {
 		r := newResult(p, started)
 		r.Result, r.Error = result.ResultFailed, err.Error()
@@ -162,6 +162,7 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	if e.live == nil {
 		e.live = NopLive{}
 	}
+	e.flowLive()
 	go func() {
 		<-ctx.Done()
 		// The requests under way are cut short: the load stops at once,
@@ -287,6 +288,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
 	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
+	e.flowStart(measureFrom, end.Sub(measureFrom))
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
@@ -303,6 +305,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
 	step.Started = start
+	e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
 	return step
 }
 
@@ -334,7 +337,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom)
+				e.observe(rec, o, code, now, finished, measureFrom, thought(conn))
 				now = finished
 			}
 		}(e.conns[w], e.recs[w])
@@ -345,12 +348,13 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // observe records one finished attempt in the live metrics and, when it
 // started inside the measured window, in the step figures. from is the
 // time latency is measured from: the send time in closed loop, the
-// intended send time in open loop.
-func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time) {
+// intended send time in open loop. think is the think time of a flow's
+// iteration, which its latency leaves out.
+func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time, think time.Duration) {
 	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}
-	latency := finished.Sub(from)
+	latency := finished.Sub(from) - think
 	e.live.Attempt(o, code, latency.Seconds())
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
@@ -398,8 +402,9 @@ func (e *engine) settle(limit time.Duration, next int) time.Duration {
 		code, o := conn.Do(deadline)
 		finished := time.Now()
 		e.live.InFlight(-1)
-		e.live.Attempt(o, code, finished.Sub(sent).Seconds())
-		if o.Responded() && finished.Sub(sent) <= limit {
+		took := finished.Sub(sent) - thought(conn)
+		e.live.Attempt(o, code, took.Seconds())
+		if o.Responded() && took <= limit {
 			break
 		}
 		if !o.Responded() {

@@ -100,7 +100,7 @@ func (e *engine) newSender(measureFrom *time.Time) *sender {
 			e.live.InFlight(-1)
 			// Latency runs from the intended send time, so a stall is
 			// charged to every request that should have gone out during it.
-			e.observe(s.rec, o, code, j.due, finished, *measureFrom)
+			e.observe(s.rec, o, code, j.due, finished, *measureFrom, thought(s.conn))
 			e.pool.put(s)
 			j.done.Done()
 		}

@@ -61,20 +61,6 @@ func isWebSocket(rawURL string) bool {
 	return ok && (strings.EqualFold(scheme, "ws") || strings.EqualFold(scheme, "wss"))
 }
 
-// newConnector builds the client a probe's request needs: a WebSocket
-// client for ws:// and wss://, else the HTTP Client.
-func newConnector(req config.Request, name string, live Live) (connector, error) {
-	if isWebSocket(req.URL) {
-		wl, _ := live.(WebSocketLive)
-		return newWSClient(req, wl)
-	}
-	c, err := NewClient(req, name)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // wsClient opens the sessions of one probe's run.
 type wsClient struct {
 	url      string

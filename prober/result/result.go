@@ -65,6 +65,9 @@ type Step struct {
 	// Started is when the step's load began: the replicas of a fleet
 	// compare it to see that they stepped together.
 	Started time.Time `json:"started"`
+	// Flow holds a flow probe's figures of each of its steps (its Attempts
+	// and the figures above count iterations); absent for a single request.
+	Flow []FlowStep `json:"flow,omitempty"`
 }
 
 // Latency is a latency distribution of a step's responses, in seconds.

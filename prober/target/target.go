@@ -54,6 +54,7 @@ type Target struct {
 	// collapse is the /collapse pool, as large as the /work pool.
 	collapse chan struct{}
 	index    []byte
+	shop     shop
 
 	_        [64]byte // keep the hot counters off each other's cache lines
 	shedBusy atomic.Int64
@@ -83,6 +84,7 @@ func New(opts Options) *Target {
 		epoch:    time.Now(),
 		slots:    make(chan targetSlot, opts.Workers),
 		collapse: make(chan struct{}, opts.Workers),
+		shop:     newShop(),
 	}
 	for range opts.Workers {
 		t.slots <- targetSlot{}
@@ -114,6 +116,8 @@ func (t *Target) indexText() string {
 	row("/status?code=N", "answers with status N (200..599)")
 	row("/ws", "WebSocket: echoes every message")
 	row("/ws-limited", fmt.Sprintf("WebSocket: echoes, holding at most %d sessions; closes any beyond with 1013 (try again later)", TargetWSSessions))
+	row("/login", fmt.Sprintf(`POST {"user": "name"}: {"token": "..."} after %v`, ShopLoginWork))
+	row("/items/{id}", "200 with a token from /login (Authorization: Bearer <token>), 401 without")
 	return b.String()
 }
 
@@ -223,7 +227,13 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h["Content-Type"] = targetTextPlain
 		h["Content-Length"] = []string{strconv.Itoa(len(t.index))}
 		_, _ = w.Write(t.index)
+	case "/login":
+		t.shop.login(w, r)
 	default:
+		if strings.HasPrefix(r.URL.Path, "/items/") {
+			t.shop.item(w, r)
+			return
+		}
 		targetNotFound.write(w)
 	}
 }
