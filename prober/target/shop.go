@@ -56,12 +56,7 @@ func (s shop) login(w http.ResponseWriter, r *http.Request) {
 		targetText(w, http.StatusBadRequest, "POST {\"user\": \"name\"} (a name without dots)\n")
 		return
 	}
-	tm := time.NewTimer(ShopLoginWork)
-	select {
-	case <-tm.C:
-	case <-r.Context().Done():
-		tm.Stop()
-		targetCanceled.write(w)
+	if !waited(w, r, ShopLoginWork) {
 		return
 	}
 	out, _ := json.Marshal(map[string]string{"token": s.sign(body.User)})

@@ -330,17 +330,26 @@ func (t *Target) serveShed(w http.ResponseWriter) {
 // targetWait answers 200 after d, or 503 as soon as the request's context
 // ends (the client went away or the server is stopping).
 func targetWait(w http.ResponseWriter, r *http.Request, d time.Duration) {
-	if d > 0 {
-		tm := time.NewTimer(d)
-		select {
-		case <-tm.C:
-		case <-r.Context().Done():
-			tm.Stop()
-			targetCanceled.write(w)
-			return
-		}
+	if waited(w, r, d) {
+		targetOK.write(w)
 	}
-	targetOK.write(w)
+}
+
+// waited waits d and reports true, or answers 503 and reports false as soon
+// as the request's context ends.
+func waited(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-r.Context().Done():
+		targetCanceled.write(w)
+		return false
+	}
 }
 
 // targetWindow is a fixed one-second-window limiter: TargetLimitedRate
