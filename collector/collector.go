@@ -187,9 +187,25 @@ func (c *Collector) get(probe string) *Live {
 	if l, ok := c.live[probe]; ok {
 		return l
 	}
+	l := c.newLive(probe, "")
+	// Every result starts at 0 so that rate() and increase() work from
+	// the first run.
+	for _, r := range result.RunResults {
+		c.runs.WithLabelValues(probe, string(r))
+	}
+	c.live[probe] = l
+	return l
+}
+
+// newLive makes the recorder of probe's requests, or of one flow step's
+// when step is set, with every outcome's series at 0 so that rate() works
+// from the first attempt. It is built field by field, never copied: its
+// cached children belong to one label set.
+func (c *Collector) newLive(probe, step string) *Live {
 	l := &Live{
 		c:           c,
 		probe:       probe,
+		step:        step,
 		responses:   c.responses,
 		sendDelayV:  c.sendDelay,
 		inFlight:    c.inFlight.WithLabelValues(probe),
@@ -199,13 +215,11 @@ func (c *Collector) get(probe string) *Live {
 		running:     c.running.WithLabelValues(probe),
 		ws:          wsLive{families: c.ws},
 	}
-	l.resolve("")
-	// Every result starts at 0 so that rate() and increase() work from
-	// the first run.
-	for _, r := range result.RunResults {
-		c.runs.WithLabelValues(probe, string(r))
+	l.durSuccess = c.duration.WithLabelValues(probe, result.Success.String(), step)
+	l.durHTTPErr = c.duration.WithLabelValues(probe, result.HTTPError.String(), step)
+	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
+		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String(), step)
 	}
-	c.live[probe] = l
 	return l
 }
 

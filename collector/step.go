@@ -1,20 +1,6 @@
 package collector
 
-import (
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
-)
-
-// resolve sets l's step and resolves its request series for it (all at 0,
-// so that rate() works from the first attempt).
-func (l *Live) resolve(step string) {
-	l.step = step
-	l.durSuccess = l.c.duration.WithLabelValues(l.probe, result.Success.String(), step)
-	l.durHTTPErr = l.c.duration.WithLabelValues(l.probe, result.HTTPError.String(), step)
-	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
-		l.outcomes[o] = l.c.requests.WithLabelValues(l.probe, o.String(), step)
-	}
-}
+import "github.com/loadprobe/loadprobe/prober"
 
 // Step returns the recorder of the requests of one step of a flow: the
 // live request families with its name as the step label. The gauges are
@@ -27,11 +13,7 @@ func (l *Live) Step(name string) prober.Live {
 	if s, ok := c.steps[key]; ok {
 		return s
 	}
-	// The probe's gauges and WebSocket families are shared; the request
-	// families are resolved again with the step's label.
-	s := new(Live)
-	*s = *l
-	s.resolve(name)
+	s := c.newLive(l.probe, name)
 	c.steps[key] = s
 	return s
 }

@@ -13,6 +13,7 @@ import (
 func TestStepLive(t *testing.T) {
 	reg, _, c := newTest(t)
 	l := c.Live("shop")
+	l.Attempt(result.HTTPError, 503, 0.001) // caches the probe's own 503 series
 	login := l.Step("login")
 	if l.Step("login") != login {
 		t.Error("Step returned a new recorder for the same step")
@@ -27,6 +28,7 @@ func TestStepLive(t *testing.T) {
 	}{
 		{testutil.ToFloat64(c.requests.WithLabelValues("shop", "success", "login")), 1, "login successes"},
 		{testutil.ToFloat64(c.responses.WithLabelValues("shop", "503", "login")), 1, "login 503s"},
+		{testutil.ToFloat64(c.responses.WithLabelValues("shop", "503", "")), 1, "the probe's own 503s"},
 		{testutil.ToFloat64(c.requests.WithLabelValues("shop", "timeout", "item")), 1, "item timeouts"},
 		{testutil.ToFloat64(c.requests.WithLabelValues("shop", "success", "")), 0, "the probe's own successes"},
 		{testutil.ToFloat64(c.inFlight.WithLabelValues("shop")), 2, "in flight"},
