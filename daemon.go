@@ -43,6 +43,7 @@ type DaemonOptions struct {
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
 	Shard           prober.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
+	Fleet           FleetOptions    // where replica 0 reads the fleet's runs back (--fleet.*)
 	Logger          *slog.Logger
 	// Hup delivers reload requests; nil means the process's SIGHUP.
 	Hup <-chan os.Signal
@@ -104,6 +105,10 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	d.sched = sched
 	sched.SetShard(o.Shard)
 	collector.RegisterShard(d.reg, o.Shard)
+	if err := d.setUpFleet(); err != nil {
+		stop()
+		return nil, err
+	}
 	d.handler = d.routes()
 	return d, nil
 }

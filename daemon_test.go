@@ -230,7 +230,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		// start may be under way or over: completed and running vary).
 		`loadprobe_runs_total{probe="work",result="completed"} `,
 		`loadprobe_runs_total{probe="work",result="failed"} 0`,
-		`loadprobe_requests_total{outcome="timeout",probe="work"} 0`,
+		`loadprobe_requests_total{outcome="timeout",probe="work",step=""} 0`,
 		`loadprobe_running{probe="work"} `,
 		`loadprobe_schedule_interval_seconds{probe="work"} 3600`,
 		`loadprobe_expected_min_capacity{probe="work"} 400`,
@@ -522,10 +522,10 @@ func TestResults(t *testing.T) {
 		`loadprobe_step_goodput{level="1",probe="work"}`:                         func(v float64) bool { return v > 50 && v < 110 },
 		`loadprobe_step_goodput{level="2",probe="work"}`:                         func(v float64) bool { return v > 100 && v < 210 },
 		`loadprobe_runs_total{probe="work",result="completed"}`:                  func(v float64) bool { return v >= 1 },
-		`loadprobe_requests_total{outcome="success",probe="work"}`:               func(v float64) bool { return v > 0 },
+		`loadprobe_requests_total{outcome="success",probe="work",step=""}`:       func(v float64) bool { return v > 0 },
 		`loadprobe_run_last_completed_timestamp_seconds{probe="work"}`:           func(v float64) bool { return math.Abs(v-float64(time.Now().Unix())) < 30 },
 		`loadprobe_run_wait_seconds_total{probe="work"}`:                         func(v float64) bool { return v >= 0 },
-		`loadprobe_responses_total{code="200",probe="work"}`:                     func(v float64) bool { return v > 0 },
+		`loadprobe_responses_total{code="200",probe="work",step=""}`:             func(v float64) bool { return v > 0 },
 		`loadprobe_step_latency_seconds{level="2",probe="work",quantile="0.99"}`: func(v float64) bool { return v > 0.005 && v < 0.2 },
 	} {
 		if v := metricValue(t, m, series); !check(v) {

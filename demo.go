@@ -27,18 +27,21 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	targetAddr := make(chan net.Addr, 1)
-	targetDone := make(chan error, 1)
-	go func() {
-		targetDone <- target.Serve(ctx, "127.0.0.1:0", target.Options{}, logger, func(a net.Addr) { targetAddr <- a })
-	}()
-	var target net.Addr
-	select {
-	case target = <-targetAddr:
-	case err := <-targetDone:
-		logger.Error("Demo target failed", "err", err)
-		return 1
+	// Two demo targets on two loopback hosts: the ramps of DESIGN's
+	// breaking points on one, the WebSocket and flow probes on the other,
+	// so that the scheduler (one run per host at a time) shows the first
+	// knee within seconds whichever probe it starts first.
+	var targets [2]net.Addr
+	var targetDone [2]chan error
+	for i, listen := range []string{"127.0.0.1:0", "127.0.0.2:0"} {
+		addr, done, err := startTarget(ctx, listen, logger)
+		if err != nil {
+			logger.Error("Demo target failed", "err", err)
+			return 1
+		}
+		targets[i], targetDone[i] = addr, done
 	}
+	target := targets[0]
 
 	dir, err := os.MkdirTemp("", "loadprobe-demo-")
 	if err != nil {
@@ -47,7 +50,7 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "demo.yml")
-	if err := os.WriteFile(file, []byte(strings.ReplaceAll(demoConfig, "TARGET", target.String())), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(strings.NewReplacer("TARGET2", targets[1].String(), "TARGET", target.String()).Replace(demoConfig)), 0o600); err != nil {
 		logger.Error("Cannot write the demo config", "err", err)
 		return 1
 	}
@@ -75,13 +78,31 @@ The first breaking points show within about 20 seconds.
 `, target, file, base, base, base)
 
 	err = <-daemonDone
-	stop() // the daemon may have ended on its own: the target goes too
-	<-targetDone
+	stop() // the daemon may have ended on its own: the targets go too
+	for _, done := range targetDone {
+		<-done
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error("Error running loadprobe", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// startTarget serves the demo target on listen until ctx ends; done
+// receives Serve's error when it has stopped.
+func startTarget(ctx context.Context, listen string, logger *slog.Logger) (net.Addr, chan error, error) {
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- target.Serve(ctx, listen, target.Options{}, logger, func(a net.Addr) { addr <- a })
+	}()
+	select {
+	case a := <-addr:
+		return a, done, nil
+	case err := <-done:
+		return nil, nil, err
+	}
 }
 
 // hostPort is the first listen address as a browser would open it: an

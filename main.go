@@ -41,6 +41,7 @@ type globalFlags struct {
 	enableLifecycle *bool
 	storagePath     *string
 	shard           *prober.Shard // --shard (shard.go)
+	fleet           *FleetOptions // --fleet.* (fleet.go)
 }
 
 func newApp() (*kingpin.Application, *globalFlags) {
@@ -56,6 +57,7 @@ func newApp() (*kingpin.Application, *globalFlags) {
 	g.web = kingpinflag.AddFlags(app, defaultListenAddress)
 	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload and POST /api/v1/probes/NAME/run.").Bool()
 	g.shard = addShardFlag(app)
+	g.fleet = addFleetFlags(app)
 	g.storagePath = app.Flag("storage.path", "Directory where the latest results are kept, so a restarted daemon serves them at once. Empty: keep none.").Default("").String()
 	return app, g
 }
@@ -177,6 +179,7 @@ func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*Daemon
 		EnableLifecycle: *g.enableLifecycle,
 		StoragePath:     *g.storagePath,
 		Shard:           *g.shard,
+		Fleet:           *g.fleet,
 		Logger:          logger,
 	})
 }

@@ -60,7 +60,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	results := make([]result.Result, 0, len(probes))
 	run := prober.Runner(prober.Run)
 	for _, p := range probes {
-		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p.Request))
+		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p))
 		var control *prober.Control
 		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
 			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
@@ -144,6 +144,7 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
 	writeSteps(w, r, lq)
+	writeFlowSteps(w, r, lq)
 
 	fmt.Fprintln(w, "breaking points:")
 	why := map[result.Rule]string{

@@ -43,7 +43,9 @@ func TestShardFlagRejectsABadValueAsAUsageError(t *testing.T) {
 }
 
 // shardTarget is a /work ramp of one level, 12 connections, against a pool of
-// 12 workers: replica 1 of 3 sends 4 of them.
+// 12 workers: replica 1 of 3 sends 4 of them. It runs continuously: a
+// fleet's replica starts its runs on boundaries of the schedule, and a
+// continuous probe's come every aligned run length (1.5s), not every hour.
 func shardTarget(t *testing.T) (configFile string) {
 	t.Helper()
 	srv := httptest.NewServer(target.New(target.Options{Workers: 12, WorkTime: 10 * time.Millisecond}))
@@ -54,7 +56,7 @@ probes:
   - name: work
     request: {url: "%s/work"}
     load: {concurrency: [12], step_duration: 1s, warmup: 100ms}
-    schedule: {interval: 1h}
+    schedule: {continuous: true}
 `, srv.URL))
 	return configFile
 }

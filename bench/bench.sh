@@ -27,6 +27,13 @@
 #                (a self-signed certificate made for the run): wrk, loadprobe
 #   conns      : closed loop at each of SCALE_CONNS keep-alive connections:
 #                wrk, loadprobe; nginx's active connections sampled mid-run
+#   websocket  : message round trips per generator CPU-second against
+#                `loadprobe target`'s /ws echo (pinned as nginx is): loadprobe's
+#                closed loop beside a bare gorilla/websocket loop, 8 sessions
+#                (go test -bench BenchmarkWebSocketRoundTrips)
+#   templated  : closed loop as throughput, loadprobe alone, POST with a
+#                fixed body (-body) and with a body templated with {{index}}
+#                and {{random_int}} (-template); REPS rounds, interleaved
 #
 # The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
 # raw outputs, exact command lines and /usr/bin/time -v data stay in
@@ -35,8 +42,8 @@
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
-#   SCENARIOS="gobench throughput rate maxrate open latency https conns"
-#   OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 CAPTURE=1 LAT_CONNS=10
+#   SCENARIOS="gobench throughput rate maxrate open latency https conns websocket
+#   templated" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 CAPTURE=1 LAT_CONNS=10
 #   LAT_DELAY_MS=20 SCALE_CONNS="1000 10000" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
@@ -80,7 +87,7 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns websocket templated"}
 OPEN_RATES=${OPEN_RATES:-"2000 20000"}
 OPEN_FRACTION=${OPEN_FRACTION:-0.8}
 CAPTURE=${CAPTURE:-1}
@@ -172,10 +179,11 @@ wait_quiet() {
 }
 
 # ------------------------------------------------------------------ nginx
-NGX_PID=""; GEN_PID=""; CAP_PID=""; SRV=""; SRV_KIND=nginx; URL=""; LP_TLS=""
+NGX_PID=""; GEN_PID=""; CAP_PID=""; WS_PID=""; SRV=""; SRV_KIND=nginx; URL=""; LP_TLS=""
 cleanup() {
   [ -n "$GEN_PID" ] && kill "$GEN_PID" 2>/dev/null
   [ -n "$CAP_PID" ] && kill "$CAP_PID" 2>/dev/null
+  [ -n "$WS_PID" ] && { kill "$WS_PID" 2>/dev/null; wait "$WS_PID" 2>/dev/null; WS_PID=""; }
   [ -n "$NGX_PID" ] && { kill "$NGX_PID" 2>/dev/null; wait "$NGX_PID" 2>/dev/null; }
   [ -n "$DT_PID" ] && { kill "$DT_PID" 2>/dev/null; wait "$DT_PID" 2>/dev/null; }
   GEN_PID=""; NGX_PID=""; DT_PID=""; CAP_PID=""
@@ -317,13 +325,19 @@ cmd_vegeta() {
 cmd_loadprobe() {
   local load="concurrency: [$3]"
   [ "$2" = rate ] && load="rate: [$4], max_in_flight: $MAX_IN_FLIGHT"
+  # The templated scenario's rows: the same POST, its body fixed or templated.
+  local body=""
+  case $1 in
+    *-body) body=", method: POST, body: '{\"id\": 123456, \"n\": 789}'" ;;
+    *-template) body=", method: POST, body: '{\"id\": {{index}}, \"n\": {{random_int 1 999}}}'" ;;
+  esac
   cat > "$5.yml" <<EOF
 allowed_targets: ["127.0.0.1"]
 max_rate: 1000000
 max_concurrency: 20000
 probes:
   - name: bench
-    request: {url: "$URL", timeout: ${TIMEOUT}s$LP_TLS}
+    request: {url: "$URL", timeout: ${TIMEOUT}s$LP_TLS$body}
     load: {$load, step_duration: ${DUR}s}
 EOF
   CMD=("${BIN[$1]}" run --config.file="$5.yml" --output=json)
@@ -465,6 +479,28 @@ last_rps() {
     '[.[] | select(.sc==$sc and .name==$n and .rep==$rep and .rate==0)] | last | .rps // 0' "$RESULTS"
 }
 
+# ------------------------------------------------------------------ websocket
+# scenario_websocket: `loadprobe target` on a free loopback port (pinned as nginx
+# is), then the round-trip benchmark, compiled first, pinned as a generator is,
+# against its /ws echo. The output goes to RUN/websocket.txt for the report.
+scenario_websocket() {
+  local bin=${BIN[${LP_NAMES[0]}]} tlog="$RUN/ws-target.log" addr="" i
+  "${SRV_PIN[@]}" "$bin" target --listen=127.0.0.1:0 > "$tlog" 2>&1 &
+  WS_PID=$!
+  for i in $(seq 1 50); do
+    addr=$(grep -o 'address=127\.0\.0\.1:[0-9]*' "$tlog" | head -1 | cut -d= -f2)
+    [ -n "$addr" ] && break
+    sleep 0.1
+  done
+  if [ -z "$addr" ]; then log "loadprobe target did not start (see $tlog)"; cleanup; return; fi
+  (cd "$ROOT" && go test -c -o "$RUN/prober.test" ./prober) || { log "go test -c ./prober failed"; cleanup; return; }
+  log "WebSocket round trips against ws://$addr/ws"
+  LOADPROBE_BENCH_WS_URL="ws://$addr/ws" timeout 120 "${GEN_PIN[@]}" env GOMAXPROCS="$GEN_CPUS" \
+    "$RUN/prober.test" -test.run '^$' -test.bench 'WebSocketRoundTrips' -test.benchtime=1x > "$RUN/websocket.txt" 2>&1 \
+    || log "the WebSocket benchmark failed (see $RUN/websocket.txt)"
+  kill "$WS_PID" 2>/dev/null; wait "$WS_PID" 2>/dev/null; WS_PID=""
+}
+
 # held NAME RATE: did the last maxrate run of NAME at RATE hold the rate?
 held() {
   jq -s -e --arg n "$1" --argjson r "$2" --argjson h "$HOLD" \
@@ -518,7 +554,7 @@ for sc in $SCENARIOS; do
       (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord' -benchmem ./prober \
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
-    throughput|rate|maxrate|open|conns) use_nginx ;;&
+    throughput|rate|maxrate|open|conns|templated) use_nginx ;;&
     throughput)
       for rep in $(seq 1 "$REPS"); do for n in "${NAMES_A[@]}"; do
         run_one throughput "$n" closed "$CONNS" 0 "$rep"
@@ -571,6 +607,13 @@ for sc in $SCENARIOS; do
       for c in $SCALE_CONNS; do for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do
         run_one conns "$n" closed "$c" 0 "$rep"
       done; done; done ;;
+    websocket) scenario_websocket ;;
+    templated)
+      lp=${LP_NAMES[0]}
+      for v in body template; do KIND[$lp-$v]=loadprobe; BIN[$lp-$v]=${BIN[$lp]}; done
+      for rep in $(seq 1 "$REPS"); do for n in "$lp-body" "$lp-template"; do
+        run_one templated "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
     *) log "unknown scenario $sc" ;;
   esac
 done

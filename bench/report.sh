@@ -111,6 +111,21 @@ def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
     | ($C | map(select(.name == $n and (.rps // 0) >= 0.99 * .rate and nrps >= 0.99 * .rate)) | map(.rate) | max) as $h
     | "- highest rate held by \($n): \(if $h == null then "none of the rates tried" else "\($h) req/s" end)" ),
   ""
+  else empty end ),
+
+( ($rows | map(select(.sc == "templated"))) as $E
+| if ($E | length) > 0 then
+  ($E | map(select(.name | endswith("-body"))) | map({key: (.rep | tostring), value: .}) | from_entries) as $fixed
+  | "## D) Request templates: a templated body against the same body fixed (\($E[0].conns) connections, \($E[0].dur) s)",
+    "",
+    "| row | body | req/s (tool-reported) | req/s (nginx-counted) | × fixed body | generator CPU-s | errors |",
+    "|---|---|---|---|---|---|---|",
+    ( $E | names("templated")[] as $n
+      | [$E[] | select(.name == $n)] as $x
+      | "| \($n) | \(if ($n | endswith("-body")) then "`{\"id\": 123456, \"n\": 789}`" else "`{\"id\": {{index}}, \"n\": {{random_int 1 999}}}`" end) | \([$x[].rps] | mm(0)) | \([$x[] | nrps] | mm(0)) | \([$x[] | select($fixed[.rep | tostring] != null) | .rps / $fixed[.rep | tostring].rps] | mm(3)) | \([$x[].cpu] | mm(2)) | \([$x[].errors] | mm(0)) |" ),
+    "",
+    "*× fixed body* is the median of the per-round ratios (templated ÷ fixed of the same round): the goal is ≥ 0.9.",
+    ""
   else empty end )
 ' "$RUN/results.jsonl"
 
@@ -198,7 +213,7 @@ def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep
 
 if [ -s "$RUN/gobench.txt" ]; then
   cat <<EOF
-## D) The per-request cost of recording an attempt (\`go test -bench\`)
+## I) The per-request cost of recording an attempt (\`go test -bench\`)
 
 \`BenchmarkRecordAttempt\` (prober) is what the engine does for every attempt besides the request
 itself: \`stats\` = the step recorder only (HdrHistogram, per-second timeline, codes);
@@ -209,6 +224,23 @@ closed-loop worker (the in-flight gauge up and down, the clock read, \`observe\`
 
 \`\`\`
 $(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/gobench.txt")
+\`\`\`
+EOF
+fi
+
+if [ -s "$RUN/websocket.txt" ]; then
+  cat <<EOF
+
+## J) WebSocket: message round trips per generator CPU-second (\`go test -bench\`)
+
+\`BenchmarkWebSocketRoundTrips\` against \`loadprobe target\`'s \`/ws\` echo on the server's core,
+8 sessions for 3 s each: \`bare\` = a plain loop over gorilla/websocket (write, read the next
+message whole, a deadline per round trip), \`loadprobe\` = a closed-loop run of a WebSocket
+probe (engine, recorders, every round trip in the step figures). The ratio of their
+\`roundtrips/cpu-s\` is the generator's overhead over the bare library.
+
+\`\`\`
+$(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/websocket.txt")
 \`\`\`
 EOF
 fi

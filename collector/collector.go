@@ -45,9 +45,11 @@ type Collector struct {
 	runs        *prometheus.CounterVec
 	running     *prometheus.GaugeVec
 	waited      *prometheus.CounterVec
+	ws          *wsFamilies
 
-	mu   sync.Mutex
-	live map[string]*Live
+	mu    sync.Mutex
+	live  map[string]*Live
+	steps map[[2]string]*Live // a flow's steps' recorders, by probe and step (step.go)
 }
 
 // New creates the collector and registers the live vectors and the per-run
@@ -57,13 +59,13 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "requests_total",
-			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other). Outcomes are mutually exclusive: their sum is the number of attempts.",
-		}, []string{"probe", "outcome"}),
+			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.",
+		}, []string{"probe", "outcome", "step"}),
 		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "responses_total",
 			Help:      "HTTP responses received, by status code. Attempts that got no response are in loadprobe_requests_total only.",
-		}, []string{"probe", "code"}),
+		}, []string{"probe", "code", "step"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace:                      namespace,
 			Name:                           "request_duration_seconds",
@@ -71,7 +73,7 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 			Buckets:                        LatencyBuckets,
 			NativeHistogramBucketFactor:    nativeBucketFactor,
 			NativeHistogramMaxBucketNumber: nativeMaxBuckets,
-		}, []string{"probe", "outcome"}),
+		}, []string{"probe", "outcome", "step"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace,
 			Name:      "in_flight_requests",
@@ -115,13 +117,16 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 			Name:      "run_wait_seconds_total",
 			Help:      "Seconds runs spent waiting to start: for another probe against the same host to finish, or for room under max_concurrency / max_rate.",
 		}, []string{"probe"}),
-		live: map[string]*Live{},
+		ws:    newWSFamilies(),
+		live:  map[string]*Live{},
+		steps: map[[2]string]*Live{},
 	}
 	reg.MustRegister(
 		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
 		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running, c.waited,
 		newResultCollector(src),
 	)
+	reg.MustRegister(c.ws.collectors()...)
 	return c
 }
 
@@ -156,6 +161,11 @@ func (c *Collector) Forget(probe string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.live, probe)
+	for key := range c.steps {
+		if key[0] == probe {
+			delete(c.steps, key)
+		}
+	}
 	l := prometheus.Labels{"probe": probe}
 	c.requests.DeletePartialMatch(l)
 	c.responses.DeletePartialMatch(l)
@@ -168,6 +178,7 @@ func (c *Collector) Forget(probe string) {
 	c.runs.DeletePartialMatch(l)
 	c.running.DeletePartialMatch(l)
 	c.waited.DeletePartialMatch(l)
+	c.ws.forget(l)
 }
 
 func (c *Collector) get(probe string) *Live {
@@ -176,27 +187,39 @@ func (c *Collector) get(probe string) *Live {
 	if l, ok := c.live[probe]; ok {
 		return l
 	}
-	l := &Live{
-		probe:       probe,
-		responses:   c.responses,
-		sendDelayV:  c.sendDelay,
-		durSuccess:  c.duration.WithLabelValues(probe, result.Success.String()),
-		durHTTPErr:  c.duration.WithLabelValues(probe, result.HTTPError.String()),
-		inFlight:    c.inFlight.WithLabelValues(probe),
-		concurrency: c.concurrency.WithLabelValues(probe),
-		offeredRate: c.offeredRate.WithLabelValues(probe),
-		dropped:     c.dropped.WithLabelValues(probe),
-		running:     c.running.WithLabelValues(probe),
-	}
-	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
-		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String())
-	}
+	l := c.newLive(probe, "")
 	// Every result starts at 0 so that rate() and increase() work from
 	// the first run.
 	for _, r := range result.RunResults {
 		c.runs.WithLabelValues(probe, string(r))
 	}
 	c.live[probe] = l
+	return l
+}
+
+// newLive makes the recorder of probe's requests, or of one flow step's
+// when step is set, with every outcome's series at 0 so that rate() works
+// from the first attempt. It is built field by field, never copied: its
+// cached children belong to one label set.
+func (c *Collector) newLive(probe, step string) *Live {
+	l := &Live{
+		c:           c,
+		probe:       probe,
+		step:        step,
+		responses:   c.responses,
+		sendDelayV:  c.sendDelay,
+		inFlight:    c.inFlight.WithLabelValues(probe),
+		concurrency: c.concurrency.WithLabelValues(probe),
+		offeredRate: c.offeredRate.WithLabelValues(probe),
+		dropped:     c.dropped.WithLabelValues(probe),
+		running:     c.running.WithLabelValues(probe),
+		ws:          wsLive{families: c.ws},
+	}
+	l.durSuccess = c.duration.WithLabelValues(probe, result.Success.String(), step)
+	l.durHTTPErr = c.duration.WithLabelValues(probe, result.HTTPError.String(), step)
+	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
+		l.outcomes[o] = c.requests.WithLabelValues(probe, o.String(), step)
+	}
 	return l
 }
 
@@ -210,7 +233,9 @@ type counterRef struct{ c prometheus.Counter }
 // in advance (status codes on their first appearance), so its methods do no
 // map lookup, no label hashing and no allocation.
 type Live struct {
+	c           *Collector
 	probe       string
+	step        string // the flow step whose requests it counts; "" for a single request
 	outcomes    [result.NumOutcomes]prometheus.Counter
 	durSuccess  prometheus.Observer
 	durHTTPErr  prometheus.Observer
@@ -225,6 +250,8 @@ type Live struct {
 	sendDelay  atomic.Pointer[observerRef]
 	sendDelayV *prometheus.HistogramVec
 	responses  *prometheus.CounterVec
+
+	ws wsLive // WebSocket probes only (websocket.go)
 }
 
 type observerRef struct{ o prometheus.Observer }
@@ -252,12 +279,12 @@ func (l *Live) Attempt(o result.Outcome, code int, latency float64) {
 
 func (l *Live) code(code int) prometheus.Counter {
 	if code >= maxCode {
-		return l.responses.WithLabelValues(l.probe, strconv.Itoa(code))
+		return l.responses.WithLabelValues(l.probe, strconv.Itoa(code), l.step)
 	}
 	if r := l.codes[code].Load(); r != nil {
 		return r.c
 	}
-	r := &counterRef{l.responses.WithLabelValues(l.probe, strconv.Itoa(code))}
+	r := &counterRef{l.responses.WithLabelValues(l.probe, strconv.Itoa(code), l.step)}
 	if !l.codes[code].CompareAndSwap(nil, r) {
 		r = l.codes[code].Load()
 	}

@@ -258,20 +258,21 @@ loadprobe_in_flight_requests{probe="a"} 2
 # HELP loadprobe_offered_rate Requests per second the open-loop load asks for now (0 when idle).
 # TYPE loadprobe_offered_rate gauge
 loadprobe_offered_rate{probe="a"} 0
-# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other). Outcomes are mutually exclusive: their sum is the number of attempts.
+# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.
 # TYPE loadprobe_requests_total counter
-loadprobe_requests_total{outcome="dns",probe="a"} 0
-loadprobe_requests_total{outcome="http_error",probe="a"} 1
-loadprobe_requests_total{outcome="other",probe="a"} 0
-loadprobe_requests_total{outcome="refused",probe="a"} 1
-loadprobe_requests_total{outcome="reset",probe="a"} 0
-loadprobe_requests_total{outcome="success",probe="a"} 2
-loadprobe_requests_total{outcome="timeout",probe="a"} 0
-loadprobe_requests_total{outcome="tls",probe="a"} 0
+loadprobe_requests_total{outcome="closed",probe="a",step=""} 0
+loadprobe_requests_total{outcome="dns",probe="a",step=""} 0
+loadprobe_requests_total{outcome="http_error",probe="a",step=""} 1
+loadprobe_requests_total{outcome="other",probe="a",step=""} 0
+loadprobe_requests_total{outcome="refused",probe="a",step=""} 1
+loadprobe_requests_total{outcome="reset",probe="a",step=""} 0
+loadprobe_requests_total{outcome="success",probe="a",step=""} 2
+loadprobe_requests_total{outcome="timeout",probe="a",step=""} 0
+loadprobe_requests_total{outcome="tls",probe="a",step=""} 0
 # HELP loadprobe_responses_total HTTP responses received, by status code. Attempts that got no response are in loadprobe_requests_total only.
 # TYPE loadprobe_responses_total counter
-loadprobe_responses_total{code="200",probe="a"} 2
-loadprobe_responses_total{code="503",probe="a"} 1
+loadprobe_responses_total{code="200",probe="a",step=""} 2
+loadprobe_responses_total{code="503",probe="a",step=""} 1
 # HELP loadprobe_running 1 while a run of the probe is under way, else 0.
 # TYPE loadprobe_running gauge
 loadprobe_running{probe="a"} 1
@@ -366,7 +367,7 @@ func TestUnusualStatusCodes(t *testing.T) {
 	l.Attempt(result.HTTPError, 1234, 0.001)
 	l.Attempt(result.Success, 0, 0.001) // no code: no response counted
 	for code, want := range map[string]float64{"999": 1, "1234": 1} {
-		if v := testutil.ToFloat64(c.responses.WithLabelValues("a", code)); v != want {
+		if v := testutil.ToFloat64(c.responses.WithLabelValues("a", code, "")); v != want {
 			t.Errorf("responses_total{code=%s} = %v, want %v", code, v, want)
 		}
 	}
@@ -404,7 +405,7 @@ func TestForget(t *testing.T) {
 
 	// A probe that comes back starts from 0.
 	c.Live("a").Attempt(result.Success, 200, 0.01)
-	if v := testutil.ToFloat64(c.requests.WithLabelValues("a", "success")); v != 1 {
+	if v := testutil.ToFloat64(c.requests.WithLabelValues("a", "success", "")); v != 1 {
 		t.Errorf("requests_total{probe=a,outcome=success} = %v after coming back, want 1", v)
 	}
 }

@@ -18,14 +18,16 @@ type Config struct {
 
 // Probe is one scheduled load probe.
 type Probe struct {
-	Name     string   `yaml:"name"`
-	Request  Request  `yaml:"request"`
-	Load     Load     `yaml:"load"`
-	Rules    Rules    `yaml:"rules"`
-	Abort    Abort    `yaml:"abort"`
-	Control  string   `yaml:"control,omitempty"`
-	Expect   Expect   `yaml:"expect"`
-	Schedule Schedule `yaml:"schedule"`
+	Name     string     `yaml:"name"`
+	Request  Request    `yaml:"request,omitempty"`
+	Flow     []FlowStep `yaml:"flow,omitempty"`
+	Data     *Data      `yaml:"data,omitempty"`
+	Load     Load       `yaml:"load"`
+	Rules    Rules      `yaml:"rules"`
+	Abort    Abort      `yaml:"abort"`
+	Control  string     `yaml:"control,omitempty"`
+	Expect   Expect     `yaml:"expect"`
+	Schedule Schedule   `yaml:"schedule"`
 }
 
 // Request describes the HTTP request every attempt sends.
@@ -46,6 +48,9 @@ type Request struct {
 	// Payload is the request body: Body, or the contents of BodyFile read
 	// when the config was loaded, so the engine never reads a file.
 	Payload []byte `yaml:"-"`
+	// Templates holds the parts of the request that vary per attempt,
+	// compiled at load (template.go); nil when none does.
+	Templates *RequestTemplates `yaml:"-"`
 }
 
 // Load says how much load a probe sends: exactly one of Concurrency, Rate and Phases.
@@ -57,6 +62,9 @@ type Load struct {
 	Warmup        model.Duration `yaml:"warmup"`
 	MaxInFlight   int            `yaml:"max_in_flight"`
 	SettleTimeout model.Duration `yaml:"settle_timeout"`
+	// Sessions bounds the sessions an open-loop WebSocket load spreads its
+	// messages over; 0: as many as needed (up to max_in_flight).
+	Sessions int `yaml:"sessions,omitempty"`
 }
 
 // Phase is one part of an open-loop profile; with RampTo the rate moves

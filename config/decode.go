@@ -50,6 +50,11 @@ func (d *decoder) spend(line int) bool {
 	return d.budget >= 0
 }
 
+// scalarForm is a mapping that may also be written as one scalar.
+type scalarForm interface{ fromScalar(*yaml.Node) error }
+
+var scalarFormType = reflect.TypeFor[scalarForm]()
+
 var unmarshalers = []reflect.Type{
 	reflect.TypeFor[yaml.Unmarshaler](),
 	reflect.TypeFor[interface{ UnmarshalYAML(func(any) error) error }](),
@@ -70,6 +75,11 @@ func (d *decoder) decode(n *yaml.Node, out reflect.Value, p keyPath) {
 			out.Set(reflect.New(t.Elem()))
 		}
 		d.decode(n, out.Elem(), p)
+	case n.Kind == yaml.ScalarNode && reflect.PointerTo(t).Implements(scalarFormType):
+		// A mapping that has a short form (think: 100ms).
+		if err := out.Addr().Interface().(scalarForm).fromScalar(n); err != nil {
+			d.v.fail(p, line, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
 	case t.Kind() == reflect.Struct && len(keys(t)) > 0:
 		d.mapping(n, line, p, keys(t), func(key string, val *yaml.Node, kp keyPath) bool {
 			idx, ok := keys(t)[key]
@@ -117,8 +127,11 @@ func (d *decoder) list(n *yaml.Node, line int, out reflect.Value, p keyPath) {
 	for i, c := range n.Content {
 		ep := p.to(i)
 		d.v.lines[ep.String()] = c.Line
-		if t.Elem() == reflect.TypeFor[Probe]() {
+		switch t.Elem() {
+		case reflect.TypeFor[Probe]():
 			s.Index(i).Set(reflect.ValueOf(DefaultProbe))
+		case reflect.TypeFor[FlowStep]():
+			s.Index(i).Set(reflect.ValueOf(defaultFlowStep))
 		}
 		failed := len(d.v.failed)
 		if c.ShortTag() == "!!null" {

@@ -47,7 +47,8 @@ func FuzzParse(f *testing.F) {
 		}
 		for i := range c.Probes {
 			r1, r2 := &c.Probes[i].Request, &c2.Probes[i].Request
-			if !bytes.Equal(r1.Payload, r2.Payload) {
+			// /config hides an {{env}} action's value: <secret> is the body then.
+			if !bytes.Equal(r1.Payload, r2.Payload) && !envAction.MatchString(r1.Body) {
 				t.Fatalf("probe %d: payload changed", i)
 			}
 			for code := 0; code < 700; code++ {

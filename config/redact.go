@@ -39,26 +39,17 @@ func (c *Config) Redacted() ([]byte, error) {
 	cp := *c
 	cp.Probes = slices.Clone(c.Probes)
 	for i := range cp.Probes {
-		r := &cp.Probes[i].Request
-		r.URL = redactURL(r.URL)
-		r.Headers = redactMap(r.Headers)
-		hc := &r.HTTPClientConfig
-		if h := hc.HTTPHeaders; h != nil {
-			hidden := &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
-			for name, v := range h.Headers {
-				if !isHarmless(name) && len(v.Values) > 0 {
-					v.Values = slices.Repeat([]string{redacted}, len(v.Values))
-				}
-				hidden.Headers[name] = v
+		pr := &cp.Probes[i]
+		if pr.Flow != nil {
+			// The probe's request is its first step's (flow.go): shown there.
+			pr.Request = Request{}
+			pr.Flow = slices.Clone(pr.Flow)
+			for j := range pr.Flow {
+				redactRequest(&pr.Flow[j].Request)
 			}
-			hc.HTTPHeaders = hidden
+			continue
 		}
-		if o := hc.OAuth2; o != nil {
-			oc := *o
-			oc.TokenURL = redactURL(oc.TokenURL)
-			oc.EndpointParams = redactMap(oc.EndpointParams)
-			hc.OAuth2 = &oc
-		}
+		redactRequest(&pr.Request)
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -111,4 +102,31 @@ func redactURL(s string) string {
 	}
 	u.RawQuery = strings.Join(parts, "&")
 	return u.String()
+}
+
+// redactRequest hides the secrets of r (see Redacted).
+func redactRequest(r *Request) {
+	r.URL = redactURL(redactEnv(r.URL))
+	r.Headers = redactMap(r.Headers)
+	for name, value := range r.Headers {
+		r.Headers[name] = redactEnv(value)
+	}
+	r.Body = redactEnv(r.Body)
+	hc := &r.HTTPClientConfig
+	if h := hc.HTTPHeaders; h != nil {
+		hidden := &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
+		for name, v := range h.Headers {
+			if !isHarmless(name) && len(v.Values) > 0 {
+				v.Values = slices.Repeat([]string{redacted}, len(v.Values))
+			}
+			hidden.Headers[name] = v
+		}
+		hc.HTTPHeaders = hidden
+	}
+	if o := hc.OAuth2; o != nil {
+		oc := *o
+		oc.TokenURL = redactURL(oc.TokenURL)
+		oc.EndpointParams = redactMap(oc.EndpointParams)
+		hc.OAuth2 = &oc
+	}
 }

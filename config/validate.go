@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadprobe/loadprobe/internal/regularfile"
+	"github.com/loadprobe/loadprobe/prober/template"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"golang.org/x/net/http/httpguts"
@@ -52,8 +53,14 @@ func (v *validator) config(c *Config, dir string) {
 				first[p.Name] = i
 			}
 		}
-		v.request(c, &p.Request, pp.to("request"), dir)
+		columns := v.data(p.Data, pp.to("data"), dir)
+		if p.Flow != nil {
+			v.flow(c, p, pp, dir, columns)
+		} else {
+			v.request(c, &p.Request, pp.to("request"), dir, template.Scope{Columns: columns})
+		}
 		v.load(c, &p.Load, pp.to("load"))
+		v.webSocket(p, pp)
 		v.rules(&p.Rules, pp.to("rules"))
 		v.abort(&p.Abort, pp.to("abort"))
 		if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
@@ -90,11 +97,28 @@ func (v *validator) controls(c *Config, first map[string]int) {
 	}
 }
 
-func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
+func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope template.Scope) {
+	r.Payload = nil
+	switch {
+	case r.Body != "" && r.BodyFile != "":
+		v.errorf(p.to("body_file"), "body and body_file are exclusive")
+	case r.BodyFile != "":
+		r.BodyFile = commoncfg.JoinDir(dir, r.BodyFile)
+		payload, err := regularfile.Read(r.BodyFile, maxBodyFileSize)
+		if err != nil {
+			v.errorf(p.to("body_file"), "%v", err)
+		}
+		r.Payload = payload
+	case r.Body != "":
+		r.Payload = []byte(r.Body)
+	}
+
+	// The checks below see the request as templates write it (template.go).
+	checked := v.templates(r, p, scope)
 	if r.URL == "" {
 		v.errorf(p.to("url"), "required")
 	} else {
-		v.url(c, r.URL, p.to("url"))
+		v.url(c, checked.URL, p.to("url"))
 	}
 
 	if r.Method == "" {
@@ -112,24 +136,9 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 	for _, name := range names {
 		if !httpguts.ValidHeaderFieldName(name) {
 			v.errorAt(hp, hp.to(name), "%q is not a valid header name", name)
-		} else if !httpguts.ValidHeaderFieldValue(r.Headers[name]) {
+		} else if !httpguts.ValidHeaderFieldValue(checked.Headers[name]) {
 			v.errorAt(hp, hp.to(name), "the value of %s holds a control character", name)
 		}
-	}
-
-	r.Payload = nil
-	switch {
-	case r.Body != "" && r.BodyFile != "":
-		v.errorf(p.to("body_file"), "body and body_file are exclusive")
-	case r.BodyFile != "":
-		r.BodyFile = commoncfg.JoinDir(dir, r.BodyFile)
-		payload, err := regularfile.Read(r.BodyFile, maxBodyFileSize)
-		if err != nil {
-			v.errorf(p.to("body_file"), "%v", err)
-		}
-		r.Payload = payload
-	case r.Body != "":
-		r.Payload = []byte(r.Body)
 	}
 
 	if r.Timeout <= 0 {
@@ -151,7 +160,7 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string) {
 	} else if err := hc.TLSConfig.Validate(); err != nil {
 		v.errorf(p.to("tls_config"), "%v", err)
 	}
-	v.clientHosts(c, r, p)
+	v.clientHosts(c, checked, p)
 }
 
 func (v *validator) load(c *Config, l *Load, p keyPath) {

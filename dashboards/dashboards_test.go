@@ -21,12 +21,15 @@ import (
 // job/instance target labels. Keep in step with DESIGN.md's Metrics section.
 var families = map[string][]string{
 	// live, per request
-	"loadprobe_requests_total":         {"probe", "outcome"},
-	"loadprobe_responses_total":        {"probe", "code"},
+	"loadprobe_requests_total":         {"probe", "outcome", "step"},
+	"loadprobe_responses_total":        {"probe", "code", "step"},
 	"loadprobe_in_flight_requests":     {"probe"},
 	"loadprobe_concurrency":            {"probe"},
 	"loadprobe_offered_rate":           {"probe"},
 	"loadprobe_dropped_requests_total": {"probe"},
+	// live, WebSocket probes only
+	"loadprobe_websocket_handshakes_total":  {"probe", "outcome"},
+	"loadprobe_websocket_close_codes_total": {"probe", "code"},
 	// per step
 	"loadprobe_step_throughput":           {"probe", "level"},
 	"loadprobe_step_goodput":              {"probe", "level"},
@@ -50,6 +53,19 @@ var families = map[string][]string{
 	"loadprobe_runs_total":                           {"probe", "result"},
 	"loadprobe_running":                              {"probe"},
 	"loadprobe_schedule_interval_seconds":            {"probe"},
+	// fleet (DESIGN.md "Beyond one machine"; the fleet_ families on replica 0 only)
+	"loadprobe_shard_info":                      {"shard", "shards"},
+	"loadprobe_step_started_timestamp_seconds":  {"probe", "level"},
+	"loadprobe_step_share":                      {"probe", "level"},
+	"loadprobe_fleet_breaking_point_level":      {"probe", "rule"},
+	"loadprobe_fleet_breaking_point_throughput": {"probe", "rule"},
+	"loadprobe_fleet_peak_throughput":           {"probe"},
+	"loadprobe_fleet_capacity_level":            {"probe"},
+	"loadprobe_fleet_capacity_throughput":       {"probe"},
+	"loadprobe_fleet_run_valid":                 {"probe"},
+	"loadprobe_fleet_replicas":                  {"probe"},
+	"loadprobe_fleet_shard_complete":            {"probe", "shard"},
+	"loadprobe_fleet_step_start_skew_seconds":   {"probe"},
 	// process
 	"loadprobe_build_info":                                   {"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},
 	"loadprobe_config_last_reload_successful":                {},
@@ -61,8 +77,9 @@ var families = map[string][]string{
 
 // histograms are exported in classic and native form: name_bucket/_sum/_count, or name.
 var histograms = map[string][]string{
-	"loadprobe_request_duration_seconds": {"probe", "outcome"},
-	"loadprobe_send_delay_seconds":       {"probe"},
+	"loadprobe_request_duration_seconds":             {"probe", "outcome", "step"},
+	"loadprobe_send_delay_seconds":                   {"probe"},
+	"loadprobe_websocket_handshake_duration_seconds": {"probe"},
 }
 
 // knownMetrics returns every selectable name with its labels (beyond job and instance):
@@ -409,7 +426,7 @@ var (
 	// The only windows rules.yml and alerts.yml may use: the substitution contract.
 	allowedRange = map[string]bool{"[7d]": true, "[15m]": true, "[5m]": true}
 	// Alerts on a state (0 or 1), where $value tells nothing.
-	valuelessAlerts = map[string]bool{"LoadprobeRunInvalid": true, "LoadprobeConfigReloadFailed": true, "LoadprobeDown": true}
+	valuelessAlerts = map[string]bool{"LoadprobeRunInvalid": true, "LoadprobeConfigReloadFailed": true, "LoadprobeDown": true, "LoadprobeFleetShardMissing": true}
 )
 
 func TestRuleFiles(t *testing.T) {

@@ -74,6 +74,12 @@ var mayBeEmpty = map[string]string{
 	"loadprobe-probe.json|panel Shedding, limiting, timeouts and refusals / B":                     "no 429 answers in a healthy ramp",
 	"loadprobe-probe.json|panel Open loop: send delay / A":                                         "loadprobe_send_delay_seconds is observed by open-loop probes only",
 	"loadprobe-probe.json|panel Open loop: send delay / B":                                         "loadprobe_send_delay_seconds is observed by open-loop probes only",
+	"loadprobe-probe.json|panel WebSocket handshakes per second by outcome / A":                    "only WebSocket probes count handshakes",
+	"loadprobe-probe.json|panel WebSocket handshake duration / A":                                  "only WebSocket probes time handshakes",
+	"loadprobe-probe.json|panel WebSocket handshake duration / B":                                  "only WebSocket probes time handshakes",
+	"loadprobe-probe.json|panel WebSocket sessions closed by the server, by close code / A":        "only WebSocket probes whose server closed a session count close codes",
+	"loadprobe-overview.json|panel Fleet results / C":                                              "the fleet's latency budget may never be exceeded (no latency_budget breaking point)",
+	"loadprobe-overview.json|panel Fleet results / D":                                              "no level of the fleet may have failed (no first_failure breaking point)",
 	"rules.yml|record probe:loadprobe_load:steady15m":                                              "a ramp is not a steady load; only probes that held one load level in the window (continuous canaries) have this series",
 }
 

@@ -109,6 +109,12 @@ probes:
     load: {concurrency: [4, 10], step_duration: 1s}
     schedule: {interval: 30s}
 
+  # WebSocket: /ws-limited holds 8 sessions and closes the 9th with 1013.
+  - name: ws
+    request: {url: "ws://TARGET/ws-limited", timeout: 1s}
+    load: {concurrency: [8, 9], step_duration: 1s}
+    schedule: {interval: 1h}
+
   # A continuous canary.
   - name: canary
     request: {url: "http://TARGET/noop", timeout: 1s}
@@ -116,7 +122,7 @@ probes:
     schedule: {continuous: true}
 `
 
-var configuredProbes = []string{"work", "noop", "limited", "shed", "canary"}
+var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "canary"}
 
 // runsBeforeRestart is how many runs of "work" end before the restart.
 const runsBeforeRestart = 2
@@ -139,6 +145,8 @@ var probeExpect = []struct{ probe, file, source string }{
 	{"limited", "loadprobe-probe.json", "panel Open loop: send delay / A"},
 	{"limited", "loadprobe-probe.json", "panel Open loop: send delay / B"},
 	{"canary", "loadprobe-probe.json", "panel Open loop: send delay / B"},
+	{"ws", "loadprobe-probe.json", "panel WebSocket handshakes per second by outcome / A"},
+	{"ws", "loadprobe-probe.json", "panel WebSocket sessions closed by the server, by close code / A"},
 }
 
 type mode struct {
@@ -164,7 +172,14 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	cfg := strings.ReplaceAll(daemonConfig, "TARGET", targetAddr)
 	cfgFile := filepath.Join(dir, "loadprobe.yml")
 	writeFile(t, cfgFile, cfg)
-	daemon := startProc(t, "loadprobe daemon", dir, bin, "--config.file="+cfgFile, "--web.listen-address=127.0.0.1:0")
+	// The daemon reads its runs back as a fleet of one through the first
+	// Prometheus, so that the fleet's families are exported and evaluated too.
+	promAddrs := make([]string, len(modes))
+	for i := range promAddrs {
+		promAddrs[i] = freePort(t)
+	}
+	daemon := startProc(t, "loadprobe daemon", dir, bin, "--config.file="+cfgFile, "--web.listen-address=127.0.0.1:0",
+		"--fleet.prometheus-url=http://"+promAddrs[0], "--fleet.wait=10s")
 	daemonAddr := daemon.waitLogAddr(t, `msg="Listening on" address=(\S+)`)
 	waitHTTP(t, "http://"+daemonAddr+"/-/ready")
 	t.Logf("demo target on %s, loadprobe daemon on %s (%.1fs after start)", targetAddr, daemonAddr, since(began))
@@ -180,7 +195,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	}
 	proms := make([]*prometheus, len(modes))
 	for i, m := range modes {
-		proms[i] = startPrometheus(t, promBin, dir, m, daemonAddr)
+		proms[i] = startPrometheus(t, promBin, dir, m, daemonAddr, promAddrs[i])
 	}
 	for _, p := range proms {
 		waitHTTP(t, p.base+"/-/ready")
@@ -193,6 +208,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	// A completed ramp of "work", scraped, with its control done and the rules run.
 	ready := fmt.Sprintf(`loadprobe_running{job="loadprobe",probe="work"} == 0
 and on () probe:loadprobe_capacity_throughput:median_7d{job="loadprobe",probe="work"}
+and on () loadprobe_fleet_run_valid{job="loadprobe",probe="work"}
 and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d`, len(configuredProbes))
 	for _, p := range proms {
 		p.waitData(t, ready, rampTimeout)
@@ -461,11 +477,10 @@ scrape_configs:
       - targets: [%q]
 `
 
-func startPrometheus(t *testing.T, bin, dir string, m mode, daemonAddr string) *prometheus {
+func startPrometheus(t *testing.T, bin, dir string, m mode, daemonAddr, addr string) *prometheus {
 	t.Helper()
 	cfg := filepath.Join(dir, "prometheus-"+m.name+".yml")
 	writeFile(t, cfg, fmt.Sprintf(promConfig, scrapeJobName, daemonAddr))
-	addr := freePort(t)
 	args := append([]string{
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data-"+m.name),

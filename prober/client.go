@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/template"
 )
 
 // maxBodyBytes is how much of a response body an attempt reads. Beyond it the
@@ -55,6 +56,9 @@ const maxBodyBytes = 10 << 20
 type Client struct {
 	fast *fastClient // nil when the std path is used
 	std  *stdClient
+	// src gives a templated request's attempts their values: the index,
+	// the data row (client_template.go).
+	src *varSource
 }
 
 // Conn is one worker's connection: one keep-alive TCP connection, redialled
@@ -73,30 +77,48 @@ type Conn interface {
 // validated: URL, method and headers are taken as they are. The error names
 // what could not be set up (a credentials file, TLS settings); it does not dial.
 func NewClient(req config.Request, name string) (*Client, error) {
-	u, err := url.Parse(req.URL)
+	return newClient(req, name, false)
+}
+
+// newClient builds a client, on the std path when std says so (a flow step
+// that captures a value reads its response there).
+func newClient(req config.Request, name string, std bool) (*Client, error) {
+	req = literal(req)
+	u, err := requestURL(req)
 	if err != nil {
-		return nil, fmt.Errorf("url: %w", err)
+		return nil, err
 	}
-	if needsStd(req, u) != "" {
+	if std || needsStd(req, u) != "" {
 		std, err := newStdClient(req, u, name)
 		if err != nil {
 			return nil, err
 		}
-		return &Client{std: std}, nil
+		return &Client{std: std, src: &varSource{}}, nil
 	}
 	fast, err := newFastClient(req, u)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{fast: fast}, nil
+	return &Client{fast: fast, src: &varSource{}}, nil
 }
 
-// NewConn returns one worker's connection. It does not dial: the first Do does.
+// NewConn returns one worker's connection. It does not dial: the first Do
+// does. Its templated requests take the client's next values per attempt.
 func (c *Client) NewConn() Conn {
+	return c.newConn(template.NewVars(0), c.src)
+}
+
+// newConnWith returns a connection whose templated requests are written
+// with vars as they are: a flow sets them for each step.
+func (c *Client) newConnWith(vars *template.Vars) Conn {
+	return c.newConn(vars, nil)
+}
+
+func (c *Client) newConn(vars *template.Vars, src *varSource) Conn {
 	if c.fast != nil {
-		return c.fast.newConn()
+		return c.fast.newConn(vars, src)
 	}
-	return c.std.newConn()
+	return c.std.newConn(vars, src)
 }
 
 // Close releases the connections of every Conn that is still open. Call it
@@ -153,15 +175,48 @@ func needsStd(req config.Request, u *url.URL) string {
 	return ""
 }
 
-// ClientPath names the client that sends req, for `loadprobe run` to say:
-// the lean HTTP/1.1 client, over TLS for https, or net/http and the setting
-// that needs it.
-func ClientPath(req config.Request) string {
-	u, err := url.Parse(req.URL)
-	if err != nil {
-		return "none (url: " + err.Error() + ")"
+// requestURL parses req's URL; a templated one's scheme, host and port are
+// literal, which is all a client needs of it before an attempt.
+func requestURL(req config.Request) (*url.URL, error) {
+	raw := req.URL
+	if t := req.Templates; t != nil {
+		raw = t.URL.Placeholder("1")
 	}
-	switch why := needsStd(req, u); {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	return u, nil
+}
+
+// ClientPath names the client that sends p's requests, for `loadprobe run`
+// to say: the lean HTTP/1.1 client, over TLS for https, or net/http and the
+// setting that needs it; for a flow, each step's.
+func ClientPath(p config.Probe) string {
+	switch {
+	case len(p.Flow) > 0:
+		steps := make([]string, len(p.Flow))
+		for i, st := range p.Flow {
+			steps[i] = st.Name + ": " + requestPath(st.Request, len(st.Capture) > 0)
+		}
+		return "flow (" + strings.Join(steps, "; ") + ")"
+	case isWebSocket(p.Request.URL):
+		return "WebSocket (gorilla/websocket)"
+	}
+	return requestPath(p.Request, false)
+}
+
+func requestPath(req config.Request, captures bool) string {
+	req = literal(req)
+	u, err := requestURL(req)
+	if err != nil {
+		return "none (" + err.Error() + ")"
+	}
+	why := needsStd(req, u)
+	if captures {
+		why = "capture" // the std path keeps the response body to read
+	}
+	switch {
 	case why != "":
 		return "net/http (" + why + ")"
 	case u.Scheme == "https":

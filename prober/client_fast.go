@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/loadprobe/loadprobe/prober/result"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/template"
 )
 
 // The lean HTTP/1.1 client. The request is serialized once; an attempt is one
@@ -31,10 +31,11 @@ import (
 const readBufferSize = 8 << 10
 
 type fastClient struct {
-	addr      string      // host:port to dial
-	tls       *tls.Config // https (client_tls.go); nil for http
-	request   []byte      // the whole request, body included
-	head      bool        // HEAD: no response has a body
+	addr      string        // host:port to dial
+	tls       *tls.Config   // https (client_tls.go); nil for http
+	request   []byte        // the whole request, body included; nil when templated
+	shape     *requestShape // a templated request (client_template.go); nil otherwise
+	head      bool          // HEAD: no response has a body
 	keepAlive bool
 	// replayable requests are sent again, once, on a fresh connection when
 	// a reused one turns out to have been closed by the server before it
@@ -63,19 +64,32 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 			port = "443"
 		}
 	}
-	// Header names canonical, as net/http sends them.
-	headers := make(map[string]string, len(req.Headers))
+	// Header names canonical, as net/http sends them; each value a
+	// template, which writes a fixed text unless the request is templated.
+	headers := make(map[string]*template.Template, len(req.Headers))
 	for k, v := range req.Headers {
-		headers[textproto.CanonicalMIMEHeaderKey(k)] = v
+		h := template.Text(v)
+		if req.Templates != nil {
+			h = req.Templates.Headers[k]
+		}
+		headers[textproto.CanonicalMIMEHeaderKey(k)] = h
 	}
 	_, idempotencyKey := headers["Idempotency-Key"]
 	_, xIdempotencyKey := headers["X-Idempotency-Key"]
+	shape := serializeRequest(req, u, headers, auth)
+	var request []byte
+	if req.Templates == nil {
+		// Fixed: serialized once, the whole request, as it is sent.
+		request = shape.render(&fastConn{})
+		shape = nil
+	}
 	aborted, abort := context.WithCancel(context.Background())
 	return &fastClient{
 		aborted: aborted, abort: abort,
 		addr:      net.JoinHostPort(u.Hostname(), port),
 		tls:       tlsConfig,
-		request:   serializeRequest(req, u, headers, auth),
+		request:   request,
+		shape:     shape,
 		head:      req.Method == "HEAD",
 		keepAlive: req.KeepAlive,
 		replayable: idempotencyKey || xIdempotencyKey ||
@@ -84,24 +98,29 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 	}, nil
 }
 
-// serializeRequest writes the request once, headers in a stable order, with
-// the framing and defaults net/http would add.
-func serializeRequest(req config.Request, u *url.URL, headers map[string]string, auth string) []byte {
-	var b []byte
-	b = append(b, req.Method...)
-	b = append(b, ' ')
-	b = append(b, u.RequestURI()...)
-	b = append(b, " HTTP/1.1\r\n"...)
-	host := strings.TrimSuffix(u.Host, ":") // "example.com:" means the default port
+// serializeRequest writes the request's shape once, headers in a stable
+// order, with the framing and defaults net/http would add: what does not
+// vary as literal text, a templated URL or header value as its slots.
+func serializeRequest(req config.Request, u *url.URL, headers map[string]*template.Template, auth string) *requestShape {
+	uri := template.Text(u.RequestURI())
+	body := template.Text(string(req.Payload))
+	if t := req.Templates; t != nil {
+		uri, body = requestURI(t.URL, u), t.Body
+	}
+	head := []*template.Template{template.Text(req.Method + " "), uri, template.Text(" HTTP/1.1\r\n")}
+	header := func(name string, value *template.Template) {
+		head = append(head, template.Text(name+": "), value, template.Text("\r\n"))
+	}
+	host := template.Text(strings.TrimSuffix(u.Host, ":")) // "example.com:" means the default port
 	if h, ok := headers["Host"]; ok {
 		host = h
 	}
-	b = appendHeader(b, "Host", host)
+	header("Host", host)
 	if _, ok := headers["User-Agent"]; !ok {
-		b = appendHeader(b, "User-Agent", userAgent())
+		header("User-Agent", template.Text(userAgent()))
 	}
 	if _, ok := headers["Authorization"]; !ok && auth != "" {
-		b = appendHeader(b, "Authorization", auth)
+		header("Authorization", template.Text(auth))
 	}
 	for _, k := range slices.Sorted(maps.Keys(headers)) {
 		switch k {
@@ -113,28 +132,25 @@ func serializeRequest(req config.Request, u *url.URL, headers map[string]string,
 				continue
 			}
 		}
-		b = appendHeader(b, k, headers[k])
+		header(k, headers[k])
 	}
+	shape := &requestShape{head: template.Concat(head...), body: body, tail: "\r\n"}
+	_, fixed := body.Literal()
 	switch {
-	case req.Method == "POST", req.Method == "PUT", req.Method == "PATCH", len(req.Payload) > 0:
-		b = appendHeader(b, "Content-Length", strconv.Itoa(len(req.Payload)))
+	case req.Method == "POST", req.Method == "PUT", req.Method == "PATCH", len(req.Payload) > 0, !fixed:
+		shape.length = true
 	}
 	if !req.KeepAlive {
-		b = appendHeader(b, "Connection", "close")
+		shape.tail = "Connection: close\r\n\r\n"
 	}
-	b = append(b, "\r\n"...)
-	return append(b, req.Payload...)
+	return shape
 }
 
-func appendHeader(b []byte, name, value string) []byte {
-	b = append(b, name...)
-	b = append(b, ": "...)
-	b = append(b, value...)
-	return append(b, "\r\n"...)
-}
-
-func (c *fastClient) newConn() Conn {
-	return &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize)}
+// newConn returns a connection; vars are the values its templated
+// requests are written with, and src, when not nil, gives them each
+// attempt's before it is sent (nil: a flow gives them, per step).
+func (c *fastClient) newConn(vars *template.Vars, src *varSource) Conn {
+	return &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
 }
 
 func (c *fastClient) close() {
@@ -149,12 +165,25 @@ type fastConn struct {
 	raw    net.Conn // the TCP connection under nc
 	br     *bufio.Reader
 	reused bool // nc has carried a complete response
+
+	// A templated request is written into buf (its body first into body),
+	// with vars (client_template.go).
+	vars      *template.Vars
+	src       *varSource
+	buf, body []byte
 }
 
 func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
-	code, stale, err := fc.roundTrip(deadline)
+	request := fc.c.request
+	if fc.c.shape != nil {
+		if fc.src != nil {
+			fc.src.attempt(fc.vars)
+		}
+		request = fc.c.shape.render(fc)
+	}
+	code, stale, err := fc.roundTrip(deadline, request)
 	if stale && fc.c.replayable {
-		code, _, err = fc.roundTrip(deadline)
+		code, _, err = fc.roundTrip(deadline, request)
 	}
 	if err != nil {
 		return 0, classify(err)
@@ -171,7 +200,7 @@ func (fc *fastConn) Close() {
 // roundTrip sends the request and reads the response. stale reports a
 // failure of a reused connection before any byte of a response arrived:
 // the server had closed it while it was idle.
-func (fc *fastConn) roundTrip(deadline time.Time) (code int, stale bool, err error) {
+func (fc *fastConn) roundTrip(deadline time.Time, request []byte) (code int, stale bool, err error) {
 	if fc.nc != nil {
 		if err := fc.nc.SetDeadline(deadline); err != nil {
 			fc.closeConn() // closed by Client.Close: dial again
@@ -183,7 +212,7 @@ func (fc *fastConn) roundTrip(deadline time.Time) (code int, stale bool, err err
 		}
 	}
 	reused := fc.reused
-	if _, err := fc.nc.Write(fc.c.request); err != nil {
+	if _, err := fc.nc.Write(request); err != nil {
 		fc.closeConn()
 		return 0, reused && isStale(err), err
 	}

@@ -19,6 +19,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/template"
 )
 
 // The std path: net/http, configured by prometheus/common from the probe's
@@ -46,8 +47,12 @@ type stdClient struct {
 	opts    []commoncfg.HTTPClientOption
 	tmpl    *http.Request // method, URL, Host and headers of every attempt
 	payload []byte
-	follow  bool // follow redirects, to the same host only
-	valid   *codeTable
+	// templates are the parts of a templated request that vary per
+	// attempt, written into a copy of tmpl (client_template.go); nil when
+	// none does.
+	templates *config.RequestTemplates
+	follow    bool // follow redirects, to the same host only
+	valid     *codeTable
 
 	// base is built by newStdClient, which so checks the settings. With
 	// oauth2 every Conn shares it; otherwise it serves only a Conn whose
@@ -77,13 +82,14 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
 		aborted: aborted, abort: abort,
-		cfg:     cfg,
-		name:    name,
-		tmpl:    tmpl,
-		payload: req.Payload,
-		follow:  cfg.FollowRedirects,
-		valid:   newCodeTable(req),
-		shared:  cfg.OAuth2 != nil,
+		templates: req.Templates,
+		cfg:       cfg,
+		name:      name,
+		tmpl:      tmpl,
+		payload:   req.Payload,
+		follow:    cfg.FollowRedirects,
+		valid:     newCodeTable(req),
+		shared:    cfg.OAuth2 != nil,
 	}
 	c.opts = append(c.opts, commoncfg.WithDialContextFunc(func(ctx context.Context, _, addr string) (net.Conn, error) {
 		return dial(ctx, addr, time.Time{})
@@ -111,8 +117,9 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 	return c, nil
 }
 
-func (c *stdClient) newConn() Conn {
-	sc := &stdConn{c: c, rt: c.base}
+// newConn returns a connection; vars and src are as on the lean client.
+func (c *stdClient) newConn(vars *template.Vars, src *varSource) Conn {
+	sc := &stdConn{c: c, rt: c.base, vars: vars, src: src}
 	if !c.shared {
 		// The settings were checked by newStdClient; should a file they
 		// name have gone since, the Conn falls back to sharing base.
@@ -162,18 +169,45 @@ type stdConn struct {
 	rt     http.RoundTripper
 	own    bool // rt is this Conn's alone
 	client *http.Client
+	vars   *template.Vars
+	src    *varSource
 }
 
 func (sc *stdConn) Do(deadline time.Time) (int, result.Outcome) {
+	return sc.do(deadline, nil)
+}
+
+// doCapture is Do for a flow step that captures values: take reads the
+// response's headers and body (up to maxBodyBytes) when it is a success,
+// and a response it finds nothing in fails the step as an http_error.
+func (sc *stdConn) doCapture(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome) {
+	return sc.do(deadline, take)
+}
+
+func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome) {
 	ctx, cancel := context.WithDeadline(sc.c.aborted, deadline)
 	defer cancel()
 	req := sc.c.tmpl.WithContext(ctx)
-	if p := sc.c.payload; len(p) > 0 {
+	getBody := sc.c.getBody
+	if sc.c.templates != nil {
+		if sc.src != nil {
+			sc.src.attempt(sc.vars)
+		}
+		req = sc.c.tmpl.Clone(ctx) // its own headers, to be written
+		payload, err := sc.c.templated(req, sc.vars)
+		if err != nil {
+			return 0, result.Other
+		}
+		getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(payload)), nil }
+		req.ContentLength = int64(len(payload))
+	} else {
+		req.ContentLength = int64(len(sc.c.payload))
+	}
+	if req.ContentLength > 0 {
 		// A new reader each time: the transport may still be closing the
 		// last one after RoundTrip returned.
-		req.Body, _ = sc.c.getBody()
-		req.GetBody = sc.c.getBody
-		req.ContentLength = int64(len(p))
+		req.Body, _ = getBody()
+		req.GetBody = getBody
 	}
 	var resp *http.Response
 	var err error
@@ -190,13 +224,22 @@ func (sc *stdConn) Do(deadline time.Time) (int, result.Outcome) {
 	// those of a 101 response's, which is the bare connection: closing the
 	// body at the deadline, or on Abort, ends them all.
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
-	err = drainBody(resp.Body)
+	var body []byte
+	if take != nil {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+	} else {
+		err = drainBody(resp.Body)
+	}
 	stop()
 	resp.Body.Close()
 	if err != nil {
 		return 0, failure(ctx, err)
 	}
-	return resp.StatusCode, sc.c.valid.outcome(resp.StatusCode)
+	o := sc.c.valid.outcome(resp.StatusCode)
+	if take != nil && o == result.Success && !take(resp.Header, body) {
+		o = result.HTTPError
+	}
+	return resp.StatusCode, o
 }
 
 func (sc *stdConn) Close() {

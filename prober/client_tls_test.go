@@ -211,8 +211,20 @@ func TestClientPathNamed(t *testing.T) {
 		if tc.setup != nil {
 			tc.setup(&req)
 		}
-		if got := ClientPath(req); got != tc.want {
+		if got := ClientPath(config.Probe{Request: req}); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.url, got, tc.want)
 		}
+	}
+	// A flow names each step's client: a step that captures reads its
+	// response through net/http.
+	flow := config.Probe{Flow: []config.FlowStep{
+		{Name: "login", Request: testRequest("http://127.0.0.1:8080/login"), Capture: map[string]config.Capture{"token": {JSON: "token"}}},
+		{Name: "item", Request: testRequest("http://127.0.0.1:8080/items/1")},
+	}}
+	if got, want := ClientPath(flow), "flow (login: net/http (capture); item: lean HTTP/1.1 client)"; got != want {
+		t.Errorf("flow: %q, want %q", got, want)
+	}
+	if got, want := ClientPath(config.Probe{Request: testRequest("ws://127.0.0.1:8080/ws")}), "WebSocket (gorilla/websocket)"; got != want {
+		t.Errorf("ws: %q, want %q", got, want)
 	}
 }

@@ -18,6 +18,10 @@ type Options struct {
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
 	Shard    Shard               // this replica's part of a fleet (shard.go); zero: all of every level
+	// Align is the wall-clock boundary an aligned run starts at, its steps
+	// at fixed offsets from it (align.go); zero: each step starts as soon
+	// as the last one has settled.
+	Align time.Time
 }
 
 // Progress is what a watcher sees of a run under way.
@@ -99,6 +103,7 @@ type engine struct {
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
 	stages   []stage
+	align    alignment // the stages' aligned starts (align.go); nil when not aligned
 	started  time.Time
 	// ctx ends the run. The engine asks it, never a flag set when it ends:
 	// a flag set by a goroutine watching ctx lags behind it, and a step cut
@@ -126,7 +131,7 @@ type engine struct {
 // abandonAfter after ctx ends, even if an attempt under way does not.
 func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	started := time.Now()
-	client, err := NewClient(p.Request, p.Name)
+	client, err := newConnector(p, opts.Live)
 	if err != nil {
 		r := newResult(p, started)
 		r.Result, r.Error = result.ResultFailed, err.Error()
@@ -146,9 +151,16 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	defer cancel()
 	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
+	if s := p.Load.Sessions; s > 0 {
+		// WebSocket: one message at a time on each session; the replicas
+		// of a fleet share the sessions as they share connections.
+		e.pool.max = min(max(opts.Shard.Connections(s), 1), e.pool.max)
+	}
+	e.align = newAlignment(opts.Align, p.Load, e.stages)
 	if e.live == nil {
 		e.live = NopLive{}
 	}
+	e.flowLive()
 	go func() {
 		<-ctx.Done()
 		// The requests under way are cut short: the load stops at once,
@@ -186,8 +198,9 @@ func (e *engine) run() result.Result {
 		// A replica idle so far has no backlog of its own to wait off, nor
 		// a latency to judge the target's recovery by (shard.go).
 		if i > 0 && settleWithin > 0 {
-			settled = e.settle(settleWithin)
+			settled = e.settle(settleWithin, i)
 		}
+		e.waitForStart(i)
 		if e.canceled() {
 			r.Result = result.ResultCanceled
 			break
@@ -224,7 +237,7 @@ func (e *engine) run() result.Result {
 	// start on this ramp's backlog either (DESIGN.md, point 9). A target
 	// that gave no response at its last level has none to work off.
 	if len(r.Steps) > 1 && r.Result != result.ResultCanceled && anyResponse(r.Steps[len(r.Steps)-1]) {
-		e.settle(settleWithin)
+		e.settle(settleWithin, len(e.stages))
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	result.Analyze(&r, p.Rules)
@@ -273,6 +286,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
 	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
+	e.flowStart(measureFrom, end.Sub(measureFrom))
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
@@ -288,6 +302,8 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step := e.total.summarize((st.level+st.rampTo)/2, st.name, end.Sub(measureFrom), closedLoop)
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
+	step.Started = start
+	e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
 	return step
 }
 
@@ -319,7 +335,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom)
+				e.observe(rec, o, code, now, finished, measureFrom, thought(conn))
 				now = finished
 			}
 		}(e.conns[w], e.recs[w])
@@ -330,12 +346,13 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // observe records one finished attempt in the live metrics and, when it
 // started inside the measured window, in the step figures. from is the
 // time latency is measured from: the send time in closed loop, the
-// intended send time in open loop.
-func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time) {
+// intended send time in open loop. think is the think time of a flow's
+// iteration, which its latency leaves out.
+func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time, think time.Duration) {
 	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}
-	latency := finished.Sub(from)
+	latency := finished.Sub(from) - think
 	e.live.Attempt(o, code, latency.Seconds())
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
@@ -359,11 +376,12 @@ func (e *engine) useRecorders(n int, window time.Duration) {
 }
 
 // settle sends single requests, one at a time, until one gets a response
-// within limit, so the next step does not start on the backlog the target
-// still works off (DESIGN.md, point 9). It gives up after settle_timeout.
-func (e *engine) settle(limit time.Duration) time.Duration {
+// within limit, so the next step (stage next) does not start on the
+// backlog the target still works off (DESIGN.md, point 9). It gives up
+// after settle_timeout, or at the next step's aligned start.
+func (e *engine) settle(limit time.Duration, next int) time.Duration {
 	start := time.Now()
-	giveUp := start.Add(time.Duration(e.probe.Load.SettleTimeout))
+	giveUp := e.settleBy(start, next)
 	if len(e.conns) == 0 {
 		e.conns = append(e.conns, e.client.NewConn())
 	}
@@ -382,8 +400,9 @@ func (e *engine) settle(limit time.Duration) time.Duration {
 		code, o := conn.Do(deadline)
 		finished := time.Now()
 		e.live.InFlight(-1)
-		e.live.Attempt(o, code, finished.Sub(sent).Seconds())
-		if o.Responded() && finished.Sub(sent) <= limit {
+		took := finished.Sub(sent) - thought(conn)
+		e.live.Attempt(o, code, took.Seconds())
+		if o.Responded() && took <= limit {
 			break
 		}
 		if !o.Responded() {

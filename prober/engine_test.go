@@ -23,7 +23,7 @@ import (
 
 // probeFor builds a probe the way a user would: from YAML, with the
 // config package's defaults and validation.
-func probeFor(t *testing.T, url, load string) config.Probe {
+func probeFor(t testing.TB, url, load string) config.Probe {
 	t.Helper()
 	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
 probes:

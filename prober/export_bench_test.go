@@ -25,7 +25,7 @@ func NewRecording(live Live, measureFrom time.Time, window time.Duration) *Recor
 
 // Observe is engine.observe.
 func (r *Recording) Observe(o result.Outcome, code int, from, finished time.Time) {
-	r.e.observe(r.rec, o, code, from, finished, r.measureFrom)
+	r.e.observe(r.rec, o, code, from, finished, r.measureFrom, 0)
 }
 
 // Live is the live recorder the engine feeds.

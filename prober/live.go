@@ -12,6 +12,9 @@ type Live interface {
 	SendDelay(seconds float64)
 	Concurrency(n int)
 	OfferedRate(r float64)
+	// Step returns the Live of one step of a flow: its Attempt counts that
+	// step's requests under the step label.
+	Step(name string) Live
 }
 
 // NopLive discards everything; for runs nobody scrapes.
@@ -23,3 +26,4 @@ func (NopLive) Dropped()                             {}
 func (NopLive) SendDelay(float64)                    {}
 func (NopLive) Concurrency(int)                      {}
 func (NopLive) OfferedRate(float64)                  {}
+func (NopLive) Step(string) Live                     { return NopLive{} }

@@ -23,6 +23,9 @@ func (a *analysis) diagnose() []string {
 	add(a.kneeLine())
 	add(a.latencyLine())
 	add(a.failureLine())
+	for _, line := range a.flowLines() {
+		add(line)
+	}
 	kind, shapeLine := a.shape()
 	add(shapeLine)
 	if kind != depletion {

@@ -32,6 +32,7 @@ var reasonMeanings = map[string]string{
 	"tls":     "the TLS handshake failed",
 	"dns":     "the name did not resolve",
 	"other":   "a transport error",
+	"closed":  "the server closed the WebSocket session",
 }
 
 func (k failureKind) meaning() string {
@@ -143,6 +144,7 @@ var reasonPlurals = map[string]string{
 	"tls":     "TLS failures",
 	"dns":     "DNS failures",
 	"other":   "transport errors",
+	"closed":  "sessions closed by the server",
 }
 
 // plural names many failures of k's kind: "429s", "timeouts".

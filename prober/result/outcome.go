@@ -13,10 +13,11 @@ const (
 	TLS                      // the TLS handshake failed
 	DNS                      // the name did not resolve
 	Other                    // anything else, e.g. a server that does not speak HTTP
+	Closed                   // WebSocket: the server closed the session during the attempt
 	NumOutcomes
 )
 
-var outcomeNames = [NumOutcomes]string{"success", "http_error", "timeout", "refused", "reset", "tls", "dns", "other"}
+var outcomeNames = [NumOutcomes]string{"success", "http_error", "timeout", "refused", "reset", "tls", "dns", "other", "closed"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -25,4 +26,4 @@ func (o Outcome) Responded() bool { return o == Success || o == HTTPError }
 
 // NoResponseReasons are the outcomes without a response, the keys of
 // Step.Errors.
-var NoResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other}
+var NoResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other, Closed}

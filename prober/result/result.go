@@ -17,6 +17,9 @@ type Result struct {
 	Diagnosis       []string       `json:"diagnosis"`
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
+	// Fleet is the fleet's run, on the replica with ordinal 0 of a fleet
+	// that reads it back (--fleet.prometheus-url); nil otherwise.
+	Fleet *Fleet `json:"fleet,omitempty"`
 }
 
 // Point is a level of a ramp and the goodput measured there.
@@ -59,6 +62,12 @@ type Step struct {
 	PerSecond     []Second         `json:"per_second"`
 	// Open loop only: scheduled requests not sent because max_in_flight was reached.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Started is when the step's load began: the replicas of a fleet
+	// compare it to see that they stepped together.
+	Started time.Time `json:"started"`
+	// Flow holds a flow probe's figures of each of its steps (its Attempts
+	// and the figures above count iterations); absent for a single request.
+	Flow []FlowStep `json:"flow,omitempty"`
 }
 
 // Latency is a latency distribution of a step's responses, in seconds.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 	"reflect"
@@ -69,6 +68,7 @@ type Scheduler struct {
 	logger *slog.Logger
 	store  *Store       // nil: results are not kept across restarts
 	shard  prober.Shard // this replica's part of a fleet; see SetShard
+	judge  FleetJudge   // nil: runs are not judged as a fleet's (fleet.go)
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -101,6 +101,9 @@ type probeLoop struct {
 	trigger chan struct{}
 	done    chan struct{}
 	state   ProbeState // guarded by Scheduler.mu
+	// due is when the run under way was due: the boundary it aligns to
+	// on a fleet's replica (align.go). The loop's goroutine alone uses it.
+	due time.Time
 }
 
 // New returns a scheduler whose runs stop when ctx ends. run runs each
@@ -267,32 +270,24 @@ func (s *Scheduler) Results() []result.Result {
 // back to back when continuous, or when triggered, until ctx ends.
 func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 	sched := l.probe.Schedule
-	timer := time.NewTimer(0)
+	next := s.firstRun(l.probe, time.Now())
+	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+			l.due = next
 		case <-l.trigger:
+			l.due = s.triggeredRun(time.Now())
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		started := time.Now()
 		outcome := s.runOnce(ctx, l)
-		var next time.Time
-		switch {
-		case sched.Continuous && outcome == result.ResultFailed:
-			next = started.Add(failedRetry)
-		case sched.Continuous:
-			next = time.Now()
-		default:
-			next = started.Add(time.Duration(sched.Interval))
-			if j := time.Duration(sched.Jitter); j > 0 {
-				next = next.Add(rand.N(j))
-			}
-		}
+		next = s.nextRun(l.probe, started, time.Now(), outcome)
 		if !sched.Continuous || outcome == result.ResultFailed {
 			s.mu.Lock()
 			l.state.Next = next
@@ -345,6 +340,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 	if r.Result != result.ResultCanceled {
 		s.save()
 	}
+	s.judgeFleet(ctx, l, r)
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
 	return r.Result
 }
@@ -363,7 +359,8 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
 	s.setCurrent(l, &result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
-	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, OnStep: func(partial result.Result) {
+	align := s.alignAt(l)
+	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}}
@@ -374,7 +371,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 		// the same server, right after the probe.
 		ctl = &prober.Control{
 			Probe:   *control,
-			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard},
+			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Align: controlAlign(align, p)},
 			Started: func(shown result.Result) {
 				restamp(&shown)
 				shown.Result = result.ResultRunning

@@ -54,6 +54,7 @@ type Target struct {
 	// collapse is the /collapse pool, as large as the /work pool.
 	collapse chan struct{}
 	index    []byte
+	shop     shop
 
 	_        [64]byte // keep the hot counters off each other's cache lines
 	shedBusy atomic.Int64
@@ -63,6 +64,8 @@ type Target struct {
 	limit    targetWindow
 	_        [56]byte
 	cpuSink  atomic.Uint64 // keeps the --work=cpu loop from being optimised away
+	// wsSessions counts the open /ws-limited sessions.
+	wsSessions atomic.Int64
 }
 
 // New returns a demo target with a fresh state: an idle pool, nothing
@@ -81,6 +84,7 @@ func New(opts Options) *Target {
 		epoch:    time.Now(),
 		slots:    make(chan targetSlot, opts.Workers),
 		collapse: make(chan struct{}, opts.Workers),
+		shop:     newShop(),
 	}
 	for range opts.Workers {
 		t.slots <- targetSlot{}
@@ -110,6 +114,10 @@ func (t *Target) indexText() string {
 	row("/slow", fmt.Sprintf("200 after %v", TargetSlowDelay))
 	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", TargetMaxDelay.Milliseconds()))
 	row("/status?code=N", "answers with status N (200..599)")
+	row("/ws", "WebSocket: echoes every message")
+	row("/ws-limited", fmt.Sprintf("WebSocket: echoes, holding at most %d sessions; closes any beyond with 1013 (try again later)", TargetWSSessions))
+	row("/login", fmt.Sprintf(`POST {"user": "name"}: {"token": "..."} after %v`, ShopLoginWork))
+	row("/items/{id}", "200 with a token from /login (Authorization: Bearer <token>), 401 without")
 	return b.String()
 }
 
@@ -210,12 +218,22 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		targetText(w, code, strconv.Itoa(code)+" "+http.StatusText(code)+"\n")
+	case "/ws":
+		t.serveWS(w, r, false)
+	case "/ws-limited":
+		t.serveWS(w, r, true)
 	case "/":
 		h := w.Header()
 		h["Content-Type"] = targetTextPlain
 		h["Content-Length"] = []string{strconv.Itoa(len(t.index))}
 		_, _ = w.Write(t.index)
+	case "/login":
+		t.shop.login(w, r)
 	default:
+		if strings.HasPrefix(r.URL.Path, "/items/") {
+			t.shop.item(w, r)
+			return
+		}
 		targetNotFound.write(w)
 	}
 }
@@ -312,17 +330,26 @@ func (t *Target) serveShed(w http.ResponseWriter) {
 // targetWait answers 200 after d, or 503 as soon as the request's context
 // ends (the client went away or the server is stopping).
 func targetWait(w http.ResponseWriter, r *http.Request, d time.Duration) {
-	if d > 0 {
-		tm := time.NewTimer(d)
-		select {
-		case <-tm.C:
-		case <-r.Context().Done():
-			tm.Stop()
-			targetCanceled.write(w)
-			return
-		}
+	if waited(w, r, d) {
+		targetOK.write(w)
 	}
-	targetOK.write(w)
+}
+
+// waited waits d and reports true, or answers 503 and reports false as soon
+// as the request's context ends.
+func waited(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-r.Context().Done():
+		targetCanceled.write(w)
+		return false
+	}
 }
 
 // targetWindow is a fixed one-second-window limiter: TargetLimitedRate

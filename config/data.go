@@ -1,0 +1,182 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	commoncfg "github.com/prometheus/common/config"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadprobe/loadprobe/internal/regularfile"
+)
+
+// Data is a probe's data file: each iteration takes one row, whose columns
+// templates name as {{.column}} (DESIGN.md, "Request templates and flows").
+// The rows are read when the config loads (and again on every reload),
+// never during a run; /config shows their count, never their values.
+type Data struct {
+	File  string `yaml:"file"`
+	Order string `yaml:"order"` // sequential (the default) or random
+
+	Columns []string   `yaml:"-"`
+	Rows    [][]string `yaml:"-"` // each as long as Columns
+}
+
+// Orders of a probe's data rows.
+const (
+	OrderSequential = "sequential"
+	OrderRandom     = "random"
+)
+
+// maxDataFileSize bounds a data file: its rows are held in memory.
+const maxDataFileSize = 64 << 20
+
+// MarshalYAML shows d as /config does: the file, the order, and how many
+// rows it holds in a comment (so that the YAML still loads as it is). A row
+// may hold a password; none is ever shown.
+func (d Data) MarshalYAML() (any, error) {
+	var n yaml.Node
+	err := n.Encode(struct {
+		File  string `yaml:"file"`
+		Order string `yaml:"order"`
+	}{d.File, d.Order})
+	n.LineComment = fmt.Sprintf("%d rows", len(d.Rows))
+	return &n, err
+}
+
+// data checks d and reads its rows; the columns it returns are what the
+// probe's templates may name.
+func (v *validator) data(d *Data, p keyPath, dir string) []string {
+	if d == nil {
+		return nil
+	}
+	switch d.Order {
+	case "":
+		d.Order = OrderSequential
+	case OrderSequential, OrderRandom:
+	default:
+		v.errorf(p.to("order"), "%q is not an order: use sequential or random", d.Order)
+	}
+	fp := p.to("file")
+	if d.File == "" {
+		v.errorf(fp, "required")
+		return nil
+	}
+	d.File = commoncfg.JoinDir(dir, d.File)
+	text, err := regularfile.Read(d.File, maxDataFileSize)
+	if err != nil {
+		v.errorf(fp, "%v", err)
+		return nil
+	}
+	switch ext := strings.ToLower(filepath.Ext(d.File)); ext {
+	case ".csv":
+		d.Columns, d.Rows, err = readCSV(text)
+	case ".jsonl", ".ndjson":
+		d.Columns, d.Rows, err = readJSONLines(text)
+	default:
+		err = fmt.Errorf("%q is neither CSV (.csv) nor JSON Lines (.jsonl, .ndjson)", ext)
+	}
+	if err == nil && len(d.Rows) == 0 {
+		err = errors.New("holds no rows")
+	}
+	if err != nil {
+		v.errorf(fp, "%s: %v", d.File, err)
+		return nil
+	}
+	return d.Columns
+}
+
+// readCSV reads a CSV file whose first row names the columns.
+func readCSV(text []byte) ([]string, [][]string, error) {
+	r := csv.NewReader(bytes.NewReader(text))
+	r.FieldsPerRecord = -1 // checked here, to say which row and how
+	r.ReuseRecord = false
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil, errors.New("empty: the first row names the columns")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkColumns(header, 1); err != nil {
+		return nil, nil, err
+	}
+	var rows [][]string
+	for {
+		row, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return header, rows, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(row) != len(header) {
+			line, _ := r.FieldPos(0)
+			return nil, nil, fmt.Errorf("line %d: the row has %d of the header's %d fields", line, len(row), len(header))
+		}
+		rows = append(rows, row)
+	}
+}
+
+// readJSONLines reads one JSON object per line; the first object's keys
+// are the columns, and every other line must have the same. A string is
+// taken as it is, any other value as its JSON text.
+func readJSONLines(text []byte) ([]string, [][]string, error) {
+	var columns []string
+	var rows [][]string
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(nil, maxDataFileSize)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
+			return nil, nil, fmt.Errorf("line %d: not a JSON object: %v", line, err)
+		}
+		keys := slices.Sorted(maps.Keys(obj))
+		if columns == nil {
+			if err := checkColumns(keys, line); err != nil {
+				return nil, nil, err
+			}
+			columns = keys
+		} else if !slices.Equal(keys, columns) {
+			return nil, nil, fmt.Errorf("line %d: keys %s, the first line has %s", line, strings.Join(keys, ", "), strings.Join(columns, ", "))
+		}
+		row := make([]string, len(columns))
+		for i, k := range columns {
+			var s string
+			if json.Unmarshal(obj[k], &s) == nil {
+				row[i] = s
+			} else {
+				row[i] = string(obj[k])
+			}
+		}
+		rows = append(rows, row)
+	}
+	return columns, rows, sc.Err()
+}
+
+// checkColumns checks the names of the columns: a template names them.
+func checkColumns(names []string, line int) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		switch {
+		case !validName(n):
+			return fmt.Errorf("line %d: column %q: a name is letters, digits, _ and -", line, n)
+		case seen[n]:
+			return fmt.Errorf("line %d: column %q appears twice", line, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"net/textproto"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/loadprobe/loadprobe/prober/template"
+)
+
+// RequestTemplates are the templated parts of a request, compiled when the
+// config loads. Request.Templates is nil when no part of the request holds
+// an action: the client then sends the same bytes every time, as before.
+type RequestTemplates struct {
+	URL     *template.Template
+	Headers map[string]*template.Template // every header, by its configured name
+	Body    *template.Template            // body or body_file
+}
+
+// Literal reports whether every part writes a fixed text ({{env}} only):
+// the client can then render the request once.
+func (t *RequestTemplates) Literal() bool {
+	parts := []*template.Template{t.URL, t.Body}
+	for _, h := range t.Headers {
+		parts = append(parts, h)
+	}
+	for _, p := range parts {
+		if _, ok := p.Literal(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sample stands for every slot of a template in the checks made at load.
+const sample = "1"
+
+// templates compiles r's URL, headers and body when any of them holds an
+// action, and returns r as the checks made at load see it: every slot
+// written as sample, every {{env}} with its value. A template cannot stand
+// in the scheme, the host or the port of the URL, nor in a Host header:
+// allowed_targets judges the host at load.
+func (v *validator) templates(r *Request, p keyPath, scope template.Scope) *Request {
+	r.Templates = nil
+	if !strings.Contains(r.URL, "{{") && !strings.Contains(string(r.Payload), "{{") && !headersTemplated(r.Headers) {
+		return r
+	}
+	checked := *r
+	t := &RequestTemplates{Headers: map[string]*template.Template{}}
+	ok := true
+	compile := func(text string, ctx template.Context, at keyPath) *template.Template {
+		tm, err := template.Compile(text, ctx, scope)
+		if err != nil {
+			v.errorf(at, "%v", err)
+			ok = false
+			return template.Text(text)
+		}
+		return tm
+	}
+	t.URL = compile(r.URL, template.URL, p.to("url"))
+	checked.URL = t.URL.Placeholder(sample)
+	if u, err := url.Parse(checked.URL); err == nil && !strings.HasPrefix(t.URL.Prefix(), u.Scheme+"://"+u.Host) {
+		v.errorf(p.to("url"), "a template cannot stand in the scheme, host or port: allowed_targets judges the host at load")
+		ok = false
+	}
+	checked.Headers = map[string]string{}
+	for name, value := range r.Headers {
+		hp := p.to("headers", name)
+		tm := compile(value, template.Header, hp)
+		if _, lit := tm.Literal(); !lit && textproto.CanonicalMIMEHeaderKey(name) == "Host" {
+			v.errorAt(p.to("headers"), hp, "a template cannot stand in the Host header: allowed_targets judges the host at load")
+			ok = false
+		}
+		t.Headers[name] = tm
+		checked.Headers[name] = tm.Placeholder(sample)
+	}
+	bp := p.to("body")
+	if r.BodyFile != "" {
+		bp = p.to("body_file")
+	}
+	t.Body = compile(string(r.Payload), template.Body, bp)
+	if ok {
+		r.Templates = t
+	}
+	return &checked
+}
+
+func headersTemplated(h map[string]string) bool {
+	for _, v := range h {
+		if strings.Contains(v, "{{") {
+			return true
+		}
+	}
+	return false
+}
+
+// envAction matches an {{env "NAME"}} action: /config shows <secret> for it.
+var envAction = regexp.MustCompile(`\{\{\s*env\s+"[^"]*"\s*\}\}`)
+
+// redactEnv hides every {{env}} action of s.
+func redactEnv(s string) string {
+	return envAction.ReplaceAllString(s, redacted)
+}

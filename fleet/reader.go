@@ -1,0 +1,134 @@
+// Package fleet reads a fleet's run back from Prometheus. The replicas of a
+// fleet (--shard i/N) each send their share of every level and export the
+// fleet's level on their step series; Prometheus scrapes them all. After
+// each of its runs the replica with ordinal 0 queries every shard's step
+// series of that run, sums them level by level and judges the sum with the
+// rules one replica uses (DESIGN.md, "Beyond one machine"). loadprobe adds
+// no coordinator: Prometheus is the only place the replicas meet.
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// Options say where the fleet's series are and how long to wait for them.
+type Options struct {
+	// URL is the Prometheus that scrapes every replica.
+	URL string
+	// HTTP is how to reach it: TLS, basic auth, bearer tokens, OAuth2.
+	HTTP commoncfg.HTTPClientConfig
+	// Selector holds label matchers that pick this fleet's series among
+	// others the Prometheus holds, e.g. `job="loadprobe"`; empty: none.
+	Selector string
+	// Shards is the fleet's size N.
+	Shards int
+	// Wait bounds how long after its own run replica 0 waits for every
+	// shard's last step to be scraped before it judges without them.
+	Wait time.Duration
+}
+
+// pollEvery is how often the reader asks again while a shard's steps are
+// not all scraped yet: about a scrape interval.
+const pollEvery = time.Second
+
+// Reader reads a fleet's runs back from Prometheus.
+type Reader struct {
+	api    v1.API
+	opts   Options
+	poll   time.Duration
+	logger *slog.Logger
+}
+
+// New returns a Reader for the Prometheus o names.
+func New(o Options, logger *slog.Logger) (*Reader, error) {
+	rt, err := commoncfg.NewRoundTripperFromConfig(o.HTTP, "loadprobe_fleet")
+	if err != nil {
+		return nil, fmt.Errorf("fleet Prometheus HTTP config: %w", err)
+	}
+	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("fleet Prometheus URL %q: %w", o.URL, err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Reader{api: v1.NewAPI(c), opts: o, poll: pollEvery, logger: logger}, nil
+}
+
+// Judge reads the fleet's run that own, replica 0's run of p, was part of,
+// and judges it. It asks until every shard's steps of the run are scraped
+// or Options.Wait has passed (or ctx ends): then a shard still missing
+// makes the run invalid, named in Problems.
+func (r *Reader) Judge(ctx context.Context, p config.Probe, own result.Result) *result.Fleet {
+	giveUp := time.Now().Add(r.opts.Wait)
+	for {
+		f, err := r.read(ctx, p, own)
+		if err != nil {
+			f = &result.Fleet{Shards: r.opts.Shards, Steps: []result.Step{}, MissingShards: []int{},
+				Problems: []string{"cannot read the fleet's steps from Prometheus: " + err.Error()}}
+		}
+		if f.Valid || len(f.Problems) == 0 || !time.Now().Add(r.poll).Before(giveUp) {
+			return f
+		}
+		t := time.NewTimer(r.poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return f
+		case <-t.C:
+		}
+	}
+}
+
+// read reads the run once and sums it, whatever shard is missing.
+func (r *Reader) read(ctx context.Context, p config.Probe, own result.Result) (*result.Fleet, error) {
+	now := time.Now()
+	info, err := r.query(ctx, fmt.Sprintf(`loadprobe_shard_info{shards="%d"%s}`, r.opts.Shards, r.selector()), now)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := r.query(ctx, fmt.Sprintf(`{__name__=~"loadprobe_step_.+",probe=%q%s}`, p.Name, r.selector()), now)
+	if err != nil {
+		return nil, err
+	}
+	shards, problems := shardsOf(info, r.opts.Shards)
+	f := sum(p, own, r.opts.Shards, partsOf(steps, shards))
+	if len(problems) > 0 {
+		// A shard's share went out twice: the target took more than the
+		// levels say, and no figure of the run describes them.
+		f.PeakThroughput, f.BreakingPoints, f.Capacity = 0, result.BreakingPoints{}, nil
+	}
+	f.Problems = append(problems, f.Problems...)
+	f.Valid = f.Valid && len(f.Problems) == 0
+	return f, nil
+}
+
+func (r *Reader) selector() string {
+	if r.opts.Selector == "" {
+		return ""
+	}
+	return "," + r.opts.Selector
+}
+
+func (r *Reader) query(ctx context.Context, q string, at time.Time) (model.Vector, error) {
+	v, _, _, err := r.api.Query(ctx, q, at)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %s, not an instant vector", q, v.Type())
+	}
+	return vec, nil
+}

@@ -1,0 +1,320 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/collector"
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/schedule"
+)
+
+func testProbe(t *testing.T) config.Probe {
+	t.Helper()
+	cfg, err := config.Parse("f.yml", []byte(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "http://127.0.0.1:8080/work"}
+    load: {concurrency: [3, 6, 12, 24], step_duration: 2s}
+    rules: {latency_budget: 100ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Probes[0]
+}
+
+// runStart is replica 0's run: every replica's steps start on its offsets.
+var runStart = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// shardSteps is one replica's share of a ramp whose pool saturates at 12
+// connections: each of three shards sends a third, and sees a third of
+// the fleet's goodput (1000/s per connection up to 12, then flat).
+func shardSteps(start time.Time, slow bool) []result.Step {
+	var steps []result.Step
+	for i, level := range []float64{3, 6, 12, 24} {
+		goodput := 1000 * min(level, 12) / 3
+		lat := result.Latency{Mean: 0.01, P50: 0.01, P90: 0.012, P95: 0.013, P99: 0.015, P999: 0.02, Max: 0.03}
+		if level == 24 {
+			lat = result.Latency{Mean: 0.02, P50: 0.02, P90: 0.022, P95: 0.023, P99: 0.025, P999: 0.03, Max: 0.04}
+		}
+		if slow && level == 24 {
+			lat = result.Latency{Mean: 0.05, P50: 0.05, P90: 0.2, P95: 0.3, P99: 0.4, P999: 0.5, Max: 0.6}
+		}
+		n := int64(goodput * 2)
+		steps = append(steps, result.Step{
+			Level: level, DurationSeconds: 2, Attempts: n, Throughput: goodput, Goodput: goodput,
+			Latency: lat, Responses: map[int]int64{200: n}, Errors: map[string]int64{}, HTTPErrors: map[int]int64{},
+			InFlight: goodput * lat.Mean, LoadHeldRatio: goodput * lat.Mean / (level / 3),
+			Started: start.Add(time.Duration(i) * 3 * time.Second),
+		})
+	}
+	return steps
+}
+
+// replica is one shard as Prometheus sees it: its /metrics, labelled with
+// its job and instance.
+type replica struct {
+	shard prober.Shard
+	steps []result.Step // nil: it is down
+}
+
+type states []schedule.ProbeState
+
+func (s states) Snapshot() []schedule.ProbeState { return s }
+
+// vector is what Prometheus would hold of the replicas' gauges and
+// summaries now, each series with its job and instance.
+func vector(t *testing.T, p config.Probe, rs []replica) model.Vector {
+	t.Helper()
+	var v model.Vector
+	for i, r := range rs {
+		if r.steps == nil {
+			continue
+		}
+		reg := prometheus.NewRegistry()
+		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: r.steps}}}
+		collector.New(reg, src)
+		collector.RegisterShard(reg, r.shard)
+		collector.RegisterFleet(reg, src, r.shard)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				base := model.Metric{model.JobLabel: "loadprobe", model.InstanceLabel: model.LabelValue(fmt.Sprintf("replica-%d:10471", i))}
+				for _, l := range m.GetLabel() {
+					base[model.LabelName(l.GetName())] = model.LabelValue(l.GetValue())
+				}
+				add := func(name string, value float64, extra ...string) {
+					mm := base.Clone()
+					mm[model.MetricNameLabel] = model.LabelValue(name)
+					for j := 0; j < len(extra); j += 2 {
+						mm[model.LabelName(extra[j])] = model.LabelValue(extra[j+1])
+					}
+					v = append(v, &model.Sample{Metric: mm, Value: model.SampleValue(value)})
+				}
+				switch {
+				case m.Gauge != nil:
+					add(mf.GetName(), m.GetGauge().GetValue())
+				case m.Summary != nil:
+					add(mf.GetName()+"_count", float64(m.GetSummary().GetSampleCount()))
+					add(mf.GetName()+"_sum", m.GetSummary().GetSampleSum())
+					for _, q := range m.GetSummary().GetQuantile() {
+						add(mf.GetName(), q.GetValue(), "quantile", fmt.Sprint(q.GetQuantile()))
+					}
+				}
+			}
+		}
+	}
+	return v
+}
+
+// fakePrometheus answers the reader's two instant queries from the
+// vectors now() returns, after checking the request's basic auth; it
+// counts the queries.
+func fakePrometheus(t *testing.T, now func() model.Vector, queries *atomic.Int32) string {
+	t.Helper()
+	info := regexp.MustCompile(`^loadprobe_shard_info\{shards="(\d+)",job="loadprobe"\}$`)
+	steps := regexp.MustCompile(`^\{__name__=~"loadprobe_step_\.\+",probe="(\w+)",job="loadprobe"\}$`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, pw, ok := r.BasicAuth(); !ok || u != "fleet" || pw != "secret" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		queries.Add(1)
+		q := r.FormValue("query")
+		var out model.Vector
+		for _, s := range now() {
+			name := string(s.Metric[model.MetricNameLabel])
+			if m := info.FindStringSubmatch(q); m != nil && name == "loadprobe_shard_info" && string(s.Metric["shards"]) == m[1] {
+				out = append(out, s)
+			}
+			if m := steps.FindStringSubmatch(q); m != nil && strings.HasPrefix(name, "loadprobe_step_") && string(s.Metric["probe"]) == m[1] {
+				out = append(out, s)
+			}
+		}
+		if out == nil && !info.MatchString(q) && !steps.MatchString(q) {
+			t.Errorf("unexpected query %q", q)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "vector", "result": out}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func reader(t *testing.T, url string, wait time.Duration) *Reader {
+	t.Helper()
+	r, err := New(Options{
+		URL: url, Selector: `job="loadprobe"`, Shards: 3, Wait: wait,
+		HTTP: commoncfg.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "fleet", Password: "secret"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.poll = 10 * time.Millisecond
+	return r
+}
+
+func threeShards(steps func(i int) []result.Step) []replica {
+	var rs []replica
+	for i := range 3 {
+		rs = append(rs, replica{shard: prober.Shard{Index: i, Count: 3}, steps: steps(i)})
+	}
+	return rs
+}
+
+// The fleet's steps are the shards' sums, judged as one replica's: three
+// thirds of a pool of 12 make one knee at 12 and a peak of 12000/s.
+func TestJudgeSumsEveryShard(t *testing.T) {
+	p := testProbe(t)
+	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
+	var queries atomic.Int32
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
+	if !f.Valid || f.Replicas != 3 || len(f.Problems) != 0 || len(f.MissingShards) != 0 {
+		t.Fatalf("fleet valid %v with %d replicas, problems %q, want valid with 3", f.Valid, f.Replicas, f.Problems)
+	}
+	if f.PeakThroughput != 12000 || f.BreakingPoints.Knee == nil || f.BreakingPoints.Knee.Level != 12 {
+		t.Errorf("peak %g, knee %+v; want 12000/s and the knee at 12", f.PeakThroughput, f.BreakingPoints.Knee)
+	}
+	if f.Capacity == nil || f.Capacity.Level != 24 || f.BreakingPoints.LatencyBudget != nil {
+		t.Errorf("capacity %+v, latency budget %+v; want 24 within the budget", f.Capacity, f.BreakingPoints.LatencyBudget)
+	}
+	s := f.Steps[2]
+	if s.Attempts != 3*8000 || s.Responses[200] != 24000 || s.Goodput != 12000 || s.Latency.P99 != 0.015 || s.Latency.Mean != 0.01 {
+		t.Errorf("level 12: %d attempts, goodput %g, p99 %g, mean %g; want 24000, 12000, the shards' 15ms and 10ms", s.Attempts, s.Goodput, s.Latency.P99, s.Latency.Mean)
+	}
+	if !s.Started.Equal(runStart.Add(6*time.Second)) || f.StepStartSkewSeconds != 0 {
+		t.Errorf("level 12 started %s, skew %g; want %s, 0", s.Started, f.StepStartSkewSeconds, runStart.Add(6*time.Second))
+	}
+	if n := queries.Load(); n != 2 {
+		t.Errorf("%d queries, want 2: the first read was whole", n)
+	}
+}
+
+// One saturated replica's slow tail is the fleet's: its p99 of 400ms over
+// a third of the responses puts the fleet's p99 above the 100ms budget,
+// where the mean of the shards' p99s (150ms) would hide where it comes from
+// and the fast shards' (25ms) would pass it.
+func TestJudgeKeepsASlowShardsTail(t *testing.T) {
+	p := testProbe(t)
+	rs := threeShards(func(i int) []result.Step { return shardSteps(runStart, i == 1) })
+	var queries atomic.Int32
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
+	lat := f.Steps[3].Latency
+	if lat.P99 <= 0.1 || lat.P99 > 0.4 || lat.Max != 0.6 {
+		t.Errorf("level 24 p99 %g, max %g; want above the 100ms budget, at most the slow shard's 400ms; max 600ms", lat.P99, lat.Max)
+	}
+	if lb := f.BreakingPoints.LatencyBudget; lb == nil || lb.Level != 24 || f.Capacity == nil || f.Capacity.Level != 12 {
+		t.Errorf("latency budget %+v, capacity %+v; want 24 and 12", lb, f.Capacity)
+	}
+}
+
+// A shard that is missing, dead or late makes the fleet's run invalid,
+// names the shard and the levels it lacks, and leaves out every figure its
+// missing share would lower. The reader asks again until Wait has passed.
+func TestJudgeNamesAMissingShard(t *testing.T) {
+	p := testProbe(t)
+	for _, tc := range []struct {
+		name    string
+		steps   func(i int) []result.Step
+		missing []int
+		problem string
+	}{
+		{"down", func(i int) []result.Step {
+			if i == 2 {
+				return nil
+			}
+			return shardSteps(runStart, false)
+		}, []int{2}, "shard 2 of 3 has no step in this run at connections 3, 6, 12, 24"},
+		{"dead mid-run", func(i int) []result.Step {
+			if i == 1 {
+				return shardSteps(runStart, false)[:2]
+			}
+			return shardSteps(runStart, false)
+		}, []int{1}, "shard 1 of 3 has no step in this run at connections 12, 24"},
+		{"an earlier run", func(i int) []result.Step {
+			if i == 0 {
+				return shardSteps(runStart.Add(-time.Hour), false)
+			}
+			return shardSteps(runStart, false)
+		}, []int{0}, "shard 0 of 3 has no step in this run at connections 3, 6, 12, 24"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := threeShards(tc.steps)
+			var queries atomic.Int32
+			url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+			own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+			f := reader(t, url, time.Second).Judge(context.Background(), p, own)
+			if f.Valid || !slices.Equal(f.MissingShards, tc.missing) || f.Replicas != 2 {
+				t.Errorf("valid %v, missing %v, %d replicas; want invalid, %v, 2", f.Valid, f.MissingShards, f.Replicas, tc.missing)
+			}
+			if len(f.Problems) != 1 || !strings.HasPrefix(f.Problems[0], tc.problem) {
+				t.Errorf("problems %q, want %q", f.Problems, tc.problem)
+			}
+			if f.Capacity != nil || f.PeakThroughput != 0 || f.BreakingPoints != (result.BreakingPoints{}) {
+				t.Errorf("capacity %+v, peak %g, breaking points %+v with a shard missing; want none", f.Capacity, f.PeakThroughput, f.BreakingPoints)
+			}
+			if n := queries.Load(); n < 4 {
+				t.Errorf("%d queries (two a read), want it to read again while a shard is missing", n)
+			}
+		})
+	}
+}
+
+// A shard whose last step is scraped after replica 0's run ended is
+// waited for.
+func TestJudgeWaitsForTheLastScrape(t *testing.T) {
+	p := testProbe(t)
+	whole := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
+	partial := threeShards(func(int) []result.Step { return shardSteps(runStart, false)[:3] })
+	var queries atomic.Int32
+	url := fakePrometheus(t, func() model.Vector {
+		if queries.Load() < 4 {
+			return vector(t, p, partial)
+		}
+		return vector(t, p, whole)
+	}, &queries)
+	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	f := reader(t, url, 10*time.Second).Judge(context.Background(), p, own)
+	if !f.Valid || f.Replicas != 3 {
+		t.Errorf("valid %v with %d replicas, problems %q; want valid once the last step is scraped", f.Valid, f.Replicas, f.Problems)
+	}
+}
+
+// Two replicas that say they are one shard sent its share twice.
+func TestJudgeNamesADuplicateShard(t *testing.T) {
+	p := testProbe(t)
+	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
+	rs = append(rs, replica{shard: prober.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
+	var queries atomic.Int32
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
+	if f.Valid || len(f.Problems) == 0 || !strings.Contains(f.Problems[0], "shard 1 of 3 runs twice") {
+		t.Errorf("valid %v, problems %q; want invalid: shard 1 runs twice", f.Valid, f.Problems)
+	}
+	if f.Capacity != nil || f.PeakThroughput != 0 {
+		t.Errorf("capacity %+v, peak %g with a share sent twice; want none", f.Capacity, f.PeakThroughput)
+	}
+}

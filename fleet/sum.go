@@ -1,0 +1,113 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// sum adds up the shards' parts at every level replica 0 ran (own's
+// steps), and judges the sums with p's rules when every shard took part.
+//
+// A shard's step belongs to this run when it started within half a
+// step_duration of replica 0's: its step series from an earlier run (a
+// replica whose run started late, or not at all) started a whole run
+// before, and count as missing.
+func sum(p config.Probe, own result.Result, shards int, ps parts) *result.Fleet {
+	f := &result.Fleet{Shards: shards, Steps: []result.Step{}, MissingShards: []int{}, Problems: []string{}}
+	tolerance := time.Duration(p.Load.StepDuration).Seconds() / 2
+	missing := make([][]string, shards)
+	for _, s := range own.Steps {
+		level := result.FormatLevel(s.Level)
+		ownStart := float64(s.Started.UnixNano()) / 1e9
+		var found []*part
+		for i := range shards {
+			pt := ps[i][level]
+			if pt == nil || math.Abs(pt.started-ownStart) > tolerance {
+				missing[i] = append(missing[i], level)
+				continue
+			}
+			found = append(found, pt)
+		}
+		step, skew := merge(p, s, found)
+		f.Steps = append(f.Steps, step)
+		f.StepStartSkewSeconds = max(f.StepStartSkewSeconds, skew)
+	}
+	unit := own.Mode.Unit()
+	for i, levels := range missing {
+		if len(levels) == 0 {
+			continue
+		}
+		f.MissingShards = append(f.MissingShards, i)
+		f.Problems = append(f.Problems, fmt.Sprintf("shard %d of %d has no step in this run at %s %s: missing, dead or late during the run, so the fleet's sums lack its share",
+			i, shards, unit, strings.Join(levels, ", ")))
+	}
+	f.Replicas = shards - len(f.MissingShards)
+	if len(f.MissingShards) > 0 {
+		return f // no figure a missing share would lower
+	}
+	r := result.Result{Name: p.Name, Mode: own.Mode, Steps: f.Steps}
+	result.Analyze(&r, p.Rules)
+	f.PeakThroughput, f.BreakingPoints, f.Capacity, f.Valid = r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid
+	return f
+}
+
+// merge sums the shards' parts of one step into the fleet's step; own is
+// replica 0's step at that level. It returns the step and the spread of
+// the parts' starts, in seconds.
+func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64) {
+	s := result.Step{
+		Level: own.Level, Name: own.Name, DurationSeconds: own.DurationSeconds,
+		Responses: map[int]int64{}, HTTPErrors: map[int]int64{}, Errors: map[string]int64{}, PerSecond: []result.Second{},
+	}
+	var failed int64
+	var count, latencySum, share, heldShare float64
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, pt := range found {
+		s.Throughput += pt.throughput
+		s.Goodput += pt.goodput
+		s.InFlight += pt.inFlight
+		for code, v := range pt.responses {
+			n := int64(math.Round(v))
+			s.Responses[code] += n
+			s.Attempts += n
+			if !p.Request.ValidCode(code) {
+				s.HTTPErrors[code] += n
+				failed += n
+			}
+		}
+		for reason, v := range pt.errors {
+			n := int64(math.Round(v))
+			s.Errors[reason] += n
+			s.Attempts += n
+			failed += n
+		}
+		count += pt.count
+		latencySum += pt.sum
+		share += pt.share
+		heldShare += pt.held * pt.share
+		first, last = min(first, pt.started), max(last, pt.started)
+	}
+	if len(found) == 0 {
+		return s, 0
+	}
+	if s.Attempts > 0 {
+		s.ErrorRatio = float64(failed) / float64(s.Attempts)
+	}
+	switch {
+	case result.ModeOf(p.Load).ClosedLoop() && s.Level > 0:
+		s.LoadHeldRatio = s.InFlight / s.Level // Little's law over the fleet
+	case share > 0:
+		s.LoadHeldRatio = heldShare / share // each shard's achieved rate over its offered one
+	}
+	if count > 0 {
+		s.Latency = mixture(found)
+		s.Latency.Mean = latencySum / count
+	}
+	s.Started = time.Unix(0, int64(first*1e9))
+	return s, last - first
+}

@@ -1,0 +1,138 @@
+package prober
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/template"
+)
+
+// Templated requests (DESIGN.md, "Request templates and flows"). config
+// compiles them at load; the client serializes what does not vary once, as
+// for any request, and writes the rest per attempt: on the lean client into
+// buffers its connection keeps, on net/http into a copy of the request.
+
+// newConnector returns the connector of p: the client of its flow's steps,
+// its WebSocket sessions, or its HTTP request.
+func newConnector(p config.Probe, live Live) (connector, error) {
+	if len(p.Flow) > 0 {
+		return newFlowClient(p)
+	}
+	if isWebSocket(p.Request.URL) {
+		wl, _ := live.(WebSocketLive)
+		return newWSClient(p.Request, wl)
+	}
+	c, err := NewClient(p.Request, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	c.src = newVarSource(p)
+	return c, nil
+}
+
+// varSource gives the attempts (or iterations) of a run their values: the
+// next index, and the next row of the probe's data.
+type varSource struct {
+	next atomic.Uint64
+	rows *template.Rows // nil without data
+}
+
+func newVarSource(p config.Probe) *varSource {
+	s := &varSource{}
+	if p.Data != nil && len(p.Data.Rows) > 0 {
+		s.rows = template.NewRows(p.Data.Rows, p.Data.Order == config.OrderRandom)
+	}
+	return s
+}
+
+func (s *varSource) index(v *template.Vars) { v.Index = s.next.Add(1) }
+
+func (s *varSource) row(v *template.Vars) {
+	if s.rows != nil {
+		v.Row = s.rows.Take()
+	}
+}
+
+// attempt gives v the values of a plain probe's next attempt, which is an
+// iteration of its own.
+func (s *varSource) attempt(v *template.Vars) {
+	s.index(v)
+	s.row(v)
+}
+
+// literal returns req with its templates written out when none of them
+// varies (an {{env}} is read at load): such a request is sent as a fixed
+// one, serialized once.
+func literal(req config.Request) config.Request {
+	t := req.Templates
+	if t == nil || !t.Literal() {
+		return req
+	}
+	req.URL, _ = t.URL.Literal()
+	headers := make(map[string]string, len(t.Headers))
+	for name, h := range t.Headers {
+		headers[name], _ = h.Literal()
+	}
+	req.Headers = headers
+	body, _ := t.Body.Literal()
+	req.Payload = []byte(body)
+	req.Templates = nil
+	return req
+}
+
+// requestURI is the template of the request target: the URL template
+// without its scheme and host, which config keeps literal.
+func requestURI(t *template.Template, u *url.URL) *template.Template {
+	rest := strings.TrimPrefix(t.Prefix(), u.Scheme+"://"+u.Host)
+	var start string
+	if !strings.HasPrefix(rest, "/") {
+		start = "/"
+	}
+	return template.Concat(template.Text(start+rest), t.Rest())
+}
+
+// requestShape is a templated request on the lean client: its head up to
+// the framing, and its body.
+type requestShape struct {
+	head   *template.Template
+	length bool   // the request has a Content-Length
+	tail   string // what follows Content-Length: Connection: close, the blank line
+	body   *template.Template
+}
+
+// render writes the request of the next attempt into the connection's
+// buffers, and returns it. It allocates only while the buffers grow.
+func (s *requestShape) render(fc *fastConn) []byte {
+	fc.body = s.body.Append(fc.body[:0], fc.vars)
+	b := s.head.Append(fc.buf[:0], fc.vars)
+	if s.length {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(fc.body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, s.tail...)
+	b = append(b, fc.body...)
+	fc.buf = b
+	return b
+}
+
+// templated writes the varying parts of req (a copy of the client's) for
+// the next attempt on net/http, and returns its body.
+func (c *stdClient) templated(req *http.Request, v *template.Vars) ([]byte, error) {
+	t := c.templates
+	u, err := url.Parse(string(t.URL.Append(nil, v)))
+	if err != nil {
+		return nil, err
+	}
+	req.URL = u
+	for name, h := range t.Headers {
+		if value := string(h.Append(nil, v)); http.CanonicalHeaderKey(name) != "Host" {
+			req.Header.Set(name, value)
+		}
+	}
+	return t.Body.Append(nil, v), nil
+}

@@ -1,0 +1,372 @@
+package prober
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/template"
+)
+
+// A flow probe (DESIGN.md, "Request templates and flows") is run by the
+// same engine as a single request: its connector hands each virtual user a
+// flowConn whose Do runs one iteration, every step in order on the step's
+// own connection, and returns how the iteration ended. The engine then
+// counts iterations where it counts attempts; the flowConn also records
+// each step's attempts, which become the level's Flow figures.
+
+// flowClient is the connector of a flow probe.
+type flowClient struct {
+	steps   []flowStep
+	src     *varSource
+	aborted context.Context // ends on Abort: a think pause ends with it
+	abort   context.CancelFunc
+
+	mu    sync.Mutex
+	conns []*flowConn // every virtual user's, for the figures of a level
+	// measureFrom and window are the current level's measured window
+	// (engine.flowStart); a step attempt counts when it started inside.
+	measureFrom time.Time
+	window      time.Duration
+}
+
+type flowStep struct {
+	name     string
+	live     Live // the step's live series (flowLive); NopLive until a run gives them
+	client   *Client
+	timeout  time.Duration
+	captures []flowCapture
+	think    *config.Think
+}
+
+// capturer is a connection that hands a step's response to its captures:
+// the std path's (a step that captures goes through net/http).
+type capturer interface {
+	doCapture(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome)
+}
+
+// flowCapture is one value a step takes from its response, kept in
+// template.Vars.Captured[slot].
+type flowCapture struct {
+	slot int
+	c    config.Capture
+}
+
+// newFlowClient builds the client of every step of p's flow.
+func newFlowClient(p config.Probe) (*flowClient, error) {
+	f := &flowClient{src: newVarSource(p)}
+	f.aborted, f.abort = context.WithCancel(context.Background())
+	slot := 0
+	for _, st := range p.Flow {
+		fs := flowStep{name: st.Name, live: NopLive{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
+		for _, name := range st.CaptureNames() {
+			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
+			slot++
+		}
+		c, err := newClient(st.Request, p.Name, len(fs.captures) > 0)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		fs.client = c
+		f.steps = append(f.steps, fs)
+	}
+	return f, nil
+}
+
+func (f *flowClient) captured() int {
+	n := 0
+	for _, st := range f.steps {
+		n += len(st.captures)
+	}
+	return n
+}
+
+// NewConn returns one virtual user.
+func (f *flowClient) NewConn() Conn {
+	c := &flowConn{f: f, vars: template.NewVars(f.captured())}
+	for _, st := range f.steps {
+		c.conns = append(c.conns, st.client.newConnWith(c.vars))
+		rec := newStepRecorder()
+		c.recs = append(c.recs, rec)
+		c.misses = append(c.misses, map[int]int64{})
+	}
+	f.mu.Lock()
+	for _, rec := range c.recs {
+		rec.within(f.window)
+	}
+	c.measureFrom = f.measureFrom
+	f.conns = append(f.conns, c)
+	f.mu.Unlock()
+	return c
+}
+
+func (f *flowClient) Abort() {
+	f.abort()
+	for _, st := range f.steps {
+		st.client.Abort()
+	}
+}
+
+func (f *flowClient) Close() {
+	for _, st := range f.steps {
+		if st.client != nil {
+			st.client.Close()
+		}
+	}
+}
+
+// start begins a level: every user's step figures are emptied. No
+// iteration is under way (the engine waits for them between levels).
+func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.measureFrom, f.window = measureFrom, window
+	for _, c := range f.conns {
+		c.measureFrom = measureFrom
+		c.thinkSum, c.iterations = 0, 0
+		for _, m := range c.misses {
+			clear(m)
+		}
+		for _, rec := range c.recs {
+			rec.reset()
+			rec.within(window)
+		}
+	}
+}
+
+// figures are the level's figures of each step, and the mean think time
+// of its iterations.
+func (f *flowClient) figures(measured time.Duration) ([]result.FlowStep, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var think time.Duration
+	var iterations int64
+	for _, c := range f.conns {
+		think += c.thinkSum
+		iterations += c.iterations
+	}
+	if iterations > 0 {
+		think /= time.Duration(iterations)
+	}
+	out := make([]result.FlowStep, len(f.steps))
+	total := newStepRecorder()
+	for i, st := range f.steps {
+		total.reset()
+		misses := map[int]int64{}
+		for _, c := range f.conns {
+			total.merge(c.recs[i])
+			for code, n := range c.misses[i] {
+				misses[code] += n
+			}
+		}
+		s := total.summarize(0, st.name, measured, true)
+		out[i] = result.FlowStep{Name: st.name, Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
+			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors, CaptureMisses: misses}
+	}
+	return out, think
+}
+
+// flowConn is one virtual user: a connection for each step, the values
+// its iterations carry, and the figures of its step attempts.
+type flowConn struct {
+	f           *flowClient
+	conns       []Conn
+	vars        *template.Vars
+	recs        []*stepRecorder
+	misses      []map[int]int64 // by step and code: responses its captures found nothing in
+	measureFrom time.Time
+	thought     time.Duration // the think time of the last iteration
+	// thinkSum and iterations are those of the iterations started in the
+	// level's measured window: a virtual user is busy thinking too.
+	thinkSum   time.Duration
+	iterations int64
+}
+
+// Do runs one iteration: each step in turn, until one fails. It returns
+// the failed step's code and outcome, or the last step's. A capture that
+// finds nothing fails its step as an http_error: the response came, but
+// not one the flow can go on with. deadline is not used: each step has its
+// own timeout.
+func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
+	c.f.src.row(c.vars)
+	c.thought = 0
+	if started := time.Now(); !c.measureFrom.IsZero() && !started.Before(c.measureFrom) {
+		defer func() { c.thinkSum += c.thought; c.iterations++ }()
+	}
+	for i := range c.f.steps {
+		st := &c.f.steps[i]
+		c.f.src.index(c.vars)
+		sent := time.Now()
+		missed := false
+		if len(st.captures) > 0 {
+			code, o = c.conns[i].(capturer).doCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
+				missed = !c.capture(st, h, body)
+				return !missed
+			})
+		} else {
+			code, o = c.conns[i].Do(sent.Add(st.timeout))
+		}
+		took := time.Since(sent)
+		st.live.Attempt(o, code, took.Seconds())
+		if !c.measureFrom.IsZero() && !sent.Before(c.measureFrom) { // zero: no level measured yet
+			c.recs[i].record(o, code, took, sent.Sub(c.measureFrom))
+			if missed {
+				c.misses[i][code]++
+			}
+		}
+		if o != result.Success {
+			return code, o
+		}
+		if !c.think(st.think) {
+			return code, o
+		}
+	}
+	return code, o
+}
+
+// think pauses as the step says; false when the run was aborted meanwhile.
+func (c *flowConn) think(t *config.Think) bool {
+	if t == nil || t.Max <= 0 {
+		return true
+	}
+	d := time.Duration(t.Min)
+	if spread := int64(t.Max - t.Min); spread > 0 {
+		d += time.Duration(c.vars.Rand.Int64N(spread + 1))
+	}
+	c.thought += d
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-c.f.aborted.Done():
+		return false
+	}
+}
+
+// capture takes every value st captures from a response; false when one
+// is not there.
+func (c *flowConn) capture(st *flowStep, h http.Header, body []byte) bool {
+	var doc any
+	parsed := false
+	for _, fc := range st.captures {
+		var v string
+		var ok bool
+		switch {
+		case fc.c.Header != "":
+			v = h.Get(fc.c.Header)
+			ok = v != ""
+		case fc.c.Pattern != nil:
+			if m := fc.c.Pattern.FindSubmatch(body); m != nil {
+				v, ok = string(m[1]), true
+			}
+		default:
+			if !parsed {
+				parsed = json.Unmarshal(body, &doc) == nil
+				if !parsed {
+					return false
+				}
+			}
+			v, ok = jsonPath(doc, fc.c.JSON)
+		}
+		if !ok {
+			return false
+		}
+		c.vars.Captured[fc.slot] = v
+	}
+	return true
+}
+
+// jsonPath finds a dotted path (items.0.id) in a decoded JSON document: a
+// string as it is, any other value as its JSON text; false when the path
+// leads nowhere or to null.
+func jsonPath(doc any, path string) (string, bool) {
+	for _, key := range strings.Split(path, ".") {
+		switch node := doc.(type) {
+		case map[string]any:
+			doc = node[key]
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(node) {
+				return "", false
+			}
+			doc = node[i]
+		default:
+			return "", false
+		}
+	}
+	switch v := doc.(type) {
+	case nil:
+		return "", false
+	case string:
+		return v, true
+	default:
+		b, _ := json.Marshal(v)
+		return string(b), true
+	}
+}
+
+func (c *flowConn) Close() {
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+}
+
+// thought is the think time of the iteration conn just ran: latency
+// leaves it out (DESIGN.md: iteration time without think time).
+func thought(conn Conn) time.Duration {
+	if c, ok := conn.(*flowConn); ok {
+		return c.thought
+	}
+	return 0
+}
+
+// flowLive gives a flow's steps their live series, the request families
+// with the step label. The engine's own Attempt, once per iteration, then
+// counts in none: a request family counts requests.
+func (e *engine) flowLive() {
+	if f, ok := e.client.(*flowClient); ok {
+		for i := range f.steps {
+			f.steps[i].live = e.live.Step(f.steps[i].name)
+		}
+		e.live = iterationLive{e.live}
+	}
+}
+
+// iterationLive is a flow's Live as the engine sees it: an iteration's
+// requests were counted by its steps.
+type iterationLive struct{ Live }
+
+func (iterationLive) Attempt(result.Outcome, int, float64) {}
+
+// flowStart and flowFigures bracket a level of a flow probe.
+func (e *engine) flowStart(measureFrom time.Time, window time.Duration) {
+	if f, ok := e.client.(*flowClient); ok {
+		f.start(measureFrom, window)
+	}
+}
+
+// flowFigures adds a flow's figures to the level's step: each step's own,
+// and, in a closed loop, the virtual users' think time to the users in
+// flight (Little's law over the whole iteration: a user who thinks is
+// busy), so that load_held_ratio judges the users the level asked for.
+// level is this replica's share of the level, which load_held_ratio reads.
+func (e *engine) flowFigures(step *result.Step, measured time.Duration, closedLoop bool, level float64) {
+	f, ok := e.client.(*flowClient)
+	if !ok {
+		return
+	}
+	var think time.Duration
+	step.Flow, think = f.figures(measured)
+	if closedLoop && level > 0 && think > 0 {
+		step.InFlight += step.Throughput * think.Seconds()
+		step.LoadHeldRatio = step.InFlight / level
+	}
+}

@@ -1,0 +1,56 @@
+package schedule
+
+import (
+	"context"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// FleetJudge reads back the fleet's run that r, this replica's finished
+// run of p, was part of (fleet.Reader.Judge). It returns when ctx ends.
+type FleetJudge func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet
+
+// SetFleetJudge makes the scheduler judge every finished run (completed or
+// aborted) of a scheduled probe as part of its fleet's, once the run is
+// kept: the fleet's figures join the run's result when they are read. A
+// continuous probe's runs are not judged: each replaces the last one's step
+// series within seconds, before a scrape can be counted on to see them, and
+// a fixed canary load has no breaking points to find. Call it before the
+// first Apply; the daemon does on the replica with ordinal 0.
+func (s *Scheduler) SetFleetJudge(judge FleetJudge) { s.judge = judge }
+
+// judgeFleet judges r in a goroutine of its own, so that the probe's next
+// run is not held up by the wait for the other shards' series; Wait waits
+// for it.
+func (s *Scheduler) judgeFleet(ctx context.Context, l *probeLoop, r result.Result) {
+	if s.judge == nil || l.probe.Schedule.Continuous || (r.Result != result.ResultCompleted && r.Result != result.ResultAborted) {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f := s.judge(ctx, l.probe, r)
+		if f == nil || ctx.Err() != nil {
+			return
+		}
+		if s.setFleet(l, r.Started, f) {
+			s.save()
+		}
+	}()
+}
+
+// setFleet adds f to l's last result if that is still the run started at
+// started. The result is replaced, never changed in place: readers hold it.
+func (s *Scheduler) setFleet(l *probeLoop, started time.Time, f *result.Fleet) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.state.Last == nil || !l.state.Last.Started.Equal(started) {
+		return false
+	}
+	r := *l.state.Last
+	r.Fleet = f
+	l.state.Last = &r
+	return true
+}

@@ -1,0 +1,74 @@
+package target
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TargetWSSessions is how many sessions /ws-limited holds at once; it
+// closes any beyond with 1013 "try again later".
+const TargetWSSessions = 8
+
+// wsMaxMessage bounds a message the target echoes.
+const wsMaxMessage = 1 << 20
+
+// wsUpgrader accepts any origin: the target serves loopback load only. A
+// request that is no upgrade is answered 400 by Upgrade.
+var wsUpgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096, CheckOrigin: func(*http.Request) bool { return true }}
+
+// serveWS upgrades r to a session that echoes every message, until the
+// client closes it or the target stops. limited: the session is refused
+// with 1013 when TargetWSSessions are already open.
+func (t *Target) serveWS(w http.ResponseWriter, r *http.Request, limited bool) {
+	s, err := wsUpgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	if limited {
+		// The count drops before the close frame leaves, so a client that
+		// reopens on 1013 finds the place of a session that ended.
+		if t.wsSessions.Add(1) > TargetWSSessions {
+			t.wsSessions.Add(-1)
+			msg := websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "try again later")
+			_ = s.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+			return
+		}
+		// The place is freed once: before the answer to a client's close
+		// leaves (so that client may open another at once), or when the
+		// session ends otherwise.
+		var release sync.Once
+		free := func() { release.Do(func() { t.wsSessions.Add(-1) }) }
+		defer free()
+		answer := s.CloseHandler()
+		s.SetCloseHandler(func(code int, text string) error {
+			free()
+			return answer(code, text)
+		})
+	}
+	// A hijacked connection outlives http.Server.Shutdown: the session
+	// ends with the target's context instead.
+	defer context.AfterFunc(r.Context(), func() { s.Close() })()
+	s.SetReadLimit(wsMaxMessage)
+	for {
+		typ, in, err := s.NextReader()
+		if err != nil {
+			return
+		}
+		out, err := s.NextWriter(typ)
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			return
+		}
+		if err := out.Close(); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package template
+
+import (
+	"math/rand/v2"
+	"strconv"
+)
+
+// Vars are the values of one attempt: its index, its random source, the
+// data row of its iteration and the values captured so far. A Vars belongs
+// to one worker; nothing in it is shared.
+type Vars struct {
+	Index    uint64
+	Rand     *rand.Rand
+	Row      []string // the iteration's data row, by column
+	Captured []string // by the order of Scope.Captured
+}
+
+// NewVars returns Vars with a random source of their own, seeded from the
+// runtime's secure source: workers do not draw the same sequence.
+func NewVars(captured int) *Vars {
+	return &Vars{Rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), Captured: make([]string, captured)}
+}
+
+// alphabet of {{random_string}}: letters and digits, safe in a URL, a
+// header and a JSON string alike.
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// Append appends what t writes with v to dst. It allocates only when dst
+// has to grow.
+func (t *Template) Append(dst []byte, v *Vars) []byte {
+	for i := range t.segs {
+		s := &t.segs[i]
+		switch s.kind {
+		case literal:
+			dst = append(dst, s.text...)
+		case index:
+			dst = strconv.AppendUint(dst, v.Index, 10)
+		case randomInt:
+			n := s.a + int64(v.Rand.Uint64N(uint64(s.b-s.a)+1))
+			dst = strconv.AppendInt(dst, n, 10)
+		case randomString:
+			for range s.a {
+				dst = append(dst, alphabet[v.Rand.IntN(len(alphabet))])
+			}
+		case uuid:
+			dst = appendUUID(dst, v.Rand)
+		case column:
+			dst = appendValue(dst, v.Row[s.slot], s.ctx)
+		case captured:
+			dst = appendValue(dst, v.Captured[s.slot], s.ctx)
+		}
+	}
+	return dst
+}
+
+// appendUUID appends a random (version 4) UUID.
+func appendUUID(dst []byte, r *rand.Rand) []byte {
+	const hex = "0123456789abcdef"
+	hi, lo := r.Uint64(), r.Uint64()
+	hi = hi&^0xf000 | 0x4000     // version 4
+	lo = lo&^(0xc<<60) | 0x8<<60 // variant 10
+	for i := 0; i < 32; i++ {
+		if i == 8 || i == 12 || i == 16 || i == 20 {
+			dst = append(dst, '-')
+		}
+		w := hi
+		if i >= 16 {
+			w = lo
+		}
+		dst = append(dst, hex[w>>(60-4*(i%16))&0xf])
+	}
+	return dst
+}
+
+// appendValue appends a data or captured value as ctx allows.
+func appendValue(dst []byte, s string, ctx Context) []byte {
+	switch ctx {
+	case URL:
+		const hex = "0123456789ABCDEF"
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c <= ' ' || c >= 0x7f || c == '#' {
+				dst = append(dst, '%', hex[c>>4], hex[c&0xf])
+			} else {
+				dst = append(dst, c)
+			}
+		}
+		return dst
+	case Header:
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c >= ' ' && c != 0x7f || c == '\t' {
+				dst = append(dst, c)
+			}
+		}
+		return dst
+	}
+	return append(dst, s...)
+}

@@ -1,0 +1,267 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+	commoncfg "github.com/prometheus/common/config"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// A WebSocket probe (DESIGN.md, "WebSocket probes") runs on the engine as
+// an HTTP probe does: its client hands each worker a Conn, and an attempt
+// is one message round trip on that Conn's session: send the body, read
+// the next message whole. The session is opened by the first attempt that
+// needs one, kept across attempts and steps, and opened again after the
+// server closed it or an attempt failed on it; every opening is a
+// handshake, counted and timed apart through WebSocketLive.
+//
+// gorilla/websocket carries the protocol: of the maintained libraries it
+// costs the fewest allocations per round trip with a deadline on each
+// (bench/BENCH.md, "WebSocket library"), since its deadlines are the
+// connection's own and not a context per call.
+
+// WebSocketLive takes what only WebSocket probes have. A Live that also
+// implements it (the collector's does) gets every handshake and every
+// close code; another gets nothing of them.
+type WebSocketLive interface {
+	// Handshake records one session opening: success, http_error (the
+	// upgrade refused) or the transport failure; seconds is its duration.
+	Handshake(o result.Outcome, seconds float64)
+	// CloseCode counts a close frame the server sent during an attempt.
+	CloseCode(code int)
+}
+
+type nopWebSocketLive struct{}
+
+func (nopWebSocketLive) Handshake(result.Outcome, float64) {}
+func (nopWebSocketLive) CloseCode(int)                     {}
+
+// upgradedCode is the status code a message round trip is counted under
+// in the responses: every reply comes on a session the server switched
+// protocols for.
+const upgradedCode = http.StatusSwitchingProtocols
+
+// closeGrace bounds the close handshake of a session the probe ends.
+const closeGrace = 100 * time.Millisecond
+
+// isWebSocket reports whether rawURL names a WebSocket probe (ws:// or wss://).
+func isWebSocket(rawURL string) bool {
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	return ok && (strings.EqualFold(scheme, "ws") || strings.EqualFold(scheme, "wss"))
+}
+
+// wsClient opens the sessions of one probe's run.
+type wsClient struct {
+	url      string
+	header   http.Header
+	dialer   websocket.Dialer
+	payload  []byte
+	msgType  int
+	reuse    bool // keep_alive: one session for many messages
+	live     WebSocketLive
+	ctx      context.Context // ends on Abort: handshakes under way stop
+	cancel   context.CancelFunc
+	sessions connSet[*websocket.Conn]
+}
+
+// newWSClient builds the client from req: its headers, its static
+// credentials (read once, as on the HTTP fast path), its tls_config and
+// proxy. live may be nil.
+func newWSClient(req config.Request, live WebSocketLive) (*wsClient, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("url %q: no host", req.URL)
+	}
+	hc := req.HTTPClientConfig
+	if hc.OAuth2 != nil {
+		return nil, errors.New("oauth2 is not supported for WebSocket probes")
+	}
+	header := http.Header{}
+	for k, v := range req.Headers {
+		header.Set(k, v)
+	}
+	if header.Get("User-Agent") == "" {
+		header.Set("User-Agent", userAgent())
+	}
+	auth, err := staticAuthorization(hc)
+	if err != nil {
+		return nil, err
+	}
+	if auth != "" && header.Get("Authorization") == "" {
+		header.Set("Authorization", auth)
+	}
+	tlsConfig, err := commoncfg.NewTLSConfig(&hc.TLSConfig)
+	if err != nil {
+		return nil, fmt.Errorf("tls_config: %w", err)
+	}
+	c := &wsClient{
+		url:     req.URL,
+		header:  header,
+		payload: req.Payload,
+		msgType: websocket.TextMessage,
+		reuse:   req.KeepAlive,
+		live:    live,
+		dialer: websocket.Dialer{
+			TLSClientConfig: tlsConfig,
+			ReadBufferSize:  4096,
+			WriteBufferSize: 4096,
+		},
+	}
+	if !utf8.Valid(c.payload) {
+		c.msgType = websocket.BinaryMessage
+	}
+	switch {
+	case hc.ProxyURL.URL != nil:
+		c.dialer.Proxy = http.ProxyURL(hc.ProxyURL.URL)
+	case hc.ProxyFromEnvironment:
+		c.dialer.Proxy = http.ProxyFromEnvironment
+	}
+	if c.live == nil {
+		c.live = nopWebSocketLive{}
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+// NewConn returns one worker's session. It does not dial: the first Do does.
+func (c *wsClient) NewConn() Conn { return &wsConn{client: c} }
+
+// Abort cuts short the handshakes under way and closes every session.
+func (c *wsClient) Abort() {
+	c.cancel()
+	for _, s := range c.sessions.drain() {
+		s.Close()
+	}
+}
+
+// Close ends every session still open with a normal closure.
+func (c *wsClient) Close() {
+	for _, s := range c.sessions.drain() {
+		closeSession(s)
+	}
+	c.cancel()
+}
+
+// closeSession says goodbye (1000) and closes the connection, without
+// waiting for the server's answer: the run is over.
+func closeSession(s *websocket.Conn) {
+	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
+	_ = s.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeGrace))
+	s.Close()
+}
+
+// wsConn is one worker's session, nil until opened.
+type wsConn struct {
+	client  *wsClient
+	session *websocket.Conn
+}
+
+// Do sends one message and reads the next one whole, opening the session
+// first when it is not open. A reply counts as a response with code 101;
+// a refused upgrade as an http_error with the server's code.
+func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
+	if w.session == nil {
+		if code, o := w.open(deadline); o != result.Success {
+			return code, o
+		}
+	}
+	s := w.session
+	_ = s.SetWriteDeadline(deadline)
+	_ = s.SetReadDeadline(deadline)
+	if err := s.WriteMessage(w.client.msgType, w.client.payload); err != nil {
+		return 0, w.fail(err)
+	}
+	_, r, err := s.NextReader()
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return 0, w.fail(err)
+	}
+	if !w.client.reuse {
+		w.Close()
+	}
+	return upgradedCode, result.Success
+}
+
+// open runs the handshake, bounded by deadline, and counts it.
+func (w *wsConn) open(deadline time.Time) (code int, o result.Outcome) {
+	c := w.client
+	ctx, cancel := context.WithDeadline(c.ctx, deadline)
+	start := time.Now()
+	s, resp, err := c.dialer.DialContext(ctx, c.url, c.header)
+	took := time.Since(start).Seconds()
+	cancel()
+	switch {
+	case err == nil:
+		c.sessions.add(s)
+		// Abort cancels, then closes the sessions it finds: a handshake
+		// that ended after that finds the cancel and closes its own.
+		if err := c.ctx.Err(); err != nil {
+			c.sessions.remove(s)
+			s.Close()
+			o = classify(err)
+			break
+		}
+		o = result.Success
+		s.SetReadLimit(maxBodyBytes)
+		w.session = s
+	case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != upgradedCode:
+		// The server answered, and not with a switch of protocols.
+		code, o = resp.StatusCode, result.HTTPError
+	default:
+		o = classify(err)
+	}
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	c.live.Handshake(o, took)
+	return code, o
+}
+
+// fail ends the session an attempt failed on and names the attempt's
+// outcome: closed, with its code counted, when the server sent a close
+// frame; else as classify says. A session that failed is in an unknown
+// state (a late reply would be taken for the next one's), so it is never
+// used again.
+func (w *wsConn) fail(err error) result.Outcome {
+	s := w.session
+	w.session = nil
+	w.client.sessions.remove(s)
+	s.Close()
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		if ce.Code == websocket.CloseAbnormalClosure {
+			// gorilla's name for a connection that ended without a
+			// close frame: the server did not close the session, it
+			// dropped the connection.
+			return result.Reset
+		}
+		w.client.live.CloseCode(ce.Code)
+		return result.Closed
+	}
+	return classify(err)
+}
+
+// Close ends the session, if one is open.
+func (w *wsConn) Close() {
+	if s := w.session; s != nil {
+		w.session = nil
+		w.client.sessions.remove(s)
+		closeSession(s)
+	}
+}

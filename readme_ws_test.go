@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/prober/target"
+)
+
+// readmeWSConfig is the YAML block of the README's WebSocket section.
+var readmeWSConfig = regexp.MustCompile("(?s)## WebSocket probes\n.*?```yaml\n(.*?)```")
+
+// The README's WebSocket config is valid as written, against the demo
+// target's default address, and its session ramp finds what its comment
+// says: the first failure at 9 sessions, every failure closed. (Its steps
+// are shortened here; the load is what the README runs.)
+func TestReadmeWebSocketConfig(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readmeWSConfig.FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README has no yaml block under ## WebSocket probes")
+	}
+	if _, err := config.Parse("README.md", m[1]); err != nil {
+		t.Fatalf("the README's WebSocket config: %v", err)
+	}
+	srv := httptest.NewServer(target.New(target.Options{}))
+	defer srv.Close()
+	local := strings.ReplaceAll(string(m[1]), "127.0.0.1:8080", strings.TrimPrefix(srv.URL, "http://"))
+	cfg, err := config.Parse("README.md", []byte(local))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := cfg.Probe("ws-sessions")
+	if !ok {
+		t.Fatal("no probe ws-sessions in the README's WebSocket config")
+	}
+	p.Load.StepDuration = model.Duration(300 * time.Millisecond)
+	r := prober.Run(context.Background(), p, prober.Options{})
+	ff := r.BreakingPoints.FirstFailure
+	if ff == nil || ff.Level != target.TargetWSSessions+1 {
+		t.Fatalf("first failure %+v; the README says 9 sessions", ff)
+	}
+	for _, s := range r.Steps {
+		if failed := s.Attempts - s.Responses[101]; s.Errors["closed"] != failed {
+			t.Errorf("level %g: %d failed attempts, errors %v; the README says closed", s.Level, failed, s.Errors)
+		}
+	}
+	if r.Result != result.ResultCompleted && r.Result != result.ResultAborted {
+		t.Errorf("result %s: %s", r.Result, r.Error)
+	}
+}

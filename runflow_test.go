@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/result"
+)
+
+// run's table shows a flow's steps level by level; a single request's
+// table has no such block.
+func TestWriteFlowSteps(t *testing.T) {
+	r := result.Result{Name: "shop", Mode: result.Concurrency, Result: result.ResultCompleted, Steps: []result.Step{{
+		Level: 4, Attempts: 100, Responses: map[int]int64{200: 100},
+		Flow: []result.FlowStep{
+			{Name: "login", Attempts: 100, Latency: result.Latency{Mean: 0.002, P99: 0.004}, Responses: map[int]int64{200: 100}},
+			{Name: "item", Attempts: 100, ErrorRatio: 0.1, Latency: result.Latency{Mean: 0.001, P99: 0.003}, Responses: map[int]int64{200: 90, 401: 10}},
+		},
+	}}}
+	var out bytes.Buffer
+	writeTable(&out, config.DefaultProbe, r)
+	for _, want := range []string{
+		"flow steps:",
+		"connections   step  attempts    mean     p99  error ratio          codes  errors",
+		"4  login       100  2.00ms  4.00ms        0.00%        200:100       -",
+		"4   item       100  1.00ms  3.00ms       10.00%  200:90 401:10       -",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+	r.Steps[0].Flow = nil
+	out.Reset()
+	writeTable(&out, config.DefaultProbe, r)
+	if strings.Contains(out.String(), "flow steps") {
+		t.Errorf("a single request's table has a flow block:\n%s", out.String())
+	}
+}
