@@ -99,7 +99,7 @@ type engine struct {
 	live     Live
 	client   connector
 	conns    []Conn          // closed loop: one per worker, kept across steps
-	recs     []*stepRecorder // one per worker (or sender), merged at step end
+	recs     []*stepRecorder // one per worker (or sender) up to recorderShards, merged at step end
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
 	stages   []stage
@@ -338,7 +338,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				e.observe(rec, o, code, now, finished, measureFrom, thought(conn))
 				now = finished
 			}
-		}(e.conns[w], e.recs[w])
+		}(e.conns[w], e.recorder(w))
 	}
 	wg.Wait()
 }
@@ -354,25 +354,38 @@ func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, fi
 	}
 	latency := finished.Sub(from) - think
 	e.live.Attempt(o, code, latency.Seconds())
+	rec.mu.Lock()
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
 	} else if o.Responded() && !finished.Before(measureFrom) {
 		rec.arrived(o)
 	}
+	rec.mu.Unlock()
 	e.attempts.Add(1)
 }
 
-// useRecorders gives the step at least n cleared recorders for its measured
-// window, reusing their memory (levels only grow within a run).
+// useRecorders clears the recorders for the step's measured window,
+// reusing their memory, and makes those of its first n workers.
 func (e *engine) useRecorders(n int, window time.Duration) {
 	e.window = window
-	for len(e.recs) < n {
-		e.recs = append(e.recs, newStepRecorder())
-	}
 	for _, r := range e.recs {
 		r.reset()
 		r.within(window)
 	}
+	if n > 0 {
+		e.recorder(n - 1)
+	}
+}
+
+// recorder returns the recorder of worker (or sender) i, made on first use
+// when i is among the first recorderShards, shared with others beyond.
+func (e *engine) recorder(i int) *stepRecorder {
+	for len(e.recs) <= i && len(e.recs) < recorderShards {
+		r := newStepRecorder()
+		r.within(e.window)
+		e.recs = append(e.recs, r)
+	}
+	return e.recs[i%len(e.recs)]
 }
 
 // settle sends single requests, one at a time, until one gets a response

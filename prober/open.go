@@ -130,11 +130,9 @@ func (o *openStage) spawn() bool {
 		s = p.free[n-1]
 		p.free = p.free[:n-1]
 	} else {
-		s = &sender{conn: o.e.client.NewConn(), rec: newStepRecorder(), timer: time.NewTimer(time.Hour)}
+		s = &sender{conn: o.e.client.NewConn(), rec: o.e.recorder(len(p.all)), timer: time.NewTimer(time.Hour)}
 		s.timer.Stop()
-		s.rec.within(o.e.window)
 		p.all = append(p.all, s)
-		o.e.recs = append(o.e.recs, s.rec)
 	}
 	o.running.Add(1)
 	o.idle.Add(1)
