@@ -128,7 +128,7 @@ probes:
           headers: {Authorization: "Bearer {{.token}}"}
           timeout: 1s
     load: {concurrency: [1, 2], step_duration: 1s}
-    schedule: {interval: 1h}
+    schedule: {interval: 30s}
 
   # A continuous canary.
   - name: canary
@@ -225,11 +225,14 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	exported := newNameSet()
 	exported.addExposition(t, "http://"+daemonAddr+"/metrics")
 
-	// A completed ramp of "work", scraped, with its control done and the rules run.
+	// A completed ramp of "work", scraped, with its control done and the rules run;
+	// and requests of the flow's steps scraped within the minute the range panels
+	// look at (its first run may end before Prometheus starts).
 	ready := fmt.Sprintf(`loadprobe_running{job="loadprobe",probe="work"} == 0
 and on () probe:loadprobe_capacity_throughput:median_7d{job="loadprobe",probe="work"}
 and on () loadprobe_fleet_run_valid{job="loadprobe",probe="work"}
-and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d`, len(configuredProbes))
+and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d
+and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",step!=""}[1m])) > 0`, len(configuredProbes))
 	for _, p := range proms {
 		p.waitData(t, ready, rampTimeout)
 	}
