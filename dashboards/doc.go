@@ -1,7 +1,7 @@
 // Package dashboards ships loadprobe's Grafana dashboards and Prometheus rules:
 //
 //	loadprobe-overview.json  every probe at a glance: capacity drift, runs, live load
-//	loadprobe-probe.json     one probe in depth: last ramp, latency, failures, load held
+//	loadprobe-probe.json     one probe in depth: last ramp, latency, failures, load held, flow steps
 //	rules.yml                recording rules: live rates and ratios, 7-day baselines
 //	alerts.yml               alerts on capacity drift, stale or invalid runs, errors, drops, loadprobe itself
 //	alerts_test.yml          promtool test rules for every alert (rules_test.yml for the recording rules)

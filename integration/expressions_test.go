@@ -78,10 +78,19 @@ var mayBeEmpty = map[string]string{
 	"loadprobe-probe.json|panel WebSocket handshake duration / A":                                  "only WebSocket probes time handshakes",
 	"loadprobe-probe.json|panel WebSocket handshake duration / B":                                  "only WebSocket probes time handshakes",
 	"loadprobe-probe.json|panel WebSocket sessions closed by the server, by close code / A":        "only WebSocket probes whose server closed a session count close codes",
+	"loadprobe-probe.json|panel Flow steps: attempts and failures per second by step / A":          noStep,
+	"loadprobe-probe.json|panel Flow steps: attempts and failures per second by step / B":          noStep,
+	"loadprobe-probe.json|panel Flow steps: p50 and p99 latency by step / A":                       noStep,
+	"loadprobe-probe.json|panel Flow steps: p50 and p99 latency by step / B":                       noStep,
+	"loadprobe-probe.json|panel Flow steps: responses per second by step and status code / A":      noStep,
 	"loadprobe-overview.json|panel Fleet results / C":                                              "the fleet's latency budget may never be exceeded (no latency_budget breaking point)",
 	"loadprobe-overview.json|panel Fleet results / D":                                              "no level of the fleet may have failed (no first_failure breaking point)",
 	"rules.yml|record probe:loadprobe_load:steady15m":                                              "a ramp is not a steady load; only probes that held one load level in the window (continuous canaries) have this series",
 }
+
+// noStep: the step label is set only by a flow's steps, and a flow's steps
+// get their series on its first run, not when the config loads.
+const noStep = "only flow probes' requests carry a step label (step=\"\" for a single request)"
 
 const alertWhy = "an alert expression is empty while its alert is neither pending nor firing"
 

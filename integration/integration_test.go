@@ -115,6 +115,21 @@ probes:
     load: {concurrency: [8, 9], step_duration: 1s}
     schedule: {interval: 1h}
 
+  # A flow: log in, then fetch an item with the captured token; the dashboards'
+  # Flow steps row shows its two steps.
+  - name: shop
+    flow:
+      - name: login
+        request: {method: POST, url: "http://TARGET/login", body: '{"user": "user{{index}}"}', timeout: 1s}
+        capture: {token: {json: token}}
+      - name: item
+        request:
+          url: "http://TARGET/items/{{random_int 1 5000}}"
+          headers: {Authorization: "Bearer {{.token}}"}
+          timeout: 1s
+    load: {concurrency: [1, 2], step_duration: 1s}
+    schedule: {interval: 30s}
+
   # A continuous canary.
   - name: canary
     request: {url: "http://TARGET/noop", timeout: 1s}
@@ -122,7 +137,7 @@ probes:
     schedule: {continuous: true}
 `
 
-var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "canary"}
+var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "shop", "canary"}
 
 // runsBeforeRestart is how many runs of "work" end before the restart.
 const runsBeforeRestart = 2
@@ -147,6 +162,11 @@ var probeExpect = []struct{ probe, file, source string }{
 	{"canary", "loadprobe-probe.json", "panel Open loop: send delay / B"},
 	{"ws", "loadprobe-probe.json", "panel WebSocket handshakes per second by outcome / A"},
 	{"ws", "loadprobe-probe.json", "panel WebSocket sessions closed by the server, by close code / A"},
+	{"shop", "loadprobe-probe.json", "panel Flow steps: attempts and failures per second by step / A"},
+	{"shop", "loadprobe-probe.json", "panel Flow steps: attempts and failures per second by step / B"},
+	{"shop", "loadprobe-probe.json", "panel Flow steps: p50 and p99 latency by step / A"},
+	{"shop", "loadprobe-probe.json", "panel Flow steps: p50 and p99 latency by step / B"},
+	{"shop", "loadprobe-probe.json", "panel Flow steps: responses per second by step and status code / A"},
 }
 
 type mode struct {
@@ -205,11 +225,14 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	exported := newNameSet()
 	exported.addExposition(t, "http://"+daemonAddr+"/metrics")
 
-	// A completed ramp of "work", scraped, with its control done and the rules run.
+	// A completed ramp of "work", scraped, with its control done and the rules run;
+	// and requests of the flow's steps scraped within the minute the range panels
+	// look at (its first run may end before Prometheus starts).
 	ready := fmt.Sprintf(`loadprobe_running{job="loadprobe",probe="work"} == 0
 and on () probe:loadprobe_capacity_throughput:median_7d{job="loadprobe",probe="work"}
 and on () loadprobe_fleet_run_valid{job="loadprobe",probe="work"}
-and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d`, len(configuredProbes))
+and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d
+and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",step!=""}[1m])) > 0`, len(configuredProbes))
 	for _, p := range proms {
 		p.waitData(t, ready, rampTimeout)
 	}
