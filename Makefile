@@ -56,8 +56,11 @@ deps:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# Every benchmark also runs once (-benchtime=1x), so that `make bench` never
+# finds one broken: they are not run by plain `go test`.
 test: deps lint
 	$(GO) test $(TEST_FLAGS) $(PKGS)
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x $(PKGS)
 	@if [ "$$($(GO) env CGO_ENABLED)" = 1 ]; then \
 		echo ">> race detector"; \
 		$(GO) test -race -count=1 $(RACE_TESTS) && \

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"time"
 
 	"github.com/loadprobe/loadprobe/prober/result"
@@ -20,7 +21,7 @@ type Recording struct {
 func NewRecording(live Live, measureFrom time.Time, window time.Duration) *Recording {
 	rec := newStepRecorder()
 	rec.within(window)
-	return &Recording{e: &engine{live: live}, rec: rec, measureFrom: measureFrom}
+	return &Recording{e: &engine{live: live, ctx: context.Background()}, rec: rec, measureFrom: measureFrom}
 }
 
 // Observe is engine.observe.
