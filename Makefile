@@ -85,11 +85,12 @@ tidy-check:
 staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-# loadprobe beside wrk, hey and vegeta against one local nginx (closed-loop
-# throughput, open-loop rate accuracy and the highest rate held), and the
-# per-request cost of recording an attempt (go test -bench). Installs what it
-# needs (apt-get, go install); prints the tables and writes bench/RESULTS.md.
-# About 10 minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 1.5 min).
+# loadprobe beside wrk, hey and vegeta against one local nginx: closed and
+# open loop, the open loop against its own closed loop, latency overhead,
+# https, 1k and 10k connections, templates, WebSocket and the per-request cost
+# of recording an attempt (bench/BENCH.md). Installs what it needs (apt-get,
+# go install); prints the tables and writes bench/RESULTS.md. About 17
+# minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 3 min).
 bench:
 	bash bench/bench.sh
 

@@ -160,7 +160,7 @@ def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ( $O | names("open")[] as $n
       | ($O | map(select(.name == $n and .tag == "reference"))) as $ref
-      | def ref(x): $ref | map(select(.rep == x.rep)) | last;
+      | def ref(x): (x | .rep) as $rep | $ref | map(select(.rep == $rep)) | last;
         ( "| \($n) | closed loop, \($ref[0].conns) conns | – | 1 | \([$ref[].rps] | mm(0)) / \([$ref[] | nrps] | mm(0)) | – | – | \([$ref[].p50_ms] | mm(3)) | – | – | \([$ref[].p99_ms] | mm(2)) | \([$ref[] | usreq] | mm(2)) | 1 | \([$ref[].rss_kb / 1024] | mm(1)) | \([$ref[] | cores] | mm(2)) |" ),
         ( ($O | map(select(.name == $n and .tag == "fixed")) | map(.rate) | unique)[] as $r
           | [$O[] | select(.name == $n and .tag == "fixed" and .rate == $r)] as $x
