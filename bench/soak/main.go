@@ -60,11 +60,13 @@ func run(p params) int {
 	fmt.Printf("soak: %d probes on %d targets for %v, a sample every %v (log while it runs: %s)\n",
 		p.probes, p.hosts, p.duration, p.every, fleet.logPath)
 	samples, err := sampleFor(ctx, fleet, p)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "soak: interrupted; no result written")
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
-		if !errors.Is(err, context.Canceled) {
-			fmt.Fprint(os.Stderr, fleet.logTail())
-		}
+		fmt.Fprint(os.Stderr, fleet.logTail())
 		return 2
 	}
 	res, err := analyse(p, samples)

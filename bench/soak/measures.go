@@ -27,13 +27,16 @@ var (
 )
 
 // The measures. Goroutines and fds follow the runs under way at the scrape
-// (each connection is a goroutine or two and an fd), RSS follows the
-// garbage collector's cycle: their medians, with a tolerance that a leak
-// of one per run outgrows within minutes. Series only dip below their
+// (each connection is a goroutine or two and an fd), RSS and the heap
+// follow the garbage collector's cycle: their medians, with a tolerance
+// that a leak of one per run outgrows within minutes. The heap is RSS
+// without what the runtime holds for later: a slow climb of RSS that the
+// heap does not share is not the daemon's data growing. Series only dip below their
 // level while a run rebuilds its step series: their peak, exactly.
 var measures = []measure{
 	{"goroutines", func(s sample) float64 { return s.goroutines }, 1, medianOf, tolerance{abs: 20, rel: 0.1}},
 	{"rss", func(s sample) float64 { return s.rss }, 1 << 20, medianOf, tolerance{abs: 8 << 20, rel: 0.1}},
+	{"heap in use", func(s sample) float64 { return s.heap }, 1 << 20, medianOf, tolerance{abs: 4 << 20, rel: 0.1}},
 	{"open fds", func(s sample) float64 { return s.fds }, 1, medianOf, tolerance{abs: 8, rel: 0.1}},
 	{"series", func(s sample) float64 { return s.series }, 1, peakOf, tolerance{}},
 }

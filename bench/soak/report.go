@@ -75,13 +75,14 @@ func (r result) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# make soak: the daemon's resources over a long run
 
-Written by `+"`make soak`"+` (bench/soak) on %s.
+Written by `+"`make soak`"+` (bench/soak), finished %s.
 
 - loadprobe %s; %s
 - %d probes (%s, in turn) on %d demo targets, schedule interval %v, canaries continuous
 - sampled every %v for %v; judged after a warm-up of %v: a measure is flat when the
   median of its last third of samples is at most the median of its first third plus the
-  tolerance (goroutines 20 + 10%%, RSS 8 MiB + 10%%, open fds 8 + 10%%); series when
+  tolerance (goroutines 20 + 10%%, RSS 8 MiB + 10%%, heap in use 4 MiB + 10%%, open fds
+  8 + 10%%); series when
   their peak in the last third is at most their peak in the first (a run clears its step
   series and rebuilds them step by step: between runs the count is back at its level)
 

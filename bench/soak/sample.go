@@ -16,6 +16,7 @@ type sample struct {
 	at         time.Duration // since the daemon was ready
 	goroutines float64
 	rss        float64 // bytes
+	heap       float64 // bytes in in-use heap spans
 	fds        float64
 	series     float64 // series in the exposition
 	runs       float64 // runs ended so far, all probes and results
@@ -46,6 +47,7 @@ func scrape(ctx context.Context, client *http.Client, url string) (sample, error
 	s := sample{
 		goroutines: gauge(families["go_goroutines"]),
 		rss:        gauge(families["process_resident_memory_bytes"]),
+		heap:       gauge(families["go_memstats_heap_inuse_bytes"]),
 		fds:        gauge(families["process_open_fds"]),
 		runs:       counterSum(families["loadprobe_runs_total"]),
 	}
