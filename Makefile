@@ -92,7 +92,7 @@ bench:
 
 # The daemon's resources over a long run (bench/soak): SOAK_PROBES probes of
 # mixed kinds against demo targets on loopback for SOAK_DURATION, its
-# goroutines, RSS, open fds and series count sampled every SOAK_INTERVAL;
+# goroutines, RSS, heap, open fds and series count sampled every SOAK_INTERVAL;
 # prints them and whether each stayed flat (exit 1 when one grew), writes
 # bench/SOAK.md. Not part of `make test`.
 SOAK_PROBES   ?= 30

@@ -1,6 +1,6 @@
 // Command soak is `make soak`: it runs the real loadprobe daemon with many
 // probes against the demo target for minutes, samples the daemon's
-// goroutines, RSS, open fds and series count from /metrics, prints them
+// goroutines, RSS, heap, open fds and series count from /metrics, prints them
 // and says whether each stayed flat, and writes the result to bench/SOAK.md.
 // It exits 1 when a measure grew.
 package main
