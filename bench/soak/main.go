@@ -49,6 +49,7 @@ func run(p params) int {
 	}
 	defer os.RemoveAll(dir)
 
+	rev := revision()
 	fleet, err := startFleet(ctx, p, dir)
 	if fleet != nil {
 		defer fleet.stop()
@@ -69,7 +70,7 @@ func run(p params) int {
 		fmt.Fprint(os.Stderr, fleet.logTail())
 		return 2
 	}
-	res, err := analyse(p, samples)
+	res, err := analyse(p, rev, samples)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		return 2

@@ -24,12 +24,12 @@ type result struct {
 // analyse judges every measure over the samples after the warm-up: a fifth
 // of the soak, and at least two schedule intervals, so that every probe
 // has run and its series exist.
-func analyse(p params, samples []sample) (result, error) {
+func analyse(p params, rev string, samples []sample) (result, error) {
 	r := result{
 		p:        p,
 		date:     time.Now().UTC(),
 		machine:  machine(),
-		revision: revision(),
+		revision: rev,
 		warmup:   max(p.duration/5, 2*p.scheduleInterval),
 		samples:  samples,
 	}
@@ -157,6 +157,8 @@ func machine() string {
 	return m
 }
 
+// revision is the commit the soak builds, read before it builds: a commit
+// made during a long soak is not the one measured.
 func revision() string {
 	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
 	if err != nil {
