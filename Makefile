@@ -38,7 +38,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # against a real server) and headless Chromium (page tests).
 APT_PACKAGES := prometheus chromium
 
-.PHONY: all build test deps lint fmt-check vet tidy-check staticcheck bench demo clean deploy-rules
+.PHONY: all build test deps lint fmt-check vet tidy-check staticcheck bench soak demo clean deploy-rules
 
 all: build
 
@@ -93,6 +93,17 @@ staticcheck:
 # minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 3 min).
 bench:
 	bash bench/bench.sh
+
+# The daemon's resources over a long run (bench/soak): SOAK_PROBES probes of
+# mixed kinds against demo targets on loopback for SOAK_DURATION, its
+# goroutines, RSS, heap, open fds and series count sampled every SOAK_INTERVAL;
+# prints them and whether each stayed flat (exit 1 when one grew), writes
+# bench/SOAK.md. Not part of `make test`.
+SOAK_PROBES   ?= 30
+SOAK_DURATION ?= 10m
+SOAK_INTERVAL ?= 10s
+soak:
+	$(GO) run ./bench/soak -probes=$(SOAK_PROBES) -duration=$(SOAK_DURATION) -interval=$(SOAK_INTERVAL) -out=bench/SOAK.md
 
 # With the same version stamps as `build` (go run stamps no VCS information).
 demo:

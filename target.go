@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,9 +15,8 @@ import (
 func serveTarget(listen string, opts target.Options, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := target.Serve(ctx, listen, opts, logger, func(a net.Addr) {
-		logger.Info("Demo target listening", "address", a.String())
-	})
+	// Serve logs the address it listens on.
+	err := target.Serve(ctx, listen, opts, logger, nil)
 	if err != nil {
 		logger.Error("Demo target failed", "err", err)
 		return 1
