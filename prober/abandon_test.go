@@ -38,6 +38,7 @@ func (stuckConn) Close() {}
 // A canceled run returns abandonAfter after its cancel even when an attempt
 // under way never ends: canceled, with the steps that ran their full length.
 func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
+	noAlarm(t)
 	for _, load := range []string{"concurrency: [1, 2]\nstep_duration: 10s", "rate: [10, 20]\nstep_duration: 10s"} {
 		t.Run(load[:4], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -58,4 +59,11 @@ func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
 			})
 		})
 	}
+}
+
+// noAlarm runs the open loop without its alarm until the test ends, for
+// tests inside a testing/synctest bubble (see stageAlarm).
+func noAlarm(t *testing.T) {
+	stageAlarm = func() *alarm { return nil }
+	t.Cleanup(func() { stageAlarm = newAlarm })
 }

@@ -47,6 +47,7 @@ func stepStarts(r result.Result) []time.Time {
 // slow at the start stops settling there, as the rest of its fleet starts
 // the step then. Closed and open loop, sharded and not, alike.
 func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
+	noAlarm(t)
 	fast := func(time.Time) time.Duration { return 10 * time.Millisecond }
 	for _, tc := range []struct {
 		name, load string

@@ -101,13 +101,18 @@ type openStage struct {
 	wg      sync.WaitGroup
 }
 
+// stageAlarm makes each stage's alarm. The tests that run the open loop
+// inside a testing/synctest bubble go without one (noAlarm): its reader
+// blocks on a file, which the bubble's clock cannot wait for.
+var stageAlarm = newAlarm
+
 // openLoop sends the stage's requests at their scheduled times until end,
 // whatever the target's pace, then waits for the ones under way.
 func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped int64) {
 	e.useRecorders(0, end.Sub(measureFrom))
 	e.live.OfferedRate(st.level)
 	defer e.live.OfferedRate(0)
-	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, total: st.total(), alarm: newAlarm()}
+	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, total: st.total(), alarm: stageAlarm()}
 	defer o.alarm.close()
 	if o.spawn() {
 		o.watch()
