@@ -29,7 +29,7 @@ func rampConfig(t *testing.T, target string, minCapacity int) string {
 probes:
   - name: work
     request: {url: "%s/work"}
-    load: {concurrency: [1, 2, 4, 8], step_duration: 500ms}
+    load: {concurrency: [1, 2, 4, 8], step_duration: 1s}
     expect: {min_capacity: %d}
   - name: shed
     request: {url: "%s/shed"}
@@ -38,18 +38,22 @@ probes:
 	return file
 }
 
+// workTarget has its knee at 4 connections. A request's round trip adds
+// ~0.4ms to its work: with 10ms of work that made level 4's goodput 94.9%
+// of level 8's in a clean CI run, under the knee rule's 95%; with 20ms it
+// is ~97.5%.
 func workTarget(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(target.New(target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}))
+	srv := httptest.NewServer(target.New(target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 func TestRunPrintsTheRampTable(t *testing.T) {
-	file := rampConfig(t, workTarget(t), 300)
+	file := rampConfig(t, workTarget(t), 150)
 	code, stdout, stderr := loadprobe(t, "run", "--config.file="+file, "--probe=work")
 	if code != 0 {
-		t.Fatalf("exit %d, want 0 (capacity above 300/s)\n%s\n%s", code, stdout, stderr)
+		t.Fatalf("exit %d, want 0 (capacity above 150/s)\n%s\n%s", code, stdout, stderr)
 	}
 	contains(t, "the table", stdout,
 		"probe work: concurrency ramp, completed",
@@ -57,7 +61,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 		"knee            4 connections",
 		"latency budget  never",
 		"first failure   never",
-		"expected at least 300/s: met",
+		"expected at least 150/s: met",
 		"valid: yes",
 		"throughput stopped improving at 4 connections",
 	)
@@ -66,7 +70,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 }
 
 func TestRunJSON(t *testing.T) {
-	file := rampConfig(t, workTarget(t), 300)
+	file := rampConfig(t, workTarget(t), 150)
 	code, stdout, stderr := loadprobe(t, "run", "--config.file="+file, "--output=json")
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\n%s", code, stderr)
