@@ -116,7 +116,10 @@ probes:
     schedule: {interval: 1h}
 
   # A flow: log in, then fetch an item with the captured token; the dashboards'
-  # Flow steps row shows its two steps.
+  # Flow steps row shows its two steps. Three levels, so that a first run
+  # whose first level passed before Prometheus's first scrape is still a
+  # ramp to the steady-load rule (two levels of which one was seen read as
+  # one steady load).
   - name: shop
     flow:
       - name: login
@@ -127,7 +130,7 @@ probes:
           url: "http://TARGET/items/{{random_int 1 5000}}"
           headers: {Authorization: "Bearer {{.token}}"}
           timeout: 1s
-    load: {concurrency: [1, 2], step_duration: 1s}
+    load: {concurrency: [1, 2, 4], step_duration: 1s}
     schedule: {interval: 30s}
 
   # A continuous canary.
