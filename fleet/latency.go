@@ -34,7 +34,7 @@ func mixture(found []*part) result.Latency {
 		return f / total
 	}
 	for _, q := range result.Quantiles {
-		setQuantile(&l, q.Q, crossing(points, cdf, q.Q))
+		*q.Field(&l) = crossing(points, cdf, q.Q)
 	}
 	return l
 }
@@ -70,21 +70,4 @@ func shardCDF(pt *part, x float64) float64 {
 		prevQ, prevX = q.Q, qx
 	}
 	return 1
-}
-
-func setQuantile(l *result.Latency, q, v float64) {
-	switch q {
-	case 0.5:
-		l.P50 = v
-	case 0.9:
-		l.P90 = v
-	case 0.95:
-		l.P95 = v
-	case 0.99:
-		l.P99 = v
-	case 0.999:
-		l.P999 = v
-	case 1:
-		l.Max = v
-	}
 }

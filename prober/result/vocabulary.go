@@ -117,17 +117,20 @@ func (b BreakingPoints) Of(r Rule) *Point {
 // Quantile is one of the latency figures a Step carries.
 type Quantile struct {
 	Q     float64
-	Label string // p50, p90, p95, p99, p99.9 or max
-	Of    func(Latency) float64
+	Label string                  // p50, p90, p95, p99, p99.9 or max
+	Field func(*Latency) *float64 // where a Latency holds it
 }
+
+// Of is the quantile's figure in l.
+func (q Quantile) Of(l Latency) float64 { return *q.Field(&l) }
 
 // Quantiles are the latency figures of a step in increasing order; the
 // values of loadprobe_step_latency_seconds{quantile}, max as quantile 1.
 var Quantiles = [...]Quantile{
-	{0.5, "p50", func(l Latency) float64 { return l.P50 }},
-	{0.9, "p90", func(l Latency) float64 { return l.P90 }},
-	{0.95, "p95", func(l Latency) float64 { return l.P95 }},
-	{0.99, "p99", func(l Latency) float64 { return l.P99 }},
-	{0.999, "p99.9", func(l Latency) float64 { return l.P999 }},
-	{1, "max", func(l Latency) float64 { return l.Max }},
+	{0.5, "p50", func(l *Latency) *float64 { return &l.P50 }},
+	{0.9, "p90", func(l *Latency) *float64 { return &l.P90 }},
+	{0.95, "p95", func(l *Latency) *float64 { return &l.P95 }},
+	{0.99, "p99", func(l *Latency) *float64 { return &l.P99 }},
+	{0.999, "p99.9", func(l *Latency) *float64 { return &l.P999 }},
+	{1, "max", func(l *Latency) *float64 { return &l.Max }},
 }
