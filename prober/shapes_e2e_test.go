@@ -55,6 +55,9 @@ step_duration: 1s`)
 	if r.Steps[0].ErrorLatency != nil {
 		t.Errorf("level 4: error latency %+v without a 503", r.Steps[0].ErrorLatency)
 	}
+	if d := diagnosis(r); !strings.Contains(d, "no failures below 16 connections, then failures in every second from it on: a cliff") {
+		t.Errorf("no cliff named at 16 connections:\n%s", d)
+	}
 }
 
 var pinnedRate = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while 429s took the rest: a rate limit, not a capacity`)
@@ -72,6 +75,23 @@ step_duration: 5s`)
 	}
 	if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
 		t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
+	}
+}
+
+// Across levels the cap holds still too: twice the connections, the same
+// 400 successes a second.
+func TestLimitedAcrossLevelsNamesTheCap(t *testing.T) {
+	r := runShape(t, "/limited", `concurrency: [4, 8]
+step_duration: 5s`)
+	m := pinnedRate.FindStringSubmatch(diagnosis(r))
+	if m == nil {
+		t.Fatalf("no cap named:\n%s", diagnosis(r))
+	}
+	if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
+		t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
+	}
+	if d := diagnosis(r); strings.Contains(d, "depleting") || strings.Contains(d, "more load, less work") {
+		t.Errorf("a cap also named a depletion or a collapse:\n%s", d)
 	}
 }
 
