@@ -62,36 +62,27 @@ step_duration: 1s`)
 
 var pinnedRate = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while 429s took the rest: a rate limit, not a capacity`)
 
-// One level against /limited, 400 successes per wall-clock second: the cap
-// is named with its rate, where the old rule waited for two failing levels.
+// Against /limited, 400 successes per wall-clock second, the cap is named
+// with its rate at one level (where the old rule waited for two failing
+// levels) and across levels, where twice the connections get the same 400.
 // The step's first second holds two of the limiter's windows (it starts
 // idle): five seconds, the default step, leave four to judge.
-func TestLimitedAtOneLevelNamesTheCap(t *testing.T) {
-	r := runShape(t, "/limited", `concurrency: [4]
-step_duration: 5s`)
-	m := pinnedRate.FindStringSubmatch(diagnosis(r))
-	if m == nil {
-		t.Fatalf("no cap named:\n%s", diagnosis(r))
-	}
-	if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
-		t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
-	}
-}
-
-// Across levels the cap holds still too: twice the connections, the same
-// 400 successes a second.
-func TestLimitedAcrossLevelsNamesTheCap(t *testing.T) {
-	r := runShape(t, "/limited", `concurrency: [4, 8]
-step_duration: 5s`)
-	m := pinnedRate.FindStringSubmatch(diagnosis(r))
-	if m == nil {
-		t.Fatalf("no cap named:\n%s", diagnosis(r))
-	}
-	if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
-		t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
-	}
-	if d := diagnosis(r); strings.Contains(d, "depleting") || strings.Contains(d, "more load, less work") {
-		t.Errorf("a cap also named a depletion or a collapse:\n%s", d)
+func TestLimitedNamesTheCap(t *testing.T) {
+	for _, levels := range []string{"[4]", "[4, 8]"} {
+		t.Run(levels, func(t *testing.T) {
+			r := runShape(t, "/limited", "concurrency: "+levels+"\nstep_duration: 5s")
+			d := diagnosis(r)
+			m := pinnedRate.FindStringSubmatch(d)
+			if m == nil {
+				t.Fatalf("no cap named:\n%s", d)
+			}
+			if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
+				t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
+			}
+			if strings.Contains(d, "depleting") || strings.Contains(d, "more load, less work") {
+				t.Errorf("a cap also named a depletion or a collapse:\n%s", d)
+			}
+		})
 	}
 }
 
