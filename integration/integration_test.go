@@ -106,13 +106,13 @@ probes:
   # Failures: /shed answers 503 above 8 requests in flight.
   - name: shed
     request: {url: "http://TARGET/shed", timeout: 1s}
-    load: {concurrency: [4, 10], step_duration: 1s}
+    load: {concurrency: [2, 4, 10], step_duration: 1s}
     schedule: {interval: 30s}
 
   # WebSocket: /ws-limited holds 8 sessions and closes the 9th with 1013.
   - name: ws
     request: {url: "ws://TARGET/ws-limited", timeout: 1s}
-    load: {concurrency: [8, 9], step_duration: 1s}
+    load: {concurrency: [7, 8, 9], step_duration: 1s}
     schedule: {interval: 1h}
 
   # A flow: log in, then fetch an item with the captured token; the dashboards'
