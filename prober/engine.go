@@ -234,9 +234,8 @@ func (e *engine) run() result.Result {
 		}
 	}
 	// The next run against this host, its control first of all, must not
-	// start on this ramp's backlog either (DESIGN.md, point 9). A target
-	// that gave no response at its last level has none to work off.
-	if len(r.Steps) > 1 && r.Result != result.ResultCanceled && anyResponse(r.Steps[len(r.Steps)-1]) {
+	// start on this ramp's backlog either (DESIGN.md, point 9).
+	if len(r.Steps) > 1 && r.Result != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
 		e.settle(settleWithin, len(e.stages))
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
@@ -261,13 +260,17 @@ func (e *engine) abandon() result.Result {
 // canceled reports whether the run's context has ended.
 func (e *engine) canceled() bool { return e.ctx.Err() != nil }
 
-func anyResponse(s result.Step) bool {
+// mayOweBacklog tells whether a target may still work off what it accepted
+// at step s: one that answered, or that let the client's deadline pass (a
+// target so loaded that no response came in time owes the most). One that
+// only refused, reset or failed the handshake accepted no work.
+func mayOweBacklog(s result.Step) bool {
 	for _, n := range s.Responses {
 		if n > 0 {
 			return true
 		}
 	}
-	return false
+	return s.Errors[result.Timeout.String()] > 0
 }
 
 func (e *engine) close() {

@@ -235,10 +235,10 @@ warmup: `+warmup)
 	}
 }
 
-// backlogTarget works off every request it accepted, one at a time, 50ms
+// queueTarget works off every request it accepted, one at a time, 50ms
 // each, even those whose client gave up: the behaviour that makes a step
 // start on the last one's backlog (DESIGN.md, point 9).
-func backlogTarget(t *testing.T) string {
+func queueTarget(t *testing.T) string {
 	t.Helper()
 	var worker sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -250,33 +250,102 @@ func backlogTarget(t *testing.T) string {
 	return srv.URL
 }
 
+// sharedTarget shares its one worker among every request it accepted, as
+// a CPU-bound server does: each needs 50ms of its time, so n at once take
+// n × 50ms. A level that starts with more requests at once than fit in the
+// timeout gets no response in time, and leaves the target owing all of them.
+func sharedTarget(t *testing.T) string {
+	t.Helper()
+	type job struct {
+		left time.Duration
+		done chan struct{}
+	}
+	var (
+		mu   sync.Mutex
+		jobs []*job
+	)
+	stop := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			mu.Lock()
+			if n := len(jobs); n > 0 {
+				share := now.Sub(last) / time.Duration(n)
+				left := jobs[:0]
+				for _, j := range jobs {
+					if j.left -= share; j.left > 0 {
+						left = append(left, j)
+					} else {
+						close(j.done)
+					}
+				}
+				jobs = left
+			}
+			last = now
+			mu.Unlock()
+		}
+	}()
+	// Cleanups run last first: the server closes once every request it
+	// accepted is done, which takes the worker.
+	t.Cleanup(func() { close(stop) })
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		j := &job{left: 50 * time.Millisecond, done: make(chan struct{})}
+		mu.Lock()
+		jobs = append(jobs, j)
+		mu.Unlock()
+		<-j.done
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestRunSettlesBetweenStepsAndAfterTheRamp: level 1 leaves no backlog;
+// level 8 and level 16 time out and leave one. The target that shares its
+// worker gives no response in time at levels 8 and 16 at all, and still owes
+// seconds of work after them.
 func TestRunSettlesBetweenStepsAndAfterTheRamp(t *testing.T) {
-	url := backlogTarget(t)
-	p := probeFor(t, url, `concurrency: [1, 8, 16]
+	for _, tc := range []struct {
+		name   string
+		target func(*testing.T) string
+	}{
+		{"one request at a time", queueTarget},
+		{"one worker shared by all", sharedTarget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := tc.target(t)
+			p := probeFor(t, url, `concurrency: [1, 8, 16]
 step_duration: 1s`)
-	p.Request.Timeout = model.Duration(200 * time.Millisecond)
-	p.Abort.ErrorRatio = 1
-	r := Run(context.Background(), p, Options{})
-	if len(r.Steps) != 3 {
-		t.Fatalf("levels %v, want 3", levels(r))
-	}
-	// After level 1 nothing is queued; after level 8 the target still owes
-	// the requests that timed out, about 6 × 50ms of them at any time.
-	if s := r.Steps[1].SettleSeconds; s > 0.1 {
-		t.Errorf("settled %.3fs after level 1, which left no backlog", s)
-	}
-	if s := r.Steps[2].SettleSeconds; s < 0.2 {
-		t.Errorf("settled %.3fs after level 8, want the backlog worked off first", s)
-	}
-	// The next run against this host starts on a target that answers at once.
-	start := time.Now()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if d := time.Since(start); d > 150*time.Millisecond {
-		t.Errorf("a request right after the run took %s: the run left a backlog behind", d)
+			p.Request.Timeout = model.Duration(200 * time.Millisecond)
+			p.Abort.ErrorRatio = 1
+			r := Run(context.Background(), p, Options{})
+			if len(r.Steps) != 3 {
+				t.Fatalf("levels %v, want 3", levels(r))
+			}
+			if s := r.Steps[1].SettleSeconds; s > 0.1 {
+				t.Errorf("settled %.3fs after level 1, which left no backlog", s)
+			}
+			if s := r.Steps[2].SettleSeconds; s < 0.2 {
+				t.Errorf("settled %.3fs after level 8, want the backlog worked off first", s)
+			}
+			// The next run against this host starts on a target that answers at once.
+			start := time.Now()
+			resp, err := http.Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if d := time.Since(start); d > 150*time.Millisecond {
+				t.Errorf("a request right after the run took %s: the run left a backlog behind", d)
+			}
+		})
 	}
 }
 
