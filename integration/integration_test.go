@@ -188,27 +188,18 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildLoadprobe(t, dir)
 
-	// The demo target, then the daemon probing it.
+	// The demo target the daemon will probe.
 	target := startProc(t, "target (4 workers)", dir, bin, "target", "--listen=127.0.0.1:0",
 		fmt.Sprint("--workers=", workersBefore), "--work-time=10ms")
 	targetAddr := target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
 	cfg := strings.ReplaceAll(daemonConfig, "TARGET", targetAddr)
 	cfgFile := filepath.Join(dir, "loadprobe.yml")
 	writeFile(t, cfgFile, cfg)
-	// The daemon reads its runs back as a fleet of one through the first
-	// Prometheus, so that the fleet's families are exported and evaluated too.
-	promAddrs := make([]string, len(modes))
-	for i := range promAddrs {
-		promAddrs[i] = freePort(t)
-	}
-	daemon := startProc(t, "loadprobe daemon", dir, bin, "--config.file="+cfgFile, "--web.listen-address=127.0.0.1:0",
-		"--fleet.prometheus-url=http://"+promAddrs[0], "--fleet.wait=10s")
-	daemonAddr := daemon.waitLogAddr(t, `msg="Listening on" address=(\S+)`)
-	waitHTTP(t, "http://"+daemonAddr+"/-/ready")
-	t.Logf("demo target on %s, loadprobe daemon on %s (%.1fs after start)", targetAddr, daemonAddr, since(began))
-	runs := recordRuns(t, daemonAddr, began)
 
-	// Both Prometheus servers, with the short-window copies of the rule files.
+	// Both Prometheus servers, with the short-window copies of the rule files,
+	// before the daemon: they scrape it from its first second, so that they see
+	// every level of its first runs. A ramp of which only the last level was
+	// seen reads as a steady load to the steady-load rule.
 	for _, f := range []string{"rules.yml", "alerts.yml"} {
 		raw, err := os.ReadFile(filepath.Join(dashboardsDir, f))
 		if err != nil {
@@ -216,8 +207,11 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		}
 		writeFile(t, filepath.Join(dir, f), shortenWindows(string(raw), shortWindows))
 	}
+	daemonAddr := freePort(t)
+	promAddrs := make([]string, len(modes))
 	proms := make([]*prometheus, len(modes))
 	for i, m := range modes {
+		promAddrs[i] = freePort(t)
 		proms[i] = startPrometheus(t, promBin, dir, m, daemonAddr, promAddrs[i])
 	}
 	for _, p := range proms {
@@ -225,12 +219,21 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	}
 	t.Logf("Prometheus servers ready (%.1fs after start)", since(began))
 
+	// The daemon reads its runs back as a fleet of one through the first
+	// Prometheus, so that the fleet's families are exported and evaluated too.
+	daemon := startProc(t, "loadprobe daemon", dir, bin, "--config.file="+cfgFile, "--web.listen-address="+daemonAddr,
+		"--fleet.prometheus-url=http://"+promAddrs[0], "--fleet.wait=10s")
+	daemon.waitLogAddr(t, `msg="Listening on" address=(\S+)`)
+	waitHTTP(t, "http://"+daemonAddr+"/-/ready")
+	t.Logf("demo target on %s, loadprobe daemon on %s (%.1fs after start)", targetAddr, daemonAddr, since(began))
+	runs := recordRuns(t, daemonAddr, began)
+
 	exported := newNameSet()
 	exported.addExposition(t, "http://"+daemonAddr+"/metrics")
 
 	// A completed ramp of "work", scraped, with its control done and the rules run;
 	// and requests of the flow's steps scraped within the minute the range panels
-	// look at (its first run may end before Prometheus starts).
+	// look at.
 	ready := fmt.Sprintf(`loadprobe_running{job="loadprobe",probe="work"} == 0
 and on () probe:loadprobe_capacity_throughput:median_7d{job="loadprobe",probe="work"}
 and on () loadprobe_fleet_run_valid{job="loadprobe",probe="work"}
