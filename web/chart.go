@@ -82,7 +82,7 @@ type dot struct {
 }
 
 // chart lays out the chart of r, nil when r has no step yet.
-func chart(r result.Result, rules config.Rules, unit string) *chartView {
+func chart(r result.Result, rules config.Rules) *chartView {
 	if len(r.Steps) == 0 {
 		return nil
 	}
@@ -104,7 +104,7 @@ func chart(r result.Result, rules config.Rules, unit string) *chartView {
 	yGood := func(v float64) float64 { return padT + plotH*(1-v/goodTop) }
 	yLat := func(v float64) float64 { return padT + plotH*(1-v/latTop) }
 
-	c := &chartView{Frame: chartFrame, Name: r.Name, Quantile: lq.Label, AxisTitle: axisTitle(r.Mode, unit)}
+	c := &chartView{Frame: chartFrame, Name: r.Name, Quantile: lq.Label, AxisTitle: axisTitle(r.Mode)}
 	for i := 0; i <= divisions; i++ {
 		y := padT + plotH*(1-float64(i)/divisions)
 		c.Grid = append(c.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
@@ -122,15 +122,15 @@ func chart(r result.Result, rules config.Rules, unit string) *chartView {
 		c.Budget = &budgetLine{Y: y, TextX: padL + plotW - 4, TextY: y - 4, Text: seconds(budget) + " budget"}
 	}
 	c.Marks = breakMarks(r, x)
-	c.Good = newCurve("good", r.Steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
-		func(v float64) string { return "goodput " + rate(v) + "/s" }, unit)
-	c.Lat = newCurve("lat", r.Steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
-		func(v float64) string { return lq.Label + " " + seconds(v) }, unit)
+	c.Good = newCurve("good", r.Mode, r.Steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
+		func(v float64) string { return "goodput " + rate(v) + "/s" })
+	c.Lat = newCurve("lat", r.Mode, r.Steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
+		func(v float64) string { return lq.Label + " " + seconds(v) })
 	if p := r.Capacity; p != nil {
 		for i, s := range r.Steps {
 			if s.Level == p.Level {
 				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
-					Title: "capacity " + rate(p.Throughput) + "/s at " + result.FormatLevel(p.Level) + " " + unit}
+					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Mode.Level(p.Level)}
 				break
 			}
 		}
@@ -173,15 +173,15 @@ func breakMarks(r result.Result, x func(int) float64) []breakMark {
 	return marks
 }
 
-func newCurve(class string, steps []result.Step, x func(int) float64, y func(float64) float64,
-	v func(result.Step) float64, title func(float64) string, unit string) curve {
+func newCurve(class string, mode result.Mode, steps []result.Step, x func(int) float64, y func(float64) float64,
+	v func(result.Step) float64, title func(float64) string) curve {
 	c := curve{Class: class}
 	for i, s := range steps {
 		if i > 0 {
 			c.Points += " "
 		}
 		c.Points += coord(x(i)) + "," + coord(y(v(s)))
-		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: result.FormatLevel(s.Level) + " " + unit + ": " + title(v(s))})
+		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: mode.StepText(s) + ": " + title(v(s))})
 	}
 	return c
 }

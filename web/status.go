@@ -59,9 +59,9 @@ func StatusHandler(version string, links []Link, states func() []schedule.ProbeS
 
 // probeView is one probe as the page shows it.
 type probeView struct {
-	Name, State, Unit string
-	Mode              result.Mode
-	Last              *result.Result
+	Name, State string
+	Mode        result.Mode
+	Last        *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
 	Charted      *result.Result
@@ -78,7 +78,7 @@ func newProbeView(st schedule.ProbeState, now time.Time) probeView {
 	lq, budget := result.LatencyRule(p.Rules)
 	mode := result.ModeOf(p.Load)
 	v := probeView{
-		Name: p.Name, Mode: mode, Last: st.Last, Unit: mode.Unit(),
+		Name: p.Name, Mode: mode, Last: st.Last,
 		Quantile: lq.Label, Budget: seconds(budget),
 		MinCapacity: p.Expect.MinCapacity,
 	}
@@ -104,7 +104,7 @@ func newProbeView(st schedule.ProbeState, now time.Time) probeView {
 		v.Charted, v.ChartCaption = st.Current, "run under way"
 	}
 	if v.Charted != nil {
-		v.Chart = chart(*v.Charted, p.Rules, v.Unit)
+		v.Chart = chart(*v.Charted, p.Rules)
 	}
 	return v
 }
@@ -121,22 +121,22 @@ func steps(l config.Load) int {
 	}
 }
 
-func axisTitle(mode result.Mode, unit string) string {
+func axisTitle(mode result.Mode) string {
 	switch mode {
 	case result.Concurrency:
-		return "level (" + unit + ")"
+		return "level (" + mode.Unit() + ")"
 	case result.Phases:
 		return "phase"
 	default:
-		return "offered rate (" + unit + ")"
+		return "offered rate (" + mode.Unit() + ")"
 	}
 }
 
-func pointText(p *result.Point, unit string) string {
+func pointText(p *result.Point, mode result.Mode) string {
 	if p == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%s %s (%s/s)", result.FormatLevel(p.Level), unit, rate(p.Throughput))
+	return mode.Level(p.Level) + " (" + rate(p.Throughput) + "/s)"
 }
 
 // rate formats a throughput: whole numbers from 10/s up, else two digits.

@@ -71,6 +71,10 @@ func TestStatusPage(t *testing.T) {
 		`<td class="latency-budget">8 connections (405/s)</td>`,
 		`<td class="first-failure">16 connections (300/s)</td>`,
 		`<td class="capacity">4 connections (400/s)</td>`,
+		// The chart's hover titles name levels as run's table does.
+		`<title>1 connection: goodput 100/s</title>`,
+		`<title>16 connections: p99 500ms</title>`,
+		`<title>capacity 400/s at 4 connections</title>`,
 		`idle, next in 59m`,
 		`running, step 2 of 3`,
 		`(version=1.2.3)`, `href="/metrics"`,
