@@ -138,23 +138,20 @@ func chart(r result.Result, rules config.Rules) *chartView {
 	return c
 }
 
+// markClass is each rule's mark's CSS class.
+var markClass = map[result.Rule]string{result.RuleKnee: "knee", result.RuleLatencyBudget: "budget", result.RuleFirstFailure: "failure"}
+
 // breakMarks places the breaking points, their labels above the plot, one
 // row per rule so that neighbours never overlap.
 func breakMarks(r result.Result, x func(int) float64) []breakMark {
 	var marks []breakMark
-	for k, m := range []struct {
-		class, label string
-		p            *result.Point
-	}{
-		{"knee", result.RuleKnee.Text(), r.BreakingPoints.Knee},
-		{"budget", result.RuleLatencyBudget.Text(), r.BreakingPoints.LatencyBudget},
-		{"failure", result.RuleFirstFailure.Text(), r.BreakingPoints.FirstFailure},
-	} {
-		if m.p == nil {
+	for k, rule := range result.Rules {
+		p := r.BreakingPoints.Of(rule)
+		if p == nil {
 			continue
 		}
 		for i, s := range r.Steps {
-			if s.Level != m.p.Level {
+			if s.Level != p.Level {
 				continue
 			}
 			anchor, tx := "middle", x(i)
@@ -165,7 +162,7 @@ func breakMarks(r result.Result, x func(int) float64) []breakMark {
 				anchor, tx = "end", tx+4
 			}
 			row := padT - float64(2-k)*13
-			marks = append(marks, breakMark{Class: m.class, Label: m.label, Anchor: anchor,
+			marks = append(marks, breakMark{Class: markClass[rule], Label: rule.Text(), Anchor: anchor,
 				X: x(i), Top: row - 4, TextX: tx, TextY: row - 8})
 			break
 		}
