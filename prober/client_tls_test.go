@@ -17,18 +17,21 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober/result"
 )
 
-// tlsTarget is an https server on loopback that counts its handshakes. Its
-// certificate (httptest's) is for 127.0.0.1 and example.com; caFile holds it.
+// tlsTarget is an https server on loopback that counts its handshakes, and
+// echoes over a WebSocket upgrade (wss://). Its certificate (httptest's) is
+// for 127.0.0.1 and example.com; caFile holds it.
 type tlsTarget struct {
 	url, caFile string
 	cert        tls.Certificate
@@ -41,6 +44,10 @@ func newTLSTarget(t *testing.T, setup func(*tls.Config)) *tlsTarget {
 	t.Helper()
 	tt := &tlsTarget{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if websocket.IsWebSocketUpgrade(r) {
+			upgrade(w, r, echo)
+			return
+		}
 		w.Write([]byte("ok"))
 	}))
 	srv.TLS = &tls.Config{}
@@ -101,8 +108,25 @@ func httpsRequest(url string, tc commoncfg.TLSConfig) config.Request {
 	return req
 }
 
-// Every tls_config setting means the same on the fast path as through
-// net/http: the same outcome on both paths for each.
+// tlsConn is one connection of a client of path "fast", "std" or
+// "websocket" (the wss:// URL of the same server) configured with tc, and
+// the code it answers a success with.
+func tlsConn(t *testing.T, path, url string, tc commoncfg.TLSConfig) (Conn, int) {
+	t.Helper()
+	if path != "websocket" {
+		return newTestClient(t, httpsRequest(url, tc), path).NewConn(), http.StatusOK
+	}
+	ws, err := newWSClient(httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ws.Close)
+	return ws.NewConn(), upgradedCode
+}
+
+// Every tls_config setting means the same on the fast path, through
+// net/http and for a wss:// WebSocket probe: the same outcome on all three
+// for each.
 func TestClientTLSConfigHonoured(t *testing.T) {
 	pool, certFile, keyFile := clientCert(t)
 	mutual := func(c *tls.Config) { c.ClientAuth, c.ClientCAs = tls.RequireAndVerifyClientCert, pool }
@@ -137,12 +161,12 @@ func TestClientTLSConfigHonoured(t *testing.T) {
 			return commoncfg.TLSConfig{CAFile: ca, MinVersion: commoncfg.TLSVersion(tls.VersionTLS13)}
 		}, want: result.Success},
 	} {
-		for _, path := range paths {
+		for _, path := range append(paths, "websocket") {
 			t.Run(tc.name+"/"+path, func(t *testing.T) {
 				srv := newTLSTarget(t, tc.server)
-				c := newTestClient(t, httpsRequest(srv.url, tc.client(srv.caFile)), path)
-				code, o := c.NewConn().Do(time.Now().Add(2 * time.Second))
-				if o != tc.want || (o == result.Success) != (code == 200) {
+				conn, success := tlsConn(t, path, srv.url, tc.client(srv.caFile))
+				code, o := conn.Do(time.Now().Add(2 * time.Second))
+				if o != tc.want || (o == result.Success) != (code == success) {
 					t.Errorf("code %d, outcome %v; want %v", code, o, tc.want)
 				}
 			})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/prober/result"
@@ -233,17 +234,72 @@ step_duration: 1s`)
 
 // wsServer serves sessions that do what behave says once upgraded.
 func wsServer(t *testing.T, behave func(*websocket.Conn)) string {
-	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer s.Close()
-		behave(s)
+		upgrade(w, r, behave)
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// upgrade upgrades r's connection and hands the session to behave.
+func upgrade(w http.ResponseWriter, r *http.Request, behave func(*websocket.Conn)) {
+	s, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	behave(s)
+}
+
+// echo sends every message back as it came.
+func echo(s *websocket.Conn) {
+	for {
+		typ, msg, err := s.ReadMessage()
+		if err != nil || s.WriteMessage(typ, msg) != nil {
+			return
+		}
+	}
+}
+
+// A WebSocket probe's handshake carries the request's headers and its
+// static credentials, as an HTTP probe's request does; a server that
+// refuses them answers the upgrade with 401, an http_error.
+func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		if (auth != "Bearer t0ken" && auth != basicAuth("u", "p")) || r.Header.Get("X-Tenant") != "a" {
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		upgrade(w, r, echo)
+	}))
+	t.Cleanup(srv.Close)
+	tenant := map[string]string{"X-Tenant": "a"}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		client  commoncfg.HTTPClientConfig
+		code    int
+		want    result.Outcome
+	}{
+		{"authorization", tenant, commoncfg.HTTPClientConfig{Authorization: &commoncfg.Authorization{Credentials: "t0ken"}}, upgradedCode, result.Success},
+		{"basic_auth", tenant, commoncfg.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: "p"}}, upgradedCode, result.Success},
+		{"wrong credentials", tenant, commoncfg.HTTPClientConfig{Authorization: &commoncfg.Authorization{Credentials: "guess"}}, http.StatusUnauthorized, result.HTTPError},
+		{"header missing", nil, commoncfg.HTTPClientConfig{Authorization: &commoncfg.Authorization{Credentials: "t0ken"}}, http.StatusUnauthorized, result.HTTPError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := testRequest("ws" + strings.TrimPrefix(srv.URL, "http"))
+			req.Headers, req.HTTPClientConfig = tc.headers, tc.client
+			ws, err := newWSClient(req, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			if code, o := ws.NewConn().Do(time.Now().Add(2 * time.Second)); code != tc.code || o != tc.want {
+				t.Errorf("code %d, outcome %v; want %d, %v", code, o, tc.code, tc.want)
+			}
+		})
+	}
 }
 
 // How a session that ends during an attempt is told apart: a close frame
