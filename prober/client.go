@@ -73,15 +73,11 @@ type Conn interface {
 	Close()
 }
 
-// NewClient builds the client of the probe name from req, which config has
-// validated: URL, method and headers are taken as they are. The error names
-// what could not be set up (a credentials file, TLS settings); it does not dial.
-func NewClient(req config.Request, name string) (*Client, error) {
-	return newClient(req, name, false)
-}
-
-// newClient builds a client, on the std path when std says so (a flow step
-// that captures a value reads its response there).
+// newClient builds the client of the probe name from req, which config has
+// validated: URL, method and headers are taken as they are. It takes the std
+// path when std says so (a flow step that captures a value reads its
+// response there) or when req needs it. The error names what could not be
+// set up (a credentials file, TLS settings); it does not dial.
 func newClient(req config.Request, name string, std bool) (*Client, error) {
 	req = literal(req)
 	u, err := requestURL(req)

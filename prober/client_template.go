@@ -26,7 +26,7 @@ func newConnector(p config.Probe, live Live) (connector, error) {
 		wl, _ := live.(WebSocketLive)
 		return newWSClient(p.Request, wl)
 	}
-	c, err := NewClient(p.Request, p.Name)
+	c, err := newClient(p.Request, p.Name, false)
 	if err != nil {
 		return nil, err
 	}

@@ -147,7 +147,7 @@ func testRequest(rawURL string) config.Request {
 	return req
 }
 
-// newTestClient builds a client for path "fast" or "std", or lets NewClient
+// newTestClient builds a client for path "fast" or "std", or lets newClient
 // choose ("").
 func newTestClient(tb testing.TB, req config.Request, path string) *Client {
 	tb.Helper()
@@ -155,7 +155,7 @@ func newTestClient(tb testing.TB, req config.Request, path string) *Client {
 	switch path {
 	case "":
 		var err error
-		if c, err = NewClient(req, "test"); err != nil {
+		if c, err = newClient(req, "test", false); err != nil {
 			tb.Fatal(err)
 		}
 	case "fast":
@@ -508,8 +508,8 @@ func TestClientInvalidConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("http://127.0.0.1:8080/")
 			tc.setup(&req)
-			if _, err := NewClient(req, "test"); err == nil {
-				t.Error("NewClient() did not fail")
+			if _, err := newClient(req, "test", false); err == nil {
+				t.Error("newClient() did not fail")
 			}
 		})
 	}
