@@ -209,8 +209,12 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		default:
 			errLat = ms(lq.Of(*s.ErrorLatency)) + "\t"
 		}
+		mean, lat := ms(s.Latency.Mean), ms(lq.Of(s.Latency))
+		if s.Succeeded() == 0 {
+			mean, lat = "-", "-" // no successful response to measure
+		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t\n",
-			lvl, s.Throughput, s.Goodput, ms(s.Latency.Mean), ms(lq.Of(s.Latency)), errLat, 100*s.ErrorRatio,
+			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
 			counts(s.Responses), counts(s.Errors), s.InFlight)
 	}
 	tw.Flush()

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/realpart"
 	"github.com/loadprobe/loadprobe/prober/result"
 	"github.com/loadprobe/loadprobe/prober/target"
@@ -67,6 +68,28 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 	)
 	lacks(t, "the table of one probe", stdout, "probe shed")
 	contains(t, "the progress on stderr", stderr, "work: step 1/4 (level 1)", "work: step 4/4 (level 8)")
+}
+
+// A step without a successful response has no latency to show: the table
+// says "-", where 0.00ms would read as the quickest level of the ramp.
+func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
+	lq, _ := result.LatencyRule(config.DefaultRules)
+	r := result.Result{Mode: result.Concurrency, Steps: []result.Step{
+		{Level: 1, Attempts: 10, Responses: map[int]int64{200: 10}, Latency: result.Latency{Mean: 0.005, P99: 0.007}},
+		{Level: 2, Attempts: 10, Errors: map[string]int64{"refused": 10}, ErrorRatio: 1},
+	}}
+	var b strings.Builder
+	writeSteps(&b, r, lq)
+	rows := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want a header and two steps:\n%s", len(rows), b.String())
+	}
+	for i, want := range [][2]string{{"5.00ms", "7.00ms"}, {"-", "-"}} {
+		f := strings.Fields(rows[i+1])
+		if len(f) < 5 || f[3] != want[0] || f[4] != want[1] {
+			t.Errorf("row %q: want mean %s and %s %s", rows[i+1], want[0], lq.Label, want[1])
+		}
+	}
 }
 
 func TestRunJSON(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
@@ -243,6 +244,68 @@ func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:9]...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A step whose every attempt failed has no latency to report: its summary
+// has no observation and NaN quantiles, as client_golang's own summaries
+// without observations do, and its mean is NaN; a zero would chart it as
+// the quickest level of the ramp. Its other figures are there.
+func TestStepWithoutSuccessHasNoLatency(t *testing.T) {
+	reg, src, _ := newTest(t)
+	r := completedRun()
+	failed := step(8, 0)
+	failed.Responses, failed.HTTPErrors = map[int]int64{503: 60}, map[int]int64{503: 60}
+	failed.Errors = map[string]int64{"timeout": 40}
+	failed.ErrorRatio, failed.Latency = 1, result.Latency{}
+	r.Steps = append(r.Steps, failed)
+	src.set(schedule.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quantiles, means int
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if labelOf(m.GetLabel(), "level") != "8" {
+				continue
+			}
+			switch mf.GetName() {
+			case "loadprobe_step_latency_seconds":
+				sum := m.GetSummary()
+				if sum.GetSampleCount() != 0 || sum.GetSampleSum() != 0 {
+					t.Errorf("level 8: count %d, sum %g; want 0, 0", sum.GetSampleCount(), sum.GetSampleSum())
+				}
+				for _, q := range sum.GetQuantile() {
+					if quantiles++; !math.IsNaN(q.GetValue()) {
+						t.Errorf("level 8: quantile %g is %g, want NaN", q.GetQuantile(), q.GetValue())
+					}
+				}
+			case "loadprobe_step_latency_mean_seconds":
+				if means++; !math.IsNaN(m.GetGauge().GetValue()) {
+					t.Errorf("level 8: mean %g, want NaN", m.GetGauge().GetValue())
+				}
+			case "loadprobe_step_error_ratio":
+				if v := m.GetGauge().GetValue(); v != 1 {
+					t.Errorf("level 8: error ratio %g, want 1", v)
+				}
+			}
+		}
+	}
+	if quantiles != len(result.Quantiles) || means != 1 {
+		t.Errorf("level 8: %d quantiles and %d means, want %d and 1", quantiles, means, len(result.Quantiles))
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+func labelOf(pairs []*dto.LabelPair, name string) string {
+	for _, l := range pairs {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }
 
 const liveExposition = `

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -159,7 +160,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		gauge(ch, stepThroughput, s.Throughput, name, level)
 		gauge(ch, stepGoodput, s.Goodput, name, level)
 		stepLatencySummary(ch, s, name, level)
-		gauge(ch, stepLatencyMean, s.Latency.Mean, name, level)
+		gauge(ch, stepLatencyMean, latency(s, s.Latency.Mean), name, level)
 		gauge(ch, stepErrorRatio, s.ErrorRatio, name, level)
 		gauge(ch, stepInFlight, s.InFlight, name, level)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
@@ -177,8 +178,18 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 func stepLatencySummary(ch chan<- prometheus.Metric, s *result.Step, name, level string) {
 	quantiles := make(map[float64]float64, len(result.Quantiles))
 	for _, q := range result.Quantiles {
-		quantiles[q.Q] = q.Of(s.Latency)
+		quantiles[q.Q] = latency(s, q.Of(s.Latency))
 	}
-	successes := s.Attempts - s.Failed()
+	successes := s.Succeeded()
 	ch <- prometheus.MustNewConstSummary(stepLatency, uint64(max(successes, 0)), s.Latency.Mean*float64(successes), quantiles, name, level)
+}
+
+// latency is v, a figure of s's latency, or NaN when s had no successful
+// response to measure, as a summary without observations reports its
+// quantiles: a zero would read as the quickest level of the ramp.
+func latency(s *result.Step, v float64) float64 {
+	if s.Succeeded() == 0 {
+		return math.NaN()
+	}
+	return v
 }

@@ -14,8 +14,10 @@ import (
 // quantile q is where the weighted sum reaches q. It is exact for one
 // shard and for the maximum, and lies between the shards' own quantiles
 // otherwise; a mean of the shards' quantiles would hide one saturated
-// replica's tail. Mean is left to the caller, who has the exact sums.
+// replica's tail. A shard without a successful response has no quantiles
+// (NaN) and no weight. Mean is left to the caller, who has the exact sums.
 func mixture(found []*part) result.Latency {
+	found = slices.DeleteFunc(slices.Clone(found), func(pt *part) bool { return pt.count == 0 })
 	var l result.Latency
 	var total float64
 	points := []float64{0}

@@ -230,6 +230,29 @@ func TestJudgeKeepsASlowShardsTail(t *testing.T) {
 	}
 }
 
+// A shard whose level got no successful response exports no latency there
+// (NaN quantiles, no count): the fleet's latency at that level is the other
+// shards', neither NaN nor pulled towards zero.
+func TestJudgeLeavesOutAShardWithoutSuccesses(t *testing.T) {
+	p := testProbe(t)
+	rs := threeShards(func(i int) []result.Step {
+		steps := shardSteps(runStart, false)
+		if i == 1 {
+			s := &steps[3]
+			s.Responses, s.HTTPErrors = map[int]int64{503: s.Attempts}, map[int]int64{503: s.Attempts}
+			s.Goodput, s.ErrorRatio, s.Latency = 0, 1, result.Latency{}
+		}
+		return steps
+	})
+	var queries atomic.Int32
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
+	if lat := f.Steps[3].Latency; lat.P50 != 0.02 || lat.P99 != 0.025 || lat.Max != 0.04 || lat.Mean != 0.02 {
+		t.Errorf("level 24 latency %+v; want the two answering shards' p50 20ms, p99 25ms, max 40ms, mean 20ms", lat)
+	}
+}
+
 // A shard that is missing, dead or late makes the fleet's run invalid,
 // names the shard and the levels it lacks, and leaves out every figure its
 // missing share would lower. The reader asks again until Wait has passed.

@@ -88,6 +88,9 @@ type Second struct {
 	Failure int64 `json:"failure"`
 }
 
+// Succeeded is the number of successful responses, the ones Latency is over.
+func (s Step) Succeeded() int64 { return s.Attempts - s.Failed() }
+
 // Failed is the number of failed attempts: http_error responses and attempts
 // without a response.
 func (s Step) Failed() int64 {

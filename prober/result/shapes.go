@@ -116,7 +116,7 @@ func (a *analysis) depletion(tl []tick) string {
 	// came after it. From the step totals, so partial seconds count too.
 	var n int64
 	for _, s := range steps {
-		n += s.Attempts - s.Failed()
+		n += s.Succeeded()
 	}
 	return fmt.Sprintf("clean for %d requests, then only failures from second %d %s on (%s): a depleting resource, exhausted after a number of requests rather than at a level",
 		n, tl[z].sec, a.at(steps[sw]), topFailure(steps[sw:]...))
