@@ -235,16 +235,29 @@ warmup: `+warmup)
 	}
 }
 
-// queueTarget works off every request it accepted, one at a time, 50ms
-// each, even those whose client gave up: the behaviour that makes a step
-// start on the last one's backlog (DESIGN.md, point 9).
+// queueTarget works off every request it accepted, in the order they came,
+// one at a time, 50ms each, even those whose client gave up: the behaviour
+// that makes a step start on the last one's backlog (DESIGN.md, point 9).
+// Each request books the worker's next 50ms and sleeps until they end, so
+// the order is that of arrival by construction. A sync.Mutex held for the
+// 50ms does not promise it: a request that comes as the lock is released
+// can take it ahead of the queue, answer at once and end a settle with the
+// queue still there.
 func queueTarget(t *testing.T) string {
 	t.Helper()
-	var worker sync.Mutex
+	var (
+		mu   sync.Mutex
+		free time.Time // when the worker has done all it accepted
+	)
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		worker.Lock()
-		time.Sleep(50 * time.Millisecond)
-		worker.Unlock()
+		mu.Lock()
+		if now := time.Now(); free.Before(now) {
+			free = now
+		}
+		free = free.Add(50 * time.Millisecond)
+		done := free
+		mu.Unlock()
+		time.Sleep(time.Until(done))
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
