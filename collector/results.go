@@ -159,8 +159,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 
 		gauge(ch, stepThroughput, s.Throughput, name, level)
 		gauge(ch, stepGoodput, s.Goodput, name, level)
-		stepLatencySummary(ch, s, name, level)
-		gauge(ch, stepLatencyMean, latency(s, s.Latency.Mean), name, level)
+		stepLatencySeries(ch, s, name, level)
 		gauge(ch, stepErrorRatio, s.ErrorRatio, name, level)
 		gauge(ch, stepInFlight, s.InFlight, name, level)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
@@ -173,23 +172,30 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 	}
 }
 
-// stepLatencySummary exports the latency of a step's successful responses as
-// a summary: its quantiles, their count and the sum of their latencies.
-func stepLatencySummary(ch chan<- prometheus.Metric, s *result.Step, name, level string) {
+// stepLatencySeries exports the latency of a step's successful responses:
+// a summary (their quantiles, count and sum of latencies) and their mean. A
+// step without one has nothing to measure: its quantiles and mean are NaN,
+// as a summary without observations reports them, where a zero would read
+// as the quickest level of the ramp.
+func stepLatencySeries(ch chan<- prometheus.Metric, s *result.Step, name, level string) {
+	successes := max(s.Succeeded(), 0)
+	lat := s.Latency
+	if successes == 0 {
+		lat = unmeasured
+	}
 	quantiles := make(map[float64]float64, len(result.Quantiles))
 	for _, q := range result.Quantiles {
-		quantiles[q.Q] = latency(s, q.Of(s.Latency))
+		quantiles[q.Q] = q.Of(lat)
 	}
-	successes := s.Succeeded()
-	ch <- prometheus.MustNewConstSummary(stepLatency, uint64(max(successes, 0)), s.Latency.Mean*float64(successes), quantiles, name, level)
+	ch <- prometheus.MustNewConstSummary(stepLatency, uint64(successes), s.Latency.Mean*float64(successes), quantiles, name, level)
+	gauge(ch, stepLatencyMean, lat.Mean, name, level)
 }
 
-// latency is v, a figure of s's latency, or NaN when s had no successful
-// response to measure, as a summary without observations reports its
-// quantiles: a zero would read as the quickest level of the ramp.
-func latency(s *result.Step, v float64) float64 {
-	if s.Succeeded() == 0 {
-		return math.NaN()
+// unmeasured is the latency of a step without a successful response.
+var unmeasured = func() result.Latency {
+	l := result.Latency{Mean: math.NaN()}
+	for _, q := range result.Quantiles {
+		*q.Field(&l) = math.NaN()
 	}
-	return v
-}
+	return l
+}()
