@@ -14,7 +14,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
 )
 
 //go:embed examples/demo.yml

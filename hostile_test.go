@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // holdingServers answer a request and then hold the connection open for as
@@ -80,7 +81,7 @@ func holdingServer(t *testing.T, answer string) (url string, requests <-chan str
 func hostileConfig(t *testing.T, url, path, timeout, stepDuration string) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
-	writeFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+	testkit.WriteFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
 probes:
   - name: hostile
     request: {url: "%s", timeout: %s%s}

@@ -14,7 +14,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/daemon"
+	"github.com/loadprobe/loadprobe/demo/target"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +26,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 // defaultListenAddress is outside the fully allocated 9100–9999 exporter range.
@@ -40,8 +40,8 @@ type globalFlags struct {
 	web             *web.FlagConfig
 	enableLifecycle *bool
 	storagePath     *string
-	shard           *prober.Shard // --shard (shard.go)
-	fleet           *FleetOptions // --fleet.* (fleet.go)
+	shard           *config.Shard        // --shard (shard.go)
+	fleet           *daemon.FleetOptions // --fleet.* (fleet.go)
 }
 
 func newApp() (*kingpin.Application, *globalFlags) {
@@ -172,8 +172,8 @@ func checkConfig(file string, stdout, stderr io.Writer) int {
 }
 
 // newDaemon builds the daemon the flags describe, reading configFile.
-func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*Daemon, error) {
-	return NewDaemon(DaemonOptions{
+func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*daemon.Daemon, error) {
+	return daemon.New(daemon.Options{
 		ConfigFile:      configFile,
 		Web:             g.web,
 		EnableLifecycle: *g.enableLifecycle,

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
 // binary is loadprobe built once for the tests that run it as a process.
@@ -66,7 +68,7 @@ func TestConfigCheck(t *testing.T) {
 	if code != 0 {
 		t.Errorf("--config.check on %s: exit %d, want 0\n%s%s", example, code, stdout, stderr)
 	}
-	contains(t, "the output of a good check", stdout, example, "valid")
+	testkit.Contains(t, "the output of a good check", stdout, example, "valid")
 
 	// Every bad config of the config package's tests: exit 1, the file and
 	// the line named.
@@ -82,12 +84,12 @@ func TestConfigCheck(t *testing.T) {
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yml")
-	writeFile(t, bad, badConfig)
+	testkit.WriteFile(t, bad, testkit.BadConfig)
 	code, stdout, stderr = loadprobe(t, "--config.check", "--config.file="+bad)
 	if code != 1 {
 		t.Errorf("--config.check on a bad config: exit %d, want 1\n%s%s", code, stdout, stderr)
 	}
-	contains(t, "stderr of a bad check", stderr, bad+":4:")
+	testkit.Contains(t, "stderr of a bad check", stderr, bad+":4:")
 
 	code, _, stderr = loadprobe(t, "--config.check", "--config.file="+filepath.Join(t.TempDir(), "missing.yml"))
 	if code != 1 {
@@ -100,19 +102,19 @@ func TestVersionAndUsage(t *testing.T) {
 	if code != 0 {
 		t.Errorf("--version: exit %d, want 0\n%s", code, stderr)
 	}
-	contains(t, "--version", stdout, "loadprobe, version "+testVersion, "go version:")
+	testkit.Contains(t, "--version", stdout, "loadprobe, version "+testVersion, "go version:")
 
 	code, _, stderr = loadprobe(t, "--no-such-flag")
 	if code != 2 {
 		t.Errorf("an unknown flag: exit %d, want 2", code)
 	}
-	contains(t, "stderr of an unknown flag", stderr, "no-such-flag")
+	testkit.Contains(t, "stderr of an unknown flag", stderr, "no-such-flag")
 
 	code, stdout, _ = loadprobe(t, "--help")
 	if code != 0 {
 		t.Errorf("--help: exit %d, want 0", code)
 	}
-	contains(t, "--help", stdout, "--config.file", "config.check", "--web.listen-address=:10471",
+	testkit.Contains(t, "--help", stdout, "--config.file", "config.check", "--web.listen-address=:10471",
 		"--web.config.file", "web.enable-lifecycle", "--log.level", "--log.format")
 }
 
@@ -120,7 +122,7 @@ func TestVersionAndUsage(t *testing.T) {
 // SIGHUP and exits 0 soon after SIGTERM.
 func TestProcess(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
-	writeFile(t, file, goodConfig)
+	testkit.WriteFile(t, file, testkit.GoodConfig)
 	cmd := exec.Command(binary, "--config.file="+file, "--web.listen-address=127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -165,13 +167,13 @@ func TestProcess(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	contains(t, "/metrics", get("/metrics"), `loadprobe_build_info{branch="",goarch=`, `version="`+testVersion+`"`)
+	testkit.Contains(t, "/metrics", get("/metrics"), `loadprobe_build_info{branch="",goarch=`, `version="`+testVersion+`"`)
 
-	writeFile(t, file, otherConfig)
+	testkit.WriteFile(t, file, testkit.OtherConfig)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the SIGHUP reload", func() bool { return strings.Contains(get("/config"), "name: other") })
+	testkit.WaitFor(t, "the SIGHUP reload", func() bool { return strings.Contains(get("/config"), "name: other") })
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,7 +35,7 @@ const (
 // stdout. Progress goes to stderr. When ctx ends, the run under way ends
 // canceled within seconds and is printed; the probes after it do not run.
 // With a shard of a fleet, each run sends the shard's share of its levels.
-func runOnce(ctx context.Context, configFile string, names []string, output string, shard prober.Shard, stdout, stderr io.Writer) int {
+func runOnce(ctx context.Context, configFile string, names []string, output string, shard config.Shard, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
 		return exitUsageErr
@@ -103,7 +102,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 // stdout, not to per-step series.
 type noSource struct{}
 
-func (noSource) Snapshot() []schedule.ProbeState { return nil }
+func (noSource) Snapshot() []result.ProbeState { return nil }
 
 // selectProbes returns the named probes in the order given, or all.
 func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {

@@ -17,16 +17,17 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/internal/realpart"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // rampConfig is a short /work ramp against target, expecting minCapacity.
 func rampConfig(t *testing.T, target string, minCapacity int) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
-	writeFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+	testkit.WriteFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
 probes:
   - name: work
     request: {url: "%s/work"}
@@ -56,7 +57,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 (capacity above 150/s)\n%s\n%s", code, stdout, stderr)
 	}
-	contains(t, "the table", stdout,
+	testkit.Contains(t, "the table", stdout,
 		"probe work: concurrency ramp, completed",
 		"connections", "goodput", "p99", "in-flight",
 		"knee            4 connections",
@@ -66,8 +67,8 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 		"valid: yes",
 		"throughput stopped improving at 4 connections",
 	)
-	lacks(t, "the table of one probe", stdout, "probe shed")
-	contains(t, "the progress on stderr", stderr, "work: step 1/4 (level 1)", "work: step 4/4 (level 8)")
+	testkit.Lacks(t, "the table of one probe", stdout, "probe shed")
+	testkit.Contains(t, "the progress on stderr", stderr, "work: step 1/4 (level 1)", "work: step 4/4 (level 8)")
 }
 
 // A step without a successful response has no latency to show: the table
@@ -133,7 +134,7 @@ func TestRunJSON(t *testing.T) {
 func TestRunExitCodes(t *testing.T) {
 	target := workTarget(t)
 	bad := filepath.Join(t.TempDir(), "bad.yml")
-	writeFile(t, bad, badConfig)
+	testkit.WriteFile(t, bad, testkit.BadConfig)
 	tests := []struct {
 		name string
 		args []string
@@ -151,7 +152,7 @@ func TestRunExitCodes(t *testing.T) {
 			if code != tt.want {
 				t.Errorf("exit %d, want %d\n%s\n%s", code, tt.want, stdout, stderr)
 			}
-			contains(t, "the output", stdout+stderr, tt.says)
+			testkit.Contains(t, "the output", stdout+stderr, tt.says)
 		})
 	}
 }
@@ -210,7 +211,7 @@ func TestDemo(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	contains(t, "the status page", get("/"), `<svg class="ramp"`, "connections (")
+	testkit.Contains(t, "the status page", get("/"), `<svg class="ramp"`, "connections (")
 	t.Run("promtool check metrics", func(t *testing.T) { promtoolCheckMetrics(t, get("/metrics")) })
 
 	cmd.Process.Signal(syscall.SIGINT)

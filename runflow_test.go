@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // run's table shows a flow's steps level by level; a single request's

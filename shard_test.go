@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func TestShardFlagRejectsABadValueAsAUsageError(t *testing.T) {
@@ -38,7 +39,7 @@ func TestShardFlagRejectsABadValueAsAUsageError(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != 2 {
 			t.Errorf("%v %s: exit %d (%v), want 2\n%s", tt.args, tt.env, code, err, out)
 		}
-		contains(t, fmt.Sprint(tt.args, tt.env), string(out), "--shard", tt.want)
+		testkit.Contains(t, fmt.Sprint(tt.args, tt.env), string(out), "--shard", tt.want)
 	}
 }
 
@@ -51,7 +52,7 @@ func shardTarget(t *testing.T) (configFile string) {
 	srv := httptest.NewServer(target.New(target.Options{Workers: 12, WorkTime: 10 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	configFile = filepath.Join(t.TempDir(), "loadprobe.yml")
-	writeFile(t, configFile, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+	testkit.WriteFile(t, configFile, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
 probes:
   - name: work
     request: {url: "%s/work"}
@@ -99,17 +100,17 @@ func TestDaemonSendsTheShardsShare(t *testing.T) {
 		return string(b)
 	}
 	held := false
-	waitFor(t, "the step at level 12", func() bool {
+	testkit.WaitFor(t, "the step at level 12", func() bool {
 		m := scrape()
 		held = held || strings.Contains(m, `loadprobe_concurrency{probe="work"} 4`+"\n")
 		return strings.Contains(m, `loadprobe_step_in_flight{level="12",probe="work"}`)
 	})
 	m := scrape()
-	contains(t, "/metrics", m, `loadprobe_shard_info{shard="1",shards="3"} 1`)
+	testkit.Contains(t, "/metrics", m, `loadprobe_shard_info{shard="1",shards="3"} 1`)
 	if !held {
 		t.Error(`loadprobe_concurrency{probe="work"} never read 4 while the step ran`)
 	}
-	if got := metricValue(t, m, `loadprobe_step_in_flight{level="12",probe="work"}`); math.Abs(got-4) > 0.6 {
+	if got := testkit.MetricValue(t, m, `loadprobe_step_in_flight{level="12",probe="work"}`); math.Abs(got-4) > 0.6 {
 		t.Errorf("Little's law at level 12: %.2f in flight, want the share 4", got)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
 )
 
 // serveTarget is `loadprobe target`: the built-in demo target, until

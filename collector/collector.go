@@ -5,18 +5,15 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/loadprobe/loadprobe/prober"
 )
 
 const namespace = "loadprobe"
 
 // Source gives the collector a consistent view of every configured probe at scrape time.
-type Source interface{ Snapshot() []schedule.ProbeState }
+type Source interface{ Snapshot() []result.ProbeState }
 
 // Latency buckets of the classic histograms: 100µs to 30s, about three per decade.
 var (
@@ -132,7 +129,7 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 
 // Live returns the hot-path recorder of a probe, creating its series (all at
 // 0) on first use. It returns the same recorder until the probe is forgotten.
-func (c *Collector) Live(probe string) prober.Live {
+func (c *Collector) Live(probe string) result.Live {
 	return c.get(probe)
 }
 
@@ -256,7 +253,7 @@ type Live struct {
 
 type observerRef struct{ o prometheus.Observer }
 
-var _ prober.Live = (*Live)(nil)
+var _ result.Live = (*Live)(nil)
 
 // Attempt records one finished attempt; code is 0 when there was no response,
 // latency in seconds is recorded only for attempts that got one.

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -21,16 +20,16 @@ import (
 // fakeSource hands out whatever the test put in it.
 type fakeSource struct {
 	mu     sync.Mutex
-	states []schedule.ProbeState
+	states []result.ProbeState
 }
 
-func (f *fakeSource) Snapshot() []schedule.ProbeState {
+func (f *fakeSource) Snapshot() []result.ProbeState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]schedule.ProbeState(nil), f.states...)
+	return append([]result.ProbeState(nil), f.states...)
 }
 
-func (f *fakeSource) set(states ...schedule.ProbeState) {
+func (f *fakeSource) set(states ...result.ProbeState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.states = states
@@ -179,7 +178,7 @@ func newTest(t testing.TB) (*prometheus.Registry, *fakeSource, *Collector) {
 
 func TestCompletedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(schedule.ProbeState{
+	src.set(result.ProbeState{
 		Probe:         probeConfig("work", 400),
 		Last:          completedRun(),
 		LastCompleted: time.Unix(1700000012, 500000000),
@@ -193,7 +192,7 @@ func TestCompletedRun(t *testing.T) {
 func TestBeforeFirstRun(t *testing.T) {
 	reg, src, _ := newTest(t)
 	// No run yet, no min_capacity: only the schedule interval is known.
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 0)})
+	src.set(result.ProbeState{Probe: probeConfig("work", 0)})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(intervalExposition), resultFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +206,7 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	// A new run under way with no step finished yet leaves the last run's
 	// step series in place (a continuous probe's runs are one step each),
 	// and the per-run families still describe the last run.
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Result: result.ResultRunning}})
+	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Result: result.ResultRunning}})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("4", "500", "510")+stepSeries("0.5", "40", "50")), stepFamilies...); err != nil {
 		t.Fatalf("steps of the last run: %v", err)
 	}
@@ -217,14 +216,14 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 
 	// Its first step clears them and shows up alone.
 	cur := &result.Result{Name: "work", Result: result.ResultRunning, Steps: []result.Step{step(8, 700)}}
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
+	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
 
 	// Once it ends, it is the last run.
 	cur.Result = result.ResultCompleted
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: cur})
+	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +239,7 @@ func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
 	reg, src, _ := newTest(t)
 	r := completedRun()
 	r.Steps = []result.Step{step(1, 10), step(1, 20)} // two phases at the same rate
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:9]...); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +257,7 @@ func TestStepWithoutSuccessHasNoLatency(t *testing.T) {
 	failed.Errors = map[string]int64{"timeout": 40}
 	failed.ErrorRatio, failed.Latency = 1, result.Latency{}
 	r.Steps = append(r.Steps, failed)
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +445,7 @@ func TestForget(t *testing.T) {
 		c.Live(p).Attempt(result.Success, 200, 0.01)
 		c.Live(p).SendDelay(0.001)
 	}
-	src.set(schedule.ProbeState{Probe: probeConfig("b", 0)})
+	src.set(result.ProbeState{Probe: probeConfig("b", 0)})
 	c.Forget("a")
 
 	mfs, err := reg.Gather()
@@ -475,7 +474,7 @@ func TestForget(t *testing.T) {
 
 func TestLint(t *testing.T) {
 	reg, src, c := newTest(t)
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
+	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
 	c.RunStarted("work")
 	l := c.Live("work")
 	l.Attempt(result.Success, 200, 0.01)
@@ -493,7 +492,7 @@ func TestLint(t *testing.T) {
 // its per-run figures and no step series.
 func TestFailedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(schedule.ProbeState{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Result: result.ResultFailed, Error: "dial tcp: refused"}})
+	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Result: result.ResultFailed, Error: "dial tcp: refused"}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -547,7 +546,7 @@ func TestContinuousProbeExportsNoInterval(t *testing.T) {
 	reg, src, _ := newTest(t)
 	p := probeConfig("canary", 0)
 	p.Schedule.Continuous = true
-	src.set(schedule.ProbeState{Probe: p})
+	src.set(result.ProbeState{Probe: p})
 	want := `# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.
 # TYPE loadprobe_schedule_interval_seconds gauge
 loadprobe_schedule_interval_seconds{probe="canary"} 0

@@ -6,8 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 var (
@@ -41,12 +40,12 @@ var (
 // runs back, the fleet's figures (result.Fleet).
 type fleetCollector struct {
 	src   Source
-	shard prober.Shard
+	shard config.Shard
 }
 
 // RegisterFleet registers the fleet families on reg, read from src at
 // scrape time, for shard sh.
-func RegisterFleet(reg prometheus.Registerer, src Source, sh prober.Shard) {
+func RegisterFleet(reg prometheus.Registerer, src Source, sh config.Shard) {
 	reg.MustRegister(&fleetCollector{src: src, shard: sh})
 }
 

@@ -10,9 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Every replica exports when each step started and its share of the level
@@ -61,8 +59,8 @@ loadprobe_fleet_step_start_skew_seconds{probe="work"} 0
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
 			src := &fakeSource{}
-			src.set(schedule.ProbeState{Probe: p, Last: &result.Result{Name: "work", Steps: []result.Step{s5, s10}, Fleet: tc.fleet}})
-			RegisterFleet(reg, src, prober.Shard{Index: 0, Count: 3})
+			src.set(result.ProbeState{Probe: p, Last: &result.Result{Name: "work", Steps: []result.Step{s5, s10}, Fleet: tc.fleet}})
+			RegisterFleet(reg, src, config.Shard{Index: 0, Count: 3})
 			steps := `
 loadprobe_step_share{level="10",probe="work"} 4
 loadprobe_step_share{level="5",probe="work"} 2

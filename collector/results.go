@@ -5,8 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -92,7 +91,7 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 }
 
-func collectProbe(ch chan<- prometheus.Metric, ps schedule.ProbeState) {
+func collectProbe(ch chan<- prometheus.Metric, ps result.ProbeState) {
 	name := ps.Probe.Name
 
 	// A continuous probe has no interval: it runs back to back.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/config"
 )
 
 // RegisterShard exports loadprobe_shard_info{shard, shards} 1: which part of
@@ -13,7 +13,7 @@ import (
 // loadprobe is shard 0 of 1, so a fleet query and its alerts read one
 // replica and many alike: count(loadprobe_shard_info) against the shards label
 // tells a missing replica.
-func RegisterShard(reg prometheus.Registerer, sh prober.Shard) {
+func RegisterShard(reg prometheus.Registerer, sh config.Shard) {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: namespace,
 		Name:      "shard_info",

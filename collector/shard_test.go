@@ -7,16 +7,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/config"
 )
 
 func TestShardInfo(t *testing.T) {
 	tests := []struct {
-		shard prober.Shard
+		shard config.Shard
 		want  string
 	}{
-		{prober.Shard{Index: 1, Count: 3}, `loadprobe_shard_info{shard="1",shards="3"} 1`},
-		{prober.Shard{}, `loadprobe_shard_info{shard="0",shards="1"} 1`},
+		{config.Shard{Index: 1, Count: 3}, `loadprobe_shard_info{shard="1",shards="3"} 1`},
+		{config.Shard{}, `loadprobe_shard_info{shard="0",shards="1"} 1`},
 	}
 	for _, tt := range tests {
 		reg := prometheus.NewPedanticRegistry()

@@ -6,8 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // wsFamilies are the families only WebSocket probes feed (DESIGN.md,
@@ -76,7 +75,7 @@ type wsLive struct {
 	children atomic.Pointer[wsChildren]
 }
 
-var _ prober.WebSocketLive = (*Live)(nil)
+var _ result.WebSocketLive = (*Live)(nil)
 
 func (w *wsLive) get(probe string) *wsChildren {
 	ch := w.children.Load()

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/loadprobe/loadprobe/config/template"
 )
 
 // FlowStep is one named request of a flow (DESIGN.md, "Request templates

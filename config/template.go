@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/loadprobe/loadprobe/config/template"
 )
 
 // RequestTemplates are the templated parts of a request, compiled when the

@@ -6,11 +6,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadprobe/loadprobe/internal/regularfile"
-	"github.com/loadprobe/loadprobe/prober/template"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/internal/regularfile"
 )
 
 // Bounds of a config: beyond them a file is a mistake, and a run or an

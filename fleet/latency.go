@@ -3,7 +3,7 @@ package fleet
 import (
 	"slices"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // mixture is the fleet's latency distribution from the shards' step

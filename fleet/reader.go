@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Options say where the fleet's series are and how long to wait for them.

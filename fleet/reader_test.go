@@ -19,9 +19,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func testProbe(t *testing.T) config.Probe {
@@ -70,13 +68,13 @@ func shardSteps(start time.Time, slow bool) []result.Step {
 // replica is one shard as Prometheus sees it: its /metrics, labelled with
 // its job and instance.
 type replica struct {
-	shard prober.Shard
+	shard config.Shard
 	steps []result.Step // nil: it is down
 }
 
-type states []schedule.ProbeState
+type states []result.ProbeState
 
-func (s states) Snapshot() []schedule.ProbeState { return s }
+func (s states) Snapshot() []result.ProbeState { return s }
 
 // vector is what Prometheus would hold of the replicas' gauges and
 // summaries now, each series with its job and instance.
@@ -175,7 +173,7 @@ func reader(t *testing.T, url string, wait time.Duration) *Reader {
 func threeShards(steps func(i int) []result.Step) []replica {
 	var rs []replica
 	for i := range 3 {
-		rs = append(rs, replica{shard: prober.Shard{Index: i, Count: 3}, steps: steps(i)})
+		rs = append(rs, replica{shard: config.Shard{Index: i, Count: 3}, steps: steps(i)})
 	}
 	return rs
 }
@@ -329,7 +327,7 @@ func TestJudgeWaitsForTheLastScrape(t *testing.T) {
 func TestJudgeNamesADuplicateShard(t *testing.T) {
 	p := testProbe(t)
 	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
-	rs = append(rs, replica{shard: prober.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
+	rs = append(rs, replica{shard: config.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
 	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}

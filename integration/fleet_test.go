@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
-	lpresult "github.com/loadprobe/loadprobe/prober/result"
+	lpresult "github.com/loadprobe/loadprobe/result"
 )
 
 // The fleet test in one paragraph: against one demo target whose /work pool

@@ -27,7 +27,7 @@ func SettleAllowance(l config.Load) time.Duration {
 // aligned run (its control, or the next run of a continuous probe) starts.
 func AlignedLength(l config.Load) time.Duration {
 	var d time.Duration
-	for _, st := range plan(l, Shard{}) {
+	for _, st := range plan(l, config.Shard{}) {
 		d += st.duration + SettleAllowance(l)
 	}
 	return d

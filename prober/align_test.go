@@ -6,7 +6,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // pacedClient answers every attempt after latency(now), or times out at
@@ -51,14 +52,14 @@ func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
 	fast := func(time.Time) time.Duration { return 10 * time.Millisecond }
 	for _, tc := range []struct {
 		name, load string
-		shard      Shard
+		shard      config.Shard
 		// backlog makes the target slow from the end of the first step
 		// until after the second step's start: settling never succeeds.
 		backlog bool
 	}{
 		{name: "concurrency", load: "concurrency: [1, 2, 4]\nstep_duration: 2s"},
 		{name: "rate", load: "rate: [10, 20, 40]\nstep_duration: 2s"},
-		{name: "sharded with an idle share", load: "concurrency: [1, 2, 4]\nstep_duration: 2s", shard: Shard{Index: 2, Count: 3}},
+		{name: "sharded with an idle share", load: "concurrency: [1, 2, 4]\nstep_duration: 2s", shard: config.Shard{Index: 2, Count: 3}},
 		{name: "settle cut at the start", load: "concurrency: [1, 2, 4]\nstep_duration: 2s", backlog: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // classify maps the error that ended an attempt to its Outcome. Both client

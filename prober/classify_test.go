@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func TestClassify(t *testing.T) {

@@ -10,13 +10,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/version"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/loadprobe/loadprobe/config/template"
 )
 
 // maxBodyBytes is how much of a response body an attempt reads. Beyond it the

@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/loadprobe/loadprobe/config/template"
 )
 
 // The lean HTTP/1.1 client. The request is serialized once; an attempt is one

@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Templated requests (DESIGN.md, "Request templates and flows"). config
@@ -18,12 +19,12 @@ import (
 
 // newConnector returns the connector of p: the client of its flow's steps,
 // its WebSocket sessions, or its HTTP request.
-func newConnector(p config.Probe, live Live) (connector, error) {
+func newConnector(p config.Probe, live result.Live) (connector, error) {
 	if len(p.Flow) > 0 {
 		return newFlowClient(p)
 	}
 	if isWebSocket(p.Request.URL) {
-		wl, _ := live.(WebSocketLive)
+		wl, _ := live.(result.WebSocketLive)
 		return newWSClient(p.Request, wl)
 	}
 	c, err := newClient(p.Request, p.Name, false)

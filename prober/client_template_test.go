@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // templatedBody is the bench's templated probe: a POST whose body varies
@@ -34,7 +34,7 @@ func TestTemplatedFastZeroAllocs(t *testing.T) {
 	s := newTestServer(t, fixedServer)
 	url := strings.Replace(s.url, "/path?q=1", "/items/{{random_int 1 5000}}?i={{index}}", 1)
 	p := templatedProbe(t, postProbeYAML(url, templatedBody, "      headers: {X-Request-Id: '{{uuid}}'}\n"))
-	c, err := newConnector(p, NopLive{})
+	c, err := newConnector(p, result.NopLive{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 			name = "templated"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), NopLive{})
+			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), result.NopLive{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 		})
 		// 50 workers, one Conn each, as the engine runs them.
 		b.Run(name+"/parallel", func(b *testing.B) {
-			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), NopLive{})
+			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), result.NopLive{})
 			if err != nil {
 				b.Fatal(err)
 			}

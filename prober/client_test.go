@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"

@@ -26,7 +26,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // tlsTarget is an https server on loopback that counts its handshakes, and

@@ -7,17 +7,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/loadprobe/loadprobe/config"
 )
 
 // Options wires a run to whoever watches it.
 type Options struct {
-	Live     Live                // live metrics; NopLive when nil
+	Live     result.Live         // live metrics; result.NopLive when nil
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
-	Shard    Shard               // this replica's part of a fleet (shard.go); zero: all of every level
+	Shard    config.Shard        // this replica's part of a fleet (shard.go); zero: all of every level
 	// Align is the wall-clock boundary an aligned run starts at, its steps
 	// at fixed offsets from it (align.go); zero: each step starts as soon
 	// as the last one has settled.
@@ -54,7 +54,7 @@ type stage struct {
 
 // plan lists the stages of a probe's load in the order they run, each
 // holding the shard's share of its level.
-func plan(l config.Load, sh Shard) []stage {
+func plan(l config.Load, sh config.Shard) []stage {
 	step := time.Duration(l.StepDuration)
 	var stages []stage
 	switch l.Mode() {
@@ -75,7 +75,7 @@ func plan(l config.Load, sh Shard) []stage {
 			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
 		}
 	}
-	return sh.share(l.Mode(), stages)
+	return share(sh, l.Mode(), stages)
 }
 
 // abandonAfter bounds how long a canceled run waits for the attempts under
@@ -96,7 +96,7 @@ type connector interface {
 type engine struct {
 	probe    config.Probe
 	opts     Options
-	live     Live
+	live     result.Live
 	client   connector
 	conns    []Conn          // closed loop: one per worker, kept across steps
 	recs     []*stepRecorder // one per worker (or sender) up to recorderShards, merged at step end
@@ -158,7 +158,7 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	}
 	e.align = newAlignment(opts.Align, p.Load, e.stages)
 	if e.live == nil {
-		e.live = NopLive{}
+		e.live = result.NopLive{}
 	}
 	e.flowLive()
 	go func() {

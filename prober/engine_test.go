@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/common/model"
 
@@ -364,7 +364,7 @@ step_duration: 1s`)
 
 // recordingLive keeps what the engine reports live, for assertions.
 type recordingLive struct {
-	NopLive
+	result.NopLive
 	mu           sync.Mutex
 	maxSendDelay float64
 	dropped      int

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/target"
 )
 
 // Run a probe from Go: start from config.DefaultProbe, set a name, a URL

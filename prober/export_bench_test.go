@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Recording is the engine's per-attempt recording, exposed to the benchmarks
@@ -18,7 +18,7 @@ type Recording struct {
 
 // NewRecording returns the recording of a closed-loop worker whose measured
 // window opened at measureFrom, feeding live.
-func NewRecording(live Live, measureFrom time.Time, window time.Duration) *Recording {
+func NewRecording(live result.Live, measureFrom time.Time, window time.Duration) *Recording {
 	rec := newStepRecorder()
 	rec.within(window)
 	return &Recording{e: &engine{live: live, ctx: context.Background()}, rec: rec, measureFrom: measureFrom}
@@ -30,4 +30,4 @@ func (r *Recording) Observe(o result.Outcome, code int, from, finished time.Time
 }
 
 // Live is the live recorder the engine feeds.
-func (r *Recording) Live() Live { return r.e.live }
+func (r *Recording) Live() result.Live { return r.e.live }

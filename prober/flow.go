@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/template"
+	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // A flow probe (DESIGN.md, "Request templates and flows") is run by the
@@ -38,7 +38,7 @@ type flowClient struct {
 
 type flowStep struct {
 	name     string
-	live     Live // the step's live series (flowLive); NopLive until a run gives them
+	live     result.Live // the step's live series (flowLive); result.NopLive until a run gives them
 	client   *Client
 	timeout  time.Duration
 	captures []flowCapture
@@ -64,7 +64,7 @@ func newFlowClient(p config.Probe) (*flowClient, error) {
 	f.aborted, f.abort = context.WithCancel(context.Background())
 	slot := 0
 	for _, st := range p.Flow {
-		fs := flowStep{name: st.Name, live: NopLive{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
+		fs := flowStep{name: st.Name, live: result.NopLive{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
 		for _, name := range st.CaptureNames() {
 			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
 			slot++
@@ -342,7 +342,7 @@ func (e *engine) flowLive() {
 
 // iterationLive is a flow's Live as the engine sees it: an iteration's
 // requests were counted by its steps.
-type iterationLive struct{ Live }
+type iterationLive struct{ result.Live }
 
 func (iterationLive) Attempt(result.Outcome, int, float64) {}
 

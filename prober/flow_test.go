@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
-	"github.com/loadprobe/loadprobe/prober/template"
 	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // shopFlow is the two-step flow of the demo target's shop: log in, take
@@ -160,7 +161,7 @@ probes:
   - name: bench
 `+bc.probe+`    load: {concurrency: [1]}
 `)
-			c, err := newConnector(p, NopLive{})
+			c, err := newConnector(p, result.NopLive{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -196,7 +197,7 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 	f := &flowClient{src: &varSource{}}
 	c := &flowConn{f: f, vars: template.NewVars(0)}
 	for range steps {
-		f.steps = append(f.steps, flowStep{live: NopLive{}})
+		f.steps = append(f.steps, flowStep{live: result.NopLive{}})
 		c.conns = append(c.conns, nopConn{})
 		c.recs = append(c.recs, newStepRecorder())
 	}
@@ -239,7 +240,7 @@ func TestShopExampleRuns(t *testing.T) {
 
 // stepLive counts the live attempts by step ("" for the probe's own).
 type stepLive struct {
-	NopLive
+	result.NopLive
 	mu     *sync.Mutex
 	counts map[string]int
 	step   string
@@ -251,7 +252,7 @@ func (l stepLive) Attempt(result.Outcome, int, float64) {
 	l.mu.Unlock()
 }
 
-func (l stepLive) Step(name string) Live { l.step = name; return l }
+func (l stepLive) Step(name string) result.Live { l.step = name; return l }
 
 // The live request families count a flow's requests by step, not its
 // iterations: what the target saw.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // hostileServers answer a request the way a broken or hostile server does.

@@ -8,13 +8,12 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 type noSource struct{}
 
-func (noSource) Snapshot() []schedule.ProbeState { return nil }
+func (noSource) Snapshot() []result.ProbeState { return nil }
 
 // BenchmarkRecordAttempt is the per-request cost of recording one attempt
 // beside the request itself, as the engine pays it:
@@ -35,7 +34,7 @@ func BenchmarkRecordAttempt(b *testing.B) {
 		lat[i] = 50*time.Microsecond + time.Duration(i)*time.Duration(i)*47*time.Nanosecond
 	}
 	const window = 10 * time.Second
-	live := func() prober.Live {
+	live := func() result.Live {
 		return collector.New(prometheus.NewRegistry(), noSource{}).Live("bench")
 	}
 	outcome := func(i int) (result.Outcome, int) {
@@ -56,7 +55,7 @@ func BenchmarkRecordAttempt(b *testing.B) {
 		}
 	}
 	b.Run("stats", func(b *testing.B) {
-		observe(b, prober.NewRecording(prober.NopLive{}, start, window))
+		observe(b, prober.NewRecording(result.NopLive{}, start, window))
 	})
 	b.Run("stats+live", func(b *testing.B) {
 		observe(b, prober.NewRecording(live(), start, window))

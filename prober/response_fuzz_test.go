@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // FuzzReadResponse holds the lean client's response reader to

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Runner runs one probe once and returns its result. Run is the Runner

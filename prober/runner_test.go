@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // WithControl's one answer for every way the probe and its control end.

@@ -5,104 +5,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
 )
-
-func TestParseShard(t *testing.T) {
-	tests := []struct {
-		in, hostname string
-		want         Shard
-		wantErr      string // a part of the error; "" when valid
-	}{
-		{in: "0/1", want: Shard{0, 1}},
-		{in: "2/3", want: Shard{2, 3}},
-		{in: "ordinal/3", hostname: "loadprobe-2", want: Shard{2, 3}},
-		{in: "ordinal/12", hostname: "load-probe-11", want: Shard{11, 12}},
-		{in: "3/3", wantErr: "index 3 must be below the replica count 3"},
-		{in: "0/0", wantErr: "count N must be a whole number of at least 1"},
-		{in: "-1/3", wantErr: "must be a whole number from 0"},
-		{in: "1", wantErr: "is not i/N"},
-		{in: "a/3", wantErr: `index "a"`},
-		{in: "1/b", wantErr: "count N"},
-		{in: "ordinal/3", hostname: "laptop", wantErr: `host name "laptop" has no pod ordinal`},
-		{in: "ordinal/3", hostname: "loadprobe-web", wantErr: `index "web"`},
-		{in: "ordinal/3", hostname: "loadprobe-3", wantErr: "index 3 must be below the replica count 3"},
-	}
-	for _, tt := range tests {
-		got, err := ParseShard(tt.in, tt.hostname)
-		switch {
-		case tt.wantErr == "" && err != nil:
-			t.Errorf("ParseShard(%q, %q): %v", tt.in, tt.hostname, err)
-		case tt.wantErr == "" && got != tt.want:
-			t.Errorf("ParseShard(%q, %q) = %v, want %v", tt.in, tt.hostname, got, tt.want)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("ParseShard(%q, %q) = %v, %v; want an error with %q", tt.in, tt.hostname, got, err, tt.wantErr)
-		}
-	}
-}
-
-func TestShardConnectionsGiveTheRemainderToTheLowestIndexes(t *testing.T) {
-	tests := []struct {
-		level, replicas int
-		want            []int
-	}{
-		{10, 3, []int{4, 3, 3}},
-		{12, 3, []int{4, 4, 4}},
-		{2, 3, []int{1, 1, 0}},
-		{1, 3, []int{1, 0, 0}},
-		{7, 1, []int{7}},
-		{1024, 5, []int{205, 205, 205, 205, 204}},
-	}
-	for _, tt := range tests {
-		var got []int
-		for i := range tt.replicas {
-			got = append(got, Shard{i, tt.replicas}.Connections(tt.level))
-		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%d connections over %d replicas: %v, want %v", tt.level, tt.replicas, got, tt.want)
-		}
-	}
-}
-
-// Whatever the level and the replica count, the fleet sends the level
-// exactly: no connection lost to rounding, none added, and no replica more
-// than one connection above another.
-func TestShardConnectionsAddUpToTheLevel(t *testing.T) {
-	for n := 1; n <= 16; n++ {
-		for level := 1; level <= 4096; level++ {
-			sum, lo, hi := 0, level, 0
-			for i := range n {
-				c := Shard{i, n}.Connections(level)
-				sum += c
-				lo, hi = min(lo, c), max(hi, c)
-			}
-			if sum != level || hi-lo > 1 {
-				t.Fatalf("%d connections over %d replicas: shares sum to %d, spread %d..%d", level, n, sum, lo, hi)
-			}
-		}
-	}
-}
-
-func TestShardRatesAddUpToTheLevel(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 7} {
-		for _, rate := range []float64{0.5, 1, 10, 100, 333, 100000} {
-			var sum float64
-			for i := range n {
-				sum += Shard{i, n}.Rate(rate)
-			}
-			if !within(sum, rate, 1e-12) {
-				t.Errorf("%g req/s over %d replicas: shares sum to %g", rate, n, sum)
-			}
-		}
-	}
-}
 
 // The plan of a shard sends its share of every kind of load and reports the
 // fleet's level on each step.
@@ -110,16 +21,16 @@ func TestPlanSendsTheShardsShareAndReportsTheFleetLevel(t *testing.T) {
 	url := "http://127.0.0.1:1/"
 	tests := []struct {
 		load  string
-		shard Shard
+		shard config.Shard
 		want  []stage // level, rampTo, fleetLevel
 	}{
-		{"concurrency: [1, 10, 12]", Shard{1, 3}, []stage{{level: 0, rampTo: 0, fleetLevel: 1}, {level: 3, rampTo: 3, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
-		{"concurrency: [1, 10, 12]", Shard{0, 3}, []stage{{level: 1, rampTo: 1, fleetLevel: 1}, {level: 4, rampTo: 4, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
-		{"concurrency: [5]", Shard{}, []stage{{level: 5, rampTo: 5, fleetLevel: 5}}},
-		{"rate: [30, 300]", Shard{2, 3}, []stage{{level: 10, rampTo: 10, fleetLevel: 30}, {level: 100, rampTo: 100, fleetLevel: 300}}},
+		{"concurrency: [1, 10, 12]", config.Shard{Index: 1, Count: 3}, []stage{{level: 0, rampTo: 0, fleetLevel: 1}, {level: 3, rampTo: 3, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
+		{"concurrency: [1, 10, 12]", config.Shard{Index: 0, Count: 3}, []stage{{level: 1, rampTo: 1, fleetLevel: 1}, {level: 4, rampTo: 4, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
+		{"concurrency: [5]", config.Shard{}, []stage{{level: 5, rampTo: 5, fleetLevel: 5}}},
+		{"rate: [30, 300]", config.Shard{Index: 2, Count: 3}, []stage{{level: 10, rampTo: 10, fleetLevel: 30}, {level: 100, rampTo: 100, fleetLevel: 300}}},
 		{`phases:
   - {name: up, duration: 1s, rate: 30, ramp_to: 90}
-  - {name: flat, duration: 1s, rate: 90}`, Shard{0, 3}, []stage{{level: 10, rampTo: 30, fleetLevel: 60}, {level: 30, rampTo: 30, fleetLevel: 90}}},
+  - {name: flat, duration: 1s, rate: 90}`, config.Shard{Index: 0, Count: 3}, []stage{{level: 10, rampTo: 30, fleetLevel: 60}, {level: 30, rampTo: 30, fleetLevel: 90}}},
 	}
 	for _, tt := range tests {
 		got := plan(probeFor(t, url, tt.load).Load, tt.shard)
@@ -138,7 +49,7 @@ func TestPlanSendsTheShardsShareAndReportsTheFleetLevel(t *testing.T) {
 
 // concurrencyLive records the most connections the closed loop asked for.
 type concurrencyLive struct {
-	NopLive
+	result.NopLive
 	most atomic.Int64
 }
 
@@ -167,7 +78,7 @@ step_duration: 1s
 warmup: 100ms`)
 	live := &concurrencyLive{}
 
-	r := Run(context.Background(), p, Options{Live: live, Shard: Shard{1, 3}})
+	r := Run(context.Background(), p, Options{Live: live, Shard: config.Shard{Index: 1, Count: 3}})
 
 	if r.Result != result.ResultCompleted || len(r.Steps) != 1 {
 		t.Fatalf("result %s with levels %v, want completed with 1 level; error %q", r.Result, levels(r), r.Error)
@@ -200,7 +111,7 @@ func TestShardIdlesThroughALevelBelowTheReplicaCount(t *testing.T) {
 step_duration: 3s`)
 		start := time.Now()
 
-		r := Run(context.Background(), p, Options{Shard: Shard{2, 3}})
+		r := Run(context.Background(), p, Options{Shard: config.Shard{Index: 2, Count: 3}})
 
 		if got := time.Since(start); got != 6*time.Second {
 			t.Errorf("two idle steps of 3s took %s, want 6s", got)

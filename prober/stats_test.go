@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func approx(a, b, tol float64) bool {

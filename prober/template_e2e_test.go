@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // recordingServer answers every request with an empty 200 at once and
@@ -71,7 +72,7 @@ func templatedProbe(t testing.TB, yml string) config.Probe {
 // attempts sends n attempts over conns connections at once, as workers do.
 func attempts(t *testing.T, p config.Probe, conns, n int) {
 	t.Helper()
-	c, err := newConnector(p, NopLive{})
+	c, err := newConnector(p, result.NopLive{})
 	if err != nil {
 		t.Fatal(err)
 	}

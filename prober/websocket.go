@@ -15,7 +15,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // A WebSocket probe (DESIGN.md, "WebSocket probes") runs on the engine as
@@ -24,28 +24,12 @@ import (
 // the next message whole. The session is opened by the first attempt that
 // needs one, kept across attempts and steps, and opened again after the
 // server closed it or an attempt failed on it; every opening is a
-// handshake, counted and timed apart through WebSocketLive.
+// handshake, counted and timed apart through result.WebSocketLive.
 //
 // gorilla/websocket carries the protocol: of the maintained libraries it
 // costs the fewest allocations per round trip with a deadline on each
 // (bench/BENCH.md, "WebSocket library"), since its deadlines are the
 // connection's own and not a context per call.
-
-// WebSocketLive takes what only WebSocket probes have. A Live that also
-// implements it (the collector's does) gets every handshake and every
-// close code; another gets nothing of them.
-type WebSocketLive interface {
-	// Handshake records one session opening: success, http_error (the
-	// upgrade refused) or the transport failure; seconds is its duration.
-	Handshake(o result.Outcome, seconds float64)
-	// CloseCode counts a close frame the server sent during an attempt.
-	CloseCode(code int)
-}
-
-type nopWebSocketLive struct{}
-
-func (nopWebSocketLive) Handshake(result.Outcome, float64) {}
-func (nopWebSocketLive) CloseCode(int)                     {}
 
 // upgradedCode is the status code a message round trip is counted under
 // in the responses: every reply comes on a session the server switched
@@ -69,7 +53,7 @@ type wsClient struct {
 	payload  []byte
 	msgType  int
 	reuse    bool // keep_alive: one session for many messages
-	live     WebSocketLive
+	live     result.WebSocketLive
 	ctx      context.Context // ends on Abort: handshakes under way stop
 	cancel   context.CancelFunc
 	sessions connSet[*websocket.Conn]
@@ -78,7 +62,7 @@ type wsClient struct {
 // newWSClient builds the client from req: its headers, its static
 // credentials (read once, as on the HTTP fast path), its tls_config and
 // proxy. live may be nil.
-func newWSClient(req config.Request, live WebSocketLive) (*wsClient, error) {
+func newWSClient(req config.Request, live result.WebSocketLive) (*wsClient, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
@@ -131,7 +115,7 @@ func newWSClient(req config.Request, live WebSocketLive) (*wsClient, error) {
 		c.dialer.Proxy = http.ProxyFromEnvironment
 	}
 	if c.live == nil {
-		c.live = nopWebSocketLive{}
+		c.live = result.NopWebSocketLive{}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil

@@ -14,14 +14,15 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // wsLive records what a WebSocket run reports live: attempts by outcome,
 // handshakes by outcome and close codes.
 type wsLive struct {
-	NopLive
+	result.NopLive
 	mu         sync.Mutex
 	attempts   map[result.Outcome]int
 	handshakes map[result.Outcome]int
@@ -206,11 +207,11 @@ func TestWebSocketOpenLoopSpreadsOverItsSessions(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name     string
-		shard    Shard
+		shard    config.Shard
 		sessions int
 	}{
-		{"alone", Shard{}, 4},
-		{"replica 0 of 2", Shard{Index: 0, Count: 2}, 2},
+		{"alone", config.Shard{}, 4},
+		{"replica 0 of 2", config.Shard{Index: 0, Count: 2}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := probeFor(t, url, `rate: [200]

@@ -17,7 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
 )
 
 // BenchmarkWebSocketRoundTrips measures message round trips per CPU-second

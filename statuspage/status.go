@@ -1,4 +1,4 @@
-package web
+package statuspage
 
 import (
 	"embed"
@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/loadprobe/loadprobe/config"
 )
@@ -30,7 +29,7 @@ var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
 type Link struct{ Href, Text string }
 
 // StatusHandler serves the status page from the probes' states at request time.
-func StatusHandler(version string, links []Link, states func() []schedule.ProbeState) http.Handler {
+func StatusHandler(version string, links []Link, states func() []result.ProbeState) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -73,7 +72,7 @@ type probeView struct {
 	BelowMin     bool    // the last run's capacity is below MinCapacity
 }
 
-func newProbeView(st schedule.ProbeState, now time.Time) probeView {
+func newProbeView(st result.ProbeState, now time.Time) probeView {
 	p := st.Probe
 	lq, budget := result.LatencyRule(p.Rules)
 	mode := result.ModeOf(p.Load)

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"path/filepath"
@@ -7,7 +7,8 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
 // The fleet flags are read when the daemon is built: an HTTP client
@@ -16,22 +17,22 @@ import (
 func TestFleetFlags(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "client.yml")
-	writeFile(t, good, "basic_auth: {username: fleet, password: secret}\n")
+	testkit.WriteFile(t, good, "basic_auth: {username: fleet, password: secret}\n")
 	bad := filepath.Join(dir, "bad.yml")
-	writeFile(t, bad, "basic_auth: {username: fleet, pasword: secret}\n")
+	testkit.WriteFile(t, bad, "basic_auth: {username: fleet, pasword: secret}\n")
 	cfg := filepath.Join(dir, "loadprobe.yml")
-	writeFile(t, cfg, "allowed_targets: [127.0.0.1]\nprobes: []\n")
+	testkit.WriteFile(t, cfg, "allowed_targets: [127.0.0.1]\nprobes: []\n")
 	for _, tc := range []struct {
-		shard   prober.Shard
+		shard   config.Shard
 		file    string
 		wantErr string
 	}{
-		{prober.Shard{Index: 0, Count: 3}, good, ""},
-		{prober.Shard{Index: 0, Count: 3}, bad, "--fleet.http-config.file"},
-		{prober.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "--fleet.http-config.file"},
-		{prober.Shard{Index: 1, Count: 3}, bad, ""},
+		{config.Shard{Index: 0, Count: 3}, good, ""},
+		{config.Shard{Index: 0, Count: 3}, bad, "--fleet.http-config.file"},
+		{config.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "--fleet.http-config.file"},
+		{config.Shard{Index: 1, Count: 3}, bad, ""},
 	} {
-		_, err := NewDaemon(DaemonOptions{
+		_, err := New(Options{
 			ConfigFile: cfg, Shard: tc.shard, Logger: promslog.NewNopLogger(),
 			Fleet: FleetOptions{PrometheusURL: "http://127.0.0.1:9090", HTTPConfigFile: tc.file},
 		})

@@ -1,4 +1,4 @@
-package web
+package statuspage
 
 import (
 	"net/http/httptest"

@@ -4,4 +4,4 @@
 // HTML and the chart's layout; it reads the probes' states and results and
 // changes nothing. Every string on the page, the chart's included, goes
 // through html/template, which escapes it for where it lands.
-package web
+package statuspage

@@ -1,4 +1,4 @@
-package web
+package statuspage
 
 import (
 	"encoding/xml"
@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/common/model"
 	"golang.org/x/net/html"
@@ -56,12 +55,12 @@ func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
 
 func TestStatusPage(t *testing.T) {
 	now := time.Now()
-	states := []schedule.ProbeState{
+	states := []result.ProbeState{
 		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-90*time.Second)), LastCompleted: now.Add(-60 * time.Second), Next: now.Add(59 * time.Minute)},
 		{Probe: probe("fresh", 1, 2)},
 		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Result: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
 	}
-	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []schedule.ProbeState { return states })
+	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []result.ProbeState { return states })
 	resp, body := get(t, h, "/")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -143,7 +142,7 @@ const markup = `</svg><script>document.body.dataset.pwned=1</script>"><img src=x
 // evilStates is a probe whose every string that reaches the page holds markup:
 // its name (config allows [a-zA-Z0-9_-] only, but the page must not rely on
 // it), its phase names, its error and its diagnosis.
-func evilStates() []schedule.ProbeState {
+func evilStates() []result.ProbeState {
 	p := probe(markup)
 	p.Load.Concurrency = nil
 	p.Load.Phases = []config.Phase{{Name: markup, Duration: model.Duration(time.Second), Rate: 1}, {Name: "b" + markup, Duration: model.Duration(time.Second), Rate: 2}}
@@ -151,7 +150,7 @@ func evilStates() []schedule.ProbeState {
 		Diagnosis: []string{markup, "second line " + markup},
 		Steps:     []result.Step{{Level: 1, Name: markup, Goodput: 1}, {Level: 2, Name: "b" + markup, Goodput: 2}}}
 	r.BreakingPoints.FirstFailure = &result.Point{Level: 2, Throughput: 2}
-	return []schedule.ProbeState{{Probe: p, Last: r}}
+	return []result.ProbeState{{Probe: p, Last: r}}
 }
 
 // Whatever a name, a phase, an error or a diagnosis holds, it reaches the page

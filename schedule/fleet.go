@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // FleetJudge reads back the fleet's run that r, this replica's finished

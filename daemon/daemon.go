@@ -1,8 +1,7 @@
-package main
+package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,33 +15,30 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
-	statuspage "github.com/loadprobe/loadprobe/web"
 )
 
 // shutdownTimeout bounds how long in-flight HTTP requests may take once the
 // daemon is told to stop; then their connections are closed.
 const shutdownTimeout = 2 * time.Second
 
-// DaemonOptions configure a Daemon.
-type DaemonOptions struct {
+// Options configure a Daemon.
+type Options struct {
 	ConfigFile      string
 	Web             *web.FlagConfig // listen addresses and --web.config.file
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
-	Shard           prober.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
+	Shard           config.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
 	Fleet           FleetOptions    // where replica 0 reads the fleet's runs back (--fleet.*)
 	Logger          *slog.Logger
 	// Hup delivers reload requests; nil means the process's SIGHUP.
@@ -52,7 +48,7 @@ type DaemonOptions struct {
 // Daemon is loadprobe's long-running server: it holds the config, the
 // registry, the collector and the scheduler, and serves them over HTTP.
 type Daemon struct {
-	opts    DaemonOptions
+	opts    Options
 	logger  *slog.Logger
 	reg     *prometheus.Registry
 	sc      *config.SafeConfig
@@ -68,9 +64,9 @@ type Daemon struct {
 	addrs   []net.Addr
 }
 
-// NewDaemon builds a daemon with its own registry (never the global one,
+// New builds a daemon with its own registry (never the global one,
 // which imported libraries write to).
-func NewDaemon(o DaemonOptions) (*Daemon, error) {
+func New(o Options) (*Daemon, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -256,92 +252,4 @@ func (d *Daemon) stopRuns() {
 }
 
 // Snapshot implements collector.Source: every configured probe's state.
-func (d *Daemon) Snapshot() []schedule.ProbeState { return d.sched.Snapshot() }
-
-// lifecycle guards an endpoint that changes state: only with
-// --web.enable-lifecycle (doing what says what it would have done), only by POST.
-func (d *Daemon) lifecycle(doing string, h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !d.opts.EnableLifecycle {
-			http.Error(w, "Lifecycle API is not enabled: start loadprobe with --web.enable-lifecycle to "+doing+".", http.StatusForbidden)
-			return
-		}
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
-			return
-		}
-		h(w, r)
-	}
-}
-
-func (d *Daemon) routes() http.Handler {
-	mux := http.NewServeMux()
-
-	metrics := promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
-		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelError),
-		ErrorHandling:     promhttp.ContinueOnError,
-		Registry:          d.reg,
-		EnableOpenMetrics: true,
-	})
-	mux.Handle("/metrics", promhttp.InstrumentMetricHandler(d.reg, metrics))
-
-	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "loadprobe is Healthy.")
-	})
-	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
-		if !d.ready.Load() {
-			http.Error(w, "loadprobe is not ready: the config is not loaded yet.", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "loadprobe is Ready.")
-	})
-	mux.HandleFunc("/-/reload", d.lifecycle("reload over HTTP, or send it SIGHUP", func(w http.ResponseWriter, _ *http.Request) {
-		if err := d.reload(); err != nil {
-			http.Error(w, fmt.Sprintf("failed to reload config: %s", err), http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprintln(w, "Config reloaded.")
-	}))
-	mux.HandleFunc("/config", func(w http.ResponseWriter, _ *http.Request) {
-		cfg := d.sc.Get()
-		if cfg == nil {
-			http.Error(w, "no config loaded", http.StatusServiceUnavailable)
-			return
-		}
-		out, err := cfg.Redacted()
-		if err != nil {
-			d.logger.Warn("Error marshalling the config", "err", err)
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Write(out)
-	})
-	mux.HandleFunc("/api/v1/results", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Probes []result.Result `json:"probes"`
-		}{d.sched.Results()}); err != nil {
-			d.logger.Warn("Error writing results", "err", err)
-		}
-	})
-	mux.HandleFunc("/api/v1/probes/{name}/run", d.lifecycle("start runs over HTTP", func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		if err := d.sched.Trigger(name); err != nil {
-			http.Error(w, fmt.Sprintf("%s: %q", err, name), http.StatusNotFound)
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-		fmt.Fprintf(w, "Run of %s requested.\n", name)
-	}))
-	landing := statuspage.StatusHandler(version.Info(), []statuspage.Link{
-		{Href: "/metrics", Text: "Metrics"},
-		{Href: "/api/v1/results", Text: "Results"},
-		{Href: "/config", Text: "Configuration"},
-	}, d.sched.Snapshot)
-	mux.Handle("/", landing)
-	return mux
-}
+func (d *Daemon) Snapshot() []result.ProbeState { return d.sched.Snapshot() }

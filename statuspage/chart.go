@@ -1,11 +1,11 @@
-package web
+package statuspage
 
 import (
 	"math"
 	"strconv"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // The chart's frame, in SVG user units.

@@ -1,4 +1,4 @@
-package web
+package statuspage
 
 import (
 	"regexp"
@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Replica 0's page shows its fleet's figures beside its own run: a whole
@@ -22,8 +21,8 @@ func TestStatusPageShowsTheFleet(t *testing.T) {
 	broken := finished("shed", now.Add(-time.Minute))
 	broken.Fleet = &result.Fleet{Shards: 3, Replicas: 2, MissingShards: []int{2},
 		Problems: []string{"shard 2 of 3 has no step in this run at connections 24, 48"}}
-	states := []schedule.ProbeState{{Probe: probe("work", 1, 2, 4, 8, 16), Last: whole}, {Probe: probe("shed", 1, 2, 4, 8, 16), Last: broken}}
-	_, page := get(t, StatusHandler("v", nil, func() []schedule.ProbeState { return states }), "/")
+	states := []result.ProbeState{{Probe: probe("work", 1, 2, 4, 8, 16), Last: whole}, {Probe: probe("shed", 1, 2, 4, 8, 16), Last: broken}}
+	_, page := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }), "/")
 	block := func(name string) string {
 		i := strings.Index(page, `id="fleet-`+name+`"`)
 		if i < 0 {

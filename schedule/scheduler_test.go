@@ -17,7 +17,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // The scheduler's tests send no request: a fake runner stands in for the
@@ -101,7 +101,7 @@ func (o *recObserver) add(e obsEvent) {
 	o.mu.Unlock()
 }
 
-func (o *recObserver) Live(string) prober.Live { return prober.NopLive{} }
+func (o *recObserver) Live(string) result.Live { return result.NopLive{} }
 func (o *recObserver) RunStarted(p string)     { o.add(obsEvent{kind: "started", probe: p}) }
 func (o *recObserver) RunEnded(p string, r result.RunResult) {
 	o.add(obsEvent{kind: "ended", probe: p, result: r})
@@ -218,7 +218,7 @@ func after(d time.Duration) {
 
 var discardLogger = slog.New(slog.DiscardHandler)
 
-func state(t *testing.T, s *Scheduler, probe string) ProbeState {
+func state(t *testing.T, s *Scheduler, probe string) result.ProbeState {
 	t.Helper()
 	for _, st := range s.Snapshot() {
 		if st.Probe.Name == probe {
@@ -226,7 +226,7 @@ func state(t *testing.T, s *Scheduler, probe string) ProbeState {
 		}
 	}
 	t.Fatalf("%s is not in the snapshot", probe)
-	return ProbeState{}
+	return result.ProbeState{}
 }
 
 const twoProbes = `probes:
@@ -364,7 +364,7 @@ func TestSchedulerContinuousProbeDoesNotStarveAnother(t *testing.T) {
 }
 
 // A probe runs at start, then every interval after its last start, plus
-// a jitter below schedule.jitter; ProbeState.Next says when, and Trigger
+// a jitter below schedule.jitter; result.ProbeState.Next says when, and Trigger
 // starts a run at once (triggers during a run add up to one run).
 func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
 	for _, jitter := range []time.Duration{0, 10 * time.Second} {
@@ -606,7 +606,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	stored := result.Result{Name: "a", Mode: "concurrency", Result: result.ResultCompleted, Started: started, DurationSeconds: 55.1,
 		Steps: []result.Step{{Level: 1, Goodput: 99}}, BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 1, Throughput: 99}},
 		Capacity: &result.Point{Level: 1, Throughput: 99}, Valid: true, Diagnosis: []string{}}
-	if err := store.Save([]ProbeState{{Last: &stored, LastCompleted: completed}}); err != nil {
+	if err := store.Save([]result.ProbeState{{Last: &stored, LastCompleted: completed}}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := `probes:

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -12,15 +12,15 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/schedule"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule"
 
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -31,33 +31,6 @@ import (
 // goes there, and runs are short.
 const targetURL = "http://127.0.0.1:8080"
 
-const goodConfig = `allowed_targets: ["127.0.0.1"]
-probes:
-  - name: work
-    request:
-      url: http://127.0.0.1:8080/work
-      basic_auth: {username: alice, password: hunter2}
-    load: {concurrency: [1, 2], step_duration: 300ms}
-    expect: {min_capacity: 400}
-`
-
-// otherConfig replaces the probe "work" with "other".
-const otherConfig = `allowed_targets: ["127.0.0.1"]
-probes:
-  - name: other
-    request: {url: http://127.0.0.1:8080/noop}
-    load: {rate: [10, 20], step_duration: 300ms}
-    schedule: {interval: 30m}
-`
-
-// badConfig fails validation on line 4: the host is not allowed.
-const badConfig = `allowed_targets: ["127.0.0.1"]
-probes:
-  - name: work
-    request: {url: http://192.0.2.1/work}
-    load: {concurrency: [1, 2, 4]}
-`
-
 type testDaemon struct {
 	*Daemon
 	url     string
@@ -66,13 +39,6 @@ type testDaemon struct {
 	hup     chan os.Signal
 	cancel  context.CancelFunc
 	stopped chan error
-}
-
-func writeFile(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // daemonOptions are the knobs a test turns on a daemon.
@@ -105,10 +71,10 @@ func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
 		o.target = demoTarget(t)
 	}
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
-	writeFile(t, file, strings.ReplaceAll(config, targetURL, o.target))
+	testkit.WriteFile(t, file, strings.ReplaceAll(config, targetURL, o.target))
 	addrs, webConfig, systemd := []string{"127.0.0.1:0"}, "", false
 	hup := make(chan os.Signal, 1)
-	d, err := NewDaemon(DaemonOptions{
+	d, err := New(Options{
 		ConfigFile:      file,
 		Web:             &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &webConfig, WebSystemdSocket: &systemd},
 		EnableLifecycle: o.lifecycle,
@@ -159,7 +125,7 @@ func (td *testDaemon) stop(t *testing.T) {
 // test's demo target.
 func (td *testDaemon) write(t *testing.T, config string) {
 	t.Helper()
-	writeFile(t, td.file, strings.ReplaceAll(config, targetURL, td.target))
+	testkit.WriteFile(t, td.file, strings.ReplaceAll(config, targetURL, td.target))
 }
 
 func (td *testDaemon) do(t *testing.T, method, path string) (int, string) {
@@ -199,28 +165,10 @@ func (td *testDaemon) reloadGauge(t *testing.T) string {
 	return m[1]
 }
 
-func contains(t *testing.T, what, body string, want ...string) {
-	t.Helper()
-	for _, w := range want {
-		if !strings.Contains(body, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, body)
-		}
-	}
-}
-
-func lacks(t *testing.T, what, body string, unwanted ...string) {
-	t.Helper()
-	for _, w := range unwanted {
-		if strings.Contains(body, w) {
-			t.Errorf("%s contains %q:\n%s", what, w, body)
-		}
-	}
-}
-
 func TestMetricsEndpoint(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
+	td := startDaemon(t, testkit.GoodConfig, false)
 	body := td.get(t, "/metrics")
-	contains(t, "/metrics", body,
+	testkit.Contains(t, "/metrics", body,
 		"loadprobe_build_info{",
 		"loadprobe_config_last_reload_successful 1",
 		"loadprobe_config_last_reload_success_timestamp_seconds ",
@@ -236,7 +184,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`loadprobe_expected_min_capacity{probe="work"} 400`,
 	)
 	// The default registry, where go-conntrack writes, is not served.
-	lacks(t, "/metrics", body, "net_conntrack_")
+	testkit.Lacks(t, "/metrics", body, "net_conntrack_")
 
 	// OpenMetrics is offered (native histograms and exemplars need it or protobuf).
 	req, _ := http.NewRequest(http.MethodGet, td.url+"/metrics", nil)
@@ -252,17 +200,17 @@ func TestMetricsEndpoint(t *testing.T) {
 }
 
 func TestEndpoints(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
-	contains(t, "/-/healthy", td.get(t, "/-/healthy"), "Healthy")
-	contains(t, "/-/ready", td.get(t, "/-/ready"), "Ready")
-	contains(t, "/", td.get(t, "/"), "loadprobe", `href="/metrics"`, `href="/config"`, `href="/api/v1/results"`)
+	td := startDaemon(t, testkit.GoodConfig, false)
+	testkit.Contains(t, "/-/healthy", td.get(t, "/-/healthy"), "Healthy")
+	testkit.Contains(t, "/-/ready", td.get(t, "/-/ready"), "Ready")
+	testkit.Contains(t, "/", td.get(t, "/"), "loadprobe", `href="/metrics"`, `href="/config"`, `href="/api/v1/results"`)
 	if code, _ := td.do(t, http.MethodGet, "/no-such-page"); code != http.StatusNotFound {
 		t.Errorf("GET /no-such-page: %d, want 404", code)
 	}
 }
 
 func TestConfigRedactsSecrets(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
+	td := startDaemon(t, testkit.GoodConfig, false)
 	resp, err := http.Get(td.url + "/config")
 	if err != nil {
 		t.Fatal(err)
@@ -272,12 +220,12 @@ func TestConfigRedactsSecrets(t *testing.T) {
 		t.Errorf("/config Content-Type = %q, want text/plain", ct)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	contains(t, "/config", string(b), "name: work", "username: alice", "password: <secret>")
-	lacks(t, "/config", string(b), "hunter2")
+	testkit.Contains(t, "/config", string(b), "name: work", "username: alice", "password: <secret>")
+	testkit.Lacks(t, "/config", string(b), "hunter2")
 }
 
 func TestReloadOverHTTP(t *testing.T) {
-	td := startDaemon(t, goodConfig, true)
+	td := startDaemon(t, testkit.GoodConfig, true)
 
 	if code, _ := td.do(t, http.MethodGet, "/-/reload"); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET /-/reload: %d, want 405", code)
@@ -292,61 +240,61 @@ func TestReloadOverHTTP(t *testing.T) {
 	}
 
 	// bad: refused with the reason, the running config stays.
-	td.write(t, badConfig)
+	td.write(t, testkit.BadConfig)
 	code, body := td.do(t, http.MethodPost, "/-/reload")
 	if code != http.StatusInternalServerError {
 		t.Errorf("POST /-/reload of a bad config: %d, want 500", code)
 	}
-	contains(t, "the failed reload's answer", body, filepath.Base(td.file)+":4:", "192.0.2.1")
+	testkit.Contains(t, "the failed reload's answer", body, filepath.Base(td.file)+":4:", "192.0.2.1")
 	if g := td.reloadGauge(t); g != "0" {
 		t.Errorf("reload gauge after a failed reload = %s, want 0", g)
 	}
-	contains(t, "/config after a failed reload", td.get(t, "/config"), "name: work", "/work")
-	contains(t, "/-/ready after a failed reload", td.get(t, "/-/ready"), "Ready")
+	testkit.Contains(t, "/config after a failed reload", td.get(t, "/config"), "name: work", "/work")
+	testkit.Contains(t, "/-/ready after a failed reload", td.get(t, "/-/ready"), "Ready")
 
 	// good again, with another probe: the removed probe's series go.
-	td.write(t, otherConfig)
+	td.write(t, testkit.OtherConfig)
 	if code, body := td.do(t, http.MethodPost, "/-/reload"); code != http.StatusOK {
 		t.Fatalf("POST /-/reload of the fixed config: %d %s", code, body)
 	}
 	if g := td.reloadGauge(t); g != "1" {
 		t.Errorf("reload gauge after the fixed config = %s, want 1", g)
 	}
-	contains(t, "/config after the fix", td.get(t, "/config"), "name: other")
-	contains(t, "/metrics after the fix", td.get(t, "/metrics"),
+	testkit.Contains(t, "/config after the fix", td.get(t, "/config"), "name: other")
+	testkit.Contains(t, "/metrics after the fix", td.get(t, "/metrics"),
 		`loadprobe_runs_total{probe="other",result="failed"} 0`, `loadprobe_schedule_interval_seconds{probe="other"} 1800`)
 	// The removed probe's series go once its run (canceled by the reload,
 	// if still under way) has ended, and do not come back.
-	waitFor(t, "the removed probe's series to go", func() bool { return !strings.Contains(td.get(t, "/metrics"), `probe="work"`) })
+	testkit.WaitFor(t, "the removed probe's series to go", func() bool { return !strings.Contains(td.get(t, "/metrics"), `probe="work"`) })
 	time.Sleep(100 * time.Millisecond)
-	lacks(t, "/metrics after the fix", td.get(t, "/metrics"), `probe="work"`)
-	lacks(t, "/api/v1/results after the fix", td.get(t, "/api/v1/results"), `"name": "work"`)
+	testkit.Lacks(t, "/metrics after the fix", td.get(t, "/metrics"), `probe="work"`)
+	testkit.Lacks(t, "/api/v1/results after the fix", td.get(t, "/api/v1/results"), `"name": "work"`)
 }
 
 // The endpoints that change state answer 403 without --web.enable-lifecycle
 // and change nothing; with it, a POST starts a run at once.
 func TestLifecycleEndpoints(t *testing.T) {
 	t.Run("disabled", func(t *testing.T) {
-		td := startDaemon(t, goodConfig, false)
+		td := startDaemon(t, testkit.GoodConfig, false)
 		td.waitRun(t, "work", 1)
-		td.write(t, otherConfig)
+		td.write(t, testkit.OtherConfig)
 		for _, path := range []string{"/-/reload", "/api/v1/probes/work/run", "/api/v1/probes/nope/run"} {
 			code, body := td.do(t, http.MethodPost, path)
 			if code != http.StatusForbidden {
 				t.Errorf("POST %s without --web.enable-lifecycle: %d, want 403", path, code)
 			}
-			contains(t, "the refusal", body, "--web.enable-lifecycle")
+			testkit.Contains(t, "the refusal", body, "--web.enable-lifecycle")
 		}
-		contains(t, "/config", td.get(t, "/config"), "name: work")
+		testkit.Contains(t, "/config", td.get(t, "/config"), "name: work")
 		time.Sleep(800 * time.Millisecond) // longer than a run
 		m := td.get(t, "/metrics")
-		if n := metricValue(t, m, `loadprobe_runs_total{probe="work",result="completed"}`); n != 1 {
+		if n := testkit.MetricValue(t, m, `loadprobe_runs_total{probe="work",result="completed"}`); n != 1 {
 			t.Errorf("%g completed runs, want 1: a refused POST started a run", n)
 		}
-		contains(t, "/metrics", m, `loadprobe_running{probe="work"} 0`)
+		testkit.Contains(t, "/metrics", m, `loadprobe_running{probe="work"} 0`)
 	})
 	t.Run("enabled", func(t *testing.T) {
-		td := startDaemon(t, goodConfig, true)
+		td := startDaemon(t, testkit.GoodConfig, true)
 		td.waitRun(t, "work", 1)
 		if code, _ := td.do(t, http.MethodGet, "/api/v1/probes/work/run"); code != http.StatusMethodNotAllowed {
 			t.Errorf("GET /api/v1/probes/work/run: %d, want 405", code)
@@ -355,34 +303,17 @@ func TestLifecycleEndpoints(t *testing.T) {
 		if code != http.StatusNotFound {
 			t.Errorf("POST /api/v1/probes/nope/run: %d, want 404", code)
 		}
-		contains(t, "the 404", body, "nope")
+		testkit.Contains(t, "the 404", body, "nope")
 		// The interval is an hour: a second run is the POST's.
 		if code, body := td.do(t, http.MethodPost, "/api/v1/probes/work/run"); code != http.StatusAccepted {
 			t.Fatalf("POST /api/v1/probes/work/run: %d %s, want 202", code, body)
 		}
-		waitFor(t, "the requested run to start", func() bool {
+		testkit.WaitFor(t, "the requested run to start", func() bool {
 			m := td.get(t, "/metrics")
-			return strings.Contains(m, `loadprobe_running{probe="work"} 1`) || metricValue(t, m, `loadprobe_runs_total{probe="work",result="completed"}`) >= 2
+			return strings.Contains(m, `loadprobe_running{probe="work"} 1`) || testkit.MetricValue(t, m, `loadprobe_runs_total{probe="work",result="completed"}`) >= 2
 		})
 		td.waitRun(t, "work", 2)
 	})
-}
-
-// metricValue reads one sample, named with its labels as /metrics writes
-// them, from a scrape; it fails the test when the series is missing.
-func metricValue(t *testing.T, scrape, series string) float64 {
-	t.Helper()
-	for _, line := range strings.Split(scrape, "\n") {
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("/metrics has no %s", series)
-	return 0
 }
 
 // results reads /api/v1/results.
@@ -400,7 +331,7 @@ func (td *testDaemon) waitRun(t *testing.T, probe string, n int) {
 	t.Helper()
 	series := fmt.Sprintf(`loadprobe_runs_total{probe=%q,result="completed"}`, probe)
 	deadline := time.Now().Add(15 * time.Second)
-	for metricValue(t, td.get(t, "/metrics"), series) < float64(n) {
+	for testkit.MetricValue(t, td.get(t, "/metrics"), series) < float64(n) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: fewer than %d completed runs after 15s; results:\n%s", probe, n, td.get(t, "/api/v1/results"))
 		}
@@ -408,29 +339,17 @@ func (td *testDaemon) waitRun(t *testing.T, probe string, n int) {
 	}
 }
 
-// waitFor polls cond every 10ms for at most 5s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestReloadOnSIGHUP(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
+	td := startDaemon(t, testkit.GoodConfig, false)
 
-	td.write(t, badConfig)
+	td.write(t, testkit.BadConfig)
 	td.hup <- syscall.SIGHUP
-	waitFor(t, "the reload gauge to drop to 0", func() bool { return td.reloadGauge(t) == "0" })
-	contains(t, "/config after a failed SIGHUP reload", td.get(t, "/config"), "name: work")
+	testkit.WaitFor(t, "the reload gauge to drop to 0", func() bool { return td.reloadGauge(t) == "0" })
+	testkit.Contains(t, "/config after a failed SIGHUP reload", td.get(t, "/config"), "name: work")
 
-	td.write(t, otherConfig)
+	td.write(t, testkit.OtherConfig)
 	td.hup <- syscall.SIGHUP
-	waitFor(t, "the new config", func() bool { return strings.Contains(td.get(t, "/config"), "name: other") })
+	testkit.WaitFor(t, "the new config", func() bool { return strings.Contains(td.get(t, "/config"), "name: other") })
 	if g := td.reloadGauge(t); g != "1" {
 		t.Errorf("reload gauge after a good SIGHUP reload = %s, want 1", g)
 	}
@@ -439,7 +358,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 // TestResults runs a short ramp against the demo target's /work (4 workers
 // of 10ms: 100/s per connection) and reads it back as JSON and metrics.
 func TestResults(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
+	td := startDaemon(t, testkit.GoodConfig, false)
 
 	// Until the first run ends, the run under way is all there is.
 	sawRunning := false
@@ -528,12 +447,12 @@ func TestResults(t *testing.T) {
 		`loadprobe_responses_total{code="200",probe="work",step=""}`:             func(v float64) bool { return v > 0 },
 		`loadprobe_step_latency_seconds{level="2",probe="work",quantile="0.99"}`: func(v float64) bool { return v > 0.005 && v < 0.2 },
 	} {
-		if v := metricValue(t, m, series); !check(v) {
+		if v := testkit.MetricValue(t, m, series); !check(v) {
 			t.Errorf("%s %g is off", series, v)
 		}
 	}
 	// Rules that never fired have no series.
-	lacks(t, "/metrics", m, `rule="latency_budget"`, `rule="first_failure"`)
+	testkit.Lacks(t, "/metrics", m, `rule="latency_budget"`, `rule="first_failure"`)
 }
 
 // A restarted daemon serves the last results it kept under --storage.path
@@ -542,12 +461,12 @@ func TestResults(t *testing.T) {
 func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	target := demoTarget(t)
-	first := startDaemonWith(t, goodConfig, daemonOptions{storage: dir, target: target})
+	first := startDaemonWith(t, testkit.GoodConfig, daemonOptions{storage: dir, target: target})
 	first.waitRun(t, "work", 1)
 	before := first.results(t)
 	m := first.get(t, "/metrics")
-	completedAt := metricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`)
-	knee := metricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`)
+	completedAt := testkit.MetricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`)
+	knee := testkit.MetricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`)
 	first.stop(t)
 	if len(before) != 1 {
 		t.Fatalf("first daemon served %d results, want 1", len(before))
@@ -555,7 +474,7 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 
 	// The second daemon's run at start takes 20s: what it serves meanwhile
 	// is what the first one kept.
-	slow := strings.Replace(goodConfig, "step_duration: 300ms", "step_duration: 10s", 1)
+	slow := strings.Replace(testkit.GoodConfig, "step_duration: 300ms", "step_duration: 10s", 1)
 	second := startDaemonWith(t, slow, daemonOptions{storage: dir, target: target})
 	var restored, running *result.Result
 	for _, r := range second.results(t) {
@@ -579,13 +498,13 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 		t.Error("the run under way carries the restored run's start")
 	}
 	m = second.get(t, "/metrics")
-	if v := metricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`); v != completedAt {
+	if v := testkit.MetricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`); v != completedAt {
 		t.Errorf("restored last completed timestamp %f, want the stored %f", v, completedAt)
 	}
-	if v := metricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`); v != knee {
+	if v := testkit.MetricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`); v != knee {
 		t.Errorf("restored knee %g, want %g", v, knee)
 	}
-	contains(t, "/metrics of the restarted daemon", m, `loadprobe_running{probe="work"} 1`)
+	testkit.Contains(t, "/metrics of the restarted daemon", m, `loadprobe_running{probe="work"} 1`)
 
 	// Stopped mid-run: the canceled run is no result, the kept one stays.
 	second.stop(t)
@@ -607,9 +526,9 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 func TestStorageCorruptFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "results.json")
-	writeFile(t, file, "{not json")
+	testkit.WriteFile(t, file, "{not json")
 	addrs, webConfig := []string{"127.0.0.1:0"}, ""
-	if _, err := NewDaemon(DaemonOptions{
+	if _, err := New(Options{
 		ConfigFile:  filepath.Join(dir, "loadprobe.yml"),
 		Web:         &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &webConfig},
 		StoragePath: dir,
@@ -624,9 +543,9 @@ func TestStorageCorruptFile(t *testing.T) {
 
 func TestRunFailsOnBadConfig(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bad.yml")
-	writeFile(t, file, badConfig)
+	testkit.WriteFile(t, file, testkit.BadConfig)
 	addrs, webConfig := []string{"127.0.0.1:0"}, ""
-	d, err := NewDaemon(DaemonOptions{
+	d, err := New(Options{
 		ConfigFile: file,
 		Web:        &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &webConfig},
 		Logger:     promslog.NewNopLogger(),
@@ -642,7 +561,7 @@ func TestRunFailsOnBadConfig(t *testing.T) {
 }
 
 func TestShutdown(t *testing.T) {
-	td := startDaemon(t, goodConfig, false)
+	td := startDaemon(t, testkit.GoodConfig, false)
 	td.cancel()
 	select {
 	case err := <-td.stopped:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/internal/regularfile"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Store keeps the latest result of every probe in one JSON file, so that a
@@ -44,7 +44,7 @@ func NewStore(dir string) (*Store, error) {
 
 // Load returns the stored states (only Probe.Name is set of their
 // config); none when nothing was stored yet.
-func (s *Store) Load() ([]ProbeState, error) {
+func (s *Store) Load() ([]result.ProbeState, error) {
 	data, err := regularfile.Read(s.path, maxStoreSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -56,12 +56,12 @@ func (s *Store) Load() ([]ProbeState, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
-	states := make([]ProbeState, 0, len(f.Probes))
+	states := make([]result.ProbeState, 0, len(f.Probes))
 	for _, sp := range f.Probes {
 		if sp.Result.Name == "" {
 			continue // nothing to attach it to
 		}
-		st := ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted}
+		st := result.ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted}
 		st.Probe.Name = sp.Result.Name
 		states = append(states, st)
 	}
@@ -70,7 +70,7 @@ func (s *Store) Load() ([]ProbeState, error) {
 
 // Save writes the latest result of every probe that has one, atomically:
 // a crash leaves either the old file or the new one, never half of one.
-func (s *Store) Save(states []ProbeState) error {
+func (s *Store) Save(states []result.ProbeState) error {
 	f := storedFile{Probes: []storedProbe{}}
 	for _, st := range states {
 		if st.Last != nil {

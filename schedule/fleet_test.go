@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Replica 0 judges each finished run of a scheduled probe as its fleet's

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/result"
-	"github.com/loadprobe/loadprobe/prober/target"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
 )

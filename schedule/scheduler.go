@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/prober/result"
+	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/loadprobe/loadprobe/config"
 )
@@ -20,7 +20,7 @@ import (
 // Observer is told about runs as the scheduler starts and ends them; the
 // collector implements it.
 type Observer interface {
-	Live(probe string) prober.Live
+	Live(probe string) result.Live
 	RunStarted(probe string)
 	RunEnded(probe string, r result.RunResult)
 	// Waited records how long a run waited for its host or the caps.
@@ -28,20 +28,6 @@ type Observer interface {
 	// Forget is called once a removed probe's last run has ended: nothing
 	// is reported about the probe after it (unless it is configured again).
 	Forget(probe string)
-}
-
-// ProbeState is what the daemon knows of one configured probe.
-type ProbeState struct {
-	Probe         config.Probe
-	Last          *result.Result // latest finished run (not canceled), nil before the first
-	Current       *result.Result // run under way with the steps finished so far, nil when idle
-	LastCompleted time.Time      // end of the last completed run; zero: never
-	// Waiting is true while a run waits for its host to be free or for
-	// room under max_concurrency / max_rate.
-	Waiting bool
-	// Next is when the next run is due; zero while a run waits or runs,
-	// and for a continuous probe.
-	Next time.Time
 }
 
 // ErrUnknownProbe is returned by Trigger for a name the config lacks.
@@ -67,7 +53,7 @@ type Scheduler struct {
 	obs    Observer
 	logger *slog.Logger
 	store  *Store       // nil: results are not kept across restarts
-	shard  prober.Shard // this replica's part of a fleet; see SetShard
+	shard  config.Shard // this replica's part of a fleet; see SetShard
 	judge  FleetJudge   // nil: runs are not judged as a fleet's (fleet.go)
 
 	// lookup resolves a host name to its addresses; tests replace it.
@@ -85,7 +71,7 @@ type Scheduler struct {
 	stopping map[string]*probeLoop
 	// kept holds the states of probes not running yet: read back from the
 	// store, or carried over from a probe's loop that a reload replaced.
-	kept map[string]ProbeState
+	kept map[string]result.ProbeState
 
 	busy     map[string]bool // host keys of the runs under way
 	usedConc int
@@ -100,7 +86,7 @@ type probeLoop struct {
 	cancel  context.CancelFunc
 	trigger chan struct{}
 	done    chan struct{}
-	state   ProbeState // guarded by Scheduler.mu
+	state   result.ProbeState // guarded by Scheduler.mu
 	// due is when the run under way was due: the boundary it aligns to
 	// on a fleet's replica (align.go). The loop's goroutine alone uses it.
 	due time.Time
@@ -118,7 +104,7 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
-		runs: map[string]*probeLoop{}, stopping: map[string]*probeLoop{}, kept: map[string]ProbeState{},
+		runs: map[string]*probeLoop{}, stopping: map[string]*probeLoop{}, kept: map[string]result.ProbeState{},
 		busy: map[string]bool{}, freed: make(chan struct{}),
 	}
 	if store != nil {
@@ -143,7 +129,7 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 // SetShard makes every run, controls included, send the shard's share of
 // each level (DESIGN.md, "Beyond one machine"). Call it before the first
 // Apply.
-func (s *Scheduler) SetShard(sh prober.Shard) { s.shard = sh }
+func (s *Scheduler) SetShard(sh config.Shard) { s.shard = sh }
 
 // Apply schedules the probes of cfg: a new probe starts now, an unchanged
 // one goes on untouched, a changed or removed one has its run canceled
@@ -237,13 +223,13 @@ func (s *Scheduler) Trigger(name string) error {
 }
 
 // Snapshot returns every configured probe's state, in config order.
-func (s *Scheduler) Snapshot() []ProbeState {
+func (s *Scheduler) Snapshot() []result.ProbeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg == nil {
 		return nil
 	}
-	states := make([]ProbeState, 0, len(s.cfg.Probes))
+	states := make([]result.ProbeState, 0, len(s.cfg.Probes))
 	for _, p := range s.cfg.Probes {
 		if l, ok := s.runs[p.Name]; ok {
 			states = append(states, l.state)

@@ -1,0 +1,44 @@
+package result
+
+// Live takes every attempt as it happens; the collector implements it with
+// pre-resolved metric children, so each call is a few atomic adds.
+type Live interface {
+	// Attempt records one finished attempt; code is 0 when there was no response.
+	Attempt(o Outcome, code int, latency float64)
+	InFlight(delta int)
+	Dropped()
+	SendDelay(seconds float64)
+	Concurrency(n int)
+	OfferedRate(r float64)
+	// Step returns the Live of one step of a flow: its Attempt counts that
+	// step's requests under the step label.
+	Step(name string) Live
+}
+
+// NopLive discards everything; for runs nobody scrapes.
+type NopLive struct{}
+
+func (NopLive) Attempt(Outcome, int, float64) {}
+func (NopLive) InFlight(int)                  {}
+func (NopLive) Dropped()                      {}
+func (NopLive) SendDelay(float64)             {}
+func (NopLive) Concurrency(int)               {}
+func (NopLive) OfferedRate(float64)           {}
+func (NopLive) Step(string) Live              { return NopLive{} }
+
+// WebSocketLive takes what only WebSocket probes have. A Live that also
+// implements it (the collector's does) gets every handshake and every
+// close code; another gets nothing of them.
+type WebSocketLive interface {
+	// Handshake records one session opening: success, http_error (the
+	// upgrade refused) or the transport failure; seconds is its duration.
+	Handshake(o Outcome, seconds float64)
+	// CloseCode counts a close frame the server sent during an attempt.
+	CloseCode(code int)
+}
+
+// NopWebSocketLive discards handshakes and close codes.
+type NopWebSocketLive struct{}
+
+func (NopWebSocketLive) Handshake(Outcome, float64) {}
+func (NopWebSocketLive) CloseCode(int)              {}
