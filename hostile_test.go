@@ -175,7 +175,7 @@ func TestRunSIGTERMDuringHostileServers(t *testing.T) {
 				if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Probes) != 1 {
 					t.Fatalf("stdout is not one probe's result (%v):\n%s", err, stdout.String())
 				}
-				if r := out.Probes[0].Result; r != result.ResultCanceled {
+				if r := out.Probes[0].Ended; r != result.ResultCanceled {
 					t.Errorf("result %q, want %q", r, result.ResultCanceled)
 				}
 			})

@@ -58,7 +58,7 @@ func TestReadmeWebSocketConfig(t *testing.T) {
 			t.Errorf("level %g: %d failed attempts, errors %v; the README says closed", s.Level, failed, s.Errors)
 		}
 	}
-	if r.Result != result.ResultCompleted && r.Result != result.ResultAborted {
-		t.Errorf("result %s: %s", r.Result, r.Error)
+	if r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted {
+		t.Errorf("result %s: %s", r.Ended, r.Error)
 	}
 }

@@ -124,7 +124,7 @@ func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
 // it completed (or stopped escalating on its abort rule) and, when
 // min_capacity is set, its capacity reached it.
 func expectationsHold(p config.Probe, r result.Result) bool {
-	if r.Result != result.ResultCompleted && r.Result != result.ResultAborted {
+	if r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted {
 		return false
 	}
 	if p.Expect.MinCapacity > 0 {
@@ -138,7 +138,7 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 // the http_error responses' own p99 gets a column when any step had one.
 func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	lq, budget := result.LatencyRule(p.Rules)
-	fmt.Fprintf(w, "probe %s: %s ramp, %s in %.1fs\n", r.Name, r.Mode, r.Result, r.DurationSeconds)
+	fmt.Fprintf(w, "probe %s: %s ramp, %s in %.1fs\n", r.Name, r.Mode, r.Ended, r.DurationSeconds)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
@@ -187,7 +187,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	first := r.Mode.Unit()
-	if r.Mode == result.Phases {
+	if r.Mode == config.ModePhases {
 		first = "phase"
 	}
 	errCol := ""
@@ -196,7 +196,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 	}
 	fmt.Fprintf(tw, "%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\t\n", first, lq.Label, errCol)
 	for _, s := range r.Steps {
-		lvl := result.FormatLevel(s.Level)
+		lvl := config.FormatLevel(s.Level)
 		if s.Name != "" {
 			lvl = s.Name
 		}
@@ -269,7 +269,7 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 }
 
 func (p *progressPrinter) print(pr prober.Progress) {
-	level := result.FormatLevel(pr.Level)
+	level := config.FormatLevel(pr.Level)
 	if pr.Name != "" {
 		level = pr.Name
 	}

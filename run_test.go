@@ -75,7 +75,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 // says "-", where 0.00ms would read as the quickest level of the ramp.
 func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
 	lq, _ := result.LatencyRule(config.DefaultRules)
-	r := result.Result{Mode: result.Concurrency, Steps: []result.Step{
+	r := result.Result{Mode: config.ModeConcurrency, Steps: []result.Step{
 		{Level: 1, Attempts: 10, Responses: map[int]int64{200: 10}, Latency: result.Latency{Mean: 0.005, P99: 0.007}},
 		{Level: 2, Attempts: 10, Errors: map[string]int64{"refused": 10}, ErrorRatio: 1},
 	}}

@@ -56,7 +56,7 @@ probes:
 		t.Fatal("loadprobe run did not exit within 5s of SIGTERM")
 	}
 	var out struct{ Probes []result.Result }
-	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Probes) != 1 || out.Probes[0].Result != result.ResultCanceled {
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Probes) != 1 || out.Probes[0].Ended != result.ResultCanceled {
 		t.Errorf("printed %s (%v), want the held run, canceled", stdout.String(), err)
 	}
 }

@@ -61,7 +61,7 @@ func step(level, goodput float64) result.Step {
 // completedRun is a two-step ramp whose first_failure rule never fired.
 func completedRun() *result.Result {
 	return &result.Result{
-		Name: "work", Mode: "concurrency", Result: result.ResultCompleted,
+		Name: "work", Mode: "concurrency", Ended: result.ResultCompleted,
 		Started:         time.Unix(1700000000, 0),
 		DurationSeconds: 12.5,
 		Steps:           []result.Step{step(4, 500), step(0.5, 40)},
@@ -206,7 +206,7 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	// A new run under way with no step finished yet leaves the last run's
 	// step series in place (a continuous probe's runs are one step each),
 	// and the per-run families still describe the last run.
-	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Result: result.ResultRunning}})
+	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Ended: result.ResultRunning}})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("4", "500", "510")+stepSeries("0.5", "40", "50")), stepFamilies...); err != nil {
 		t.Fatalf("steps of the last run: %v", err)
 	}
@@ -215,14 +215,14 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	}
 
 	// Its first step clears them and shows up alone.
-	cur := &result.Result{Name: "work", Result: result.ResultRunning, Steps: []result.Step{step(8, 700)}}
+	cur := &result.Result{Name: "work", Ended: result.ResultRunning, Steps: []result.Step{step(8, 700)}}
 	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
 
 	// Once it ends, it is the last run.
-	cur.Result = result.ResultCompleted
+	cur.Ended = result.ResultCompleted
 	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
@@ -492,7 +492,7 @@ func TestLint(t *testing.T) {
 // its per-run figures and no step series.
 func TestFailedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Result: result.ResultFailed, Error: "dial tcp: refused"}})
+	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Ended: result.ResultFailed, Error: "dial tcp: refused"}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func (fc *fleetCollector) collectSteps(ch chan<- prometheus.Metric, p config.Pro
 	seen := make(map[string]bool, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- { // the later of two steps at one level wins, as in results.go
 		s := steps[i]
-		level := result.FormatLevel(s.Level)
+		level := config.FormatLevel(s.Level)
 		if seen[level] {
 			continue
 		}
@@ -85,7 +85,7 @@ func (fc *fleetCollector) collectSteps(ch chan<- prometheus.Metric, p config.Pro
 			gauge(ch, stepStarted, float64(s.Started.UnixNano())/1e9, p.Name, level)
 		}
 		share := fc.shard.Rate(s.Level)
-		if result.ModeOf(p.Load).ClosedLoop() {
+		if p.Load.Mode().ClosedLoop() {
 			share = float64(fc.shard.Connections(int(s.Level)))
 		}
 		gauge(ch, stepShare, share, p.Name, level)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -150,7 +151,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 	seen := make(map[string]struct{}, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := &steps[i]
-		level := result.FormatLevel(s.Level)
+		level := config.FormatLevel(s.Level)
 		if _, dup := seen[level]; dup {
 			continue
 		}

@@ -101,15 +101,8 @@ type Schedule struct {
 	Continuous bool           `yaml:"continuous,omitempty"`
 }
 
-// Mode names the kind of load, as in the result JSON.
-const (
-	ModeConcurrency = "concurrency"
-	ModeRate        = "rate"
-	ModePhases      = "phases"
-)
-
 // Mode reports which kind of load l holds.
-func (l Load) Mode() string {
+func (l Load) Mode() Mode {
 	switch {
 	case len(l.Rate) > 0:
 		return ModeRate

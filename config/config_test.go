@@ -259,7 +259,7 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes := map[string]string{}
+	modes := map[string]Mode{}
 	for _, p := range c.Probes {
 		modes[p.Name] = p.Load.Mode()
 	}

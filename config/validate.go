@@ -167,13 +167,13 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 func (v *validator) load(c *Config, l *Load, p keyPath) {
 	var kinds []string
 	if l.Concurrency != nil {
-		kinds = append(kinds, ModeConcurrency)
+		kinds = append(kinds, string(ModeConcurrency))
 	}
 	if l.Rate != nil {
-		kinds = append(kinds, ModeRate)
+		kinds = append(kinds, string(ModeRate))
 	}
 	if l.Phases != nil {
-		kinds = append(kinds, ModePhases)
+		kinds = append(kinds, string(ModePhases))
 	}
 	switch len(kinds) {
 	case 0:

@@ -370,7 +370,7 @@ func TestResults(t *testing.T) {
 		}
 		for _, r := range td.results(t) {
 			switch {
-			case r.Name == "work" && r.Result == result.ResultRunning:
+			case r.Name == "work" && r.Ended == result.ResultRunning:
 				sawRunning = true
 			case r.Name == "work":
 				last = &r
@@ -381,8 +381,8 @@ func TestResults(t *testing.T) {
 	if !sawRunning {
 		t.Log("the run under way was not seen in /api/v1/results (the poll missed it)")
 	}
-	if last.Result != result.ResultCompleted || len(last.Steps) != 2 {
-		t.Fatalf("run %s with %d steps, want completed with 2; error %q", last.Result, len(last.Steps), last.Error)
+	if last.Ended != result.ResultCompleted || len(last.Steps) != 2 {
+		t.Fatalf("run %s with %d steps, want completed with 2; error %q", last.Ended, len(last.Steps), last.Error)
 	}
 
 	// The JSON of DESIGN.md, keys and nulls included.
@@ -478,7 +478,7 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	second := startDaemonWith(t, slow, daemonOptions{storage: dir, target: target})
 	var restored, running *result.Result
 	for _, r := range second.results(t) {
-		switch r.Result {
+		switch r.Ended {
 		case result.ResultRunning:
 			running = &r
 		default:
@@ -488,8 +488,8 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	if restored == nil {
 		t.Fatalf("the restarted daemon serves no kept result:\n%s", second.get(t, "/api/v1/results"))
 	}
-	if !restored.Started.Equal(before[0].Started) || restored.Result != result.ResultCompleted {
-		t.Errorf("restored run started %v (%s), want the original %v (completed)", restored.Started, restored.Result, before[0].Started)
+	if !restored.Started.Equal(before[0].Started) || restored.Ended != result.ResultCompleted {
+		t.Errorf("restored run started %v (%s), want the original %v (completed)", restored.Started, restored.Ended, before[0].Started)
 	}
 	if !reflect.DeepEqual(restored.BreakingPoints, before[0].BreakingPoints) || !reflect.DeepEqual(restored.Capacity, before[0].Capacity) {
 		t.Errorf("restored breaking points %+v, capacity %+v; want %+v, %+v", restored.BreakingPoints, restored.Capacity, before[0].BreakingPoints, before[0].Capacity)

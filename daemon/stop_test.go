@@ -105,7 +105,7 @@ func TestStoppedMidStepIsCanceled(t *testing.T) {
 		}
 		for _, st := range td.sched.Snapshot() {
 			if st.Last != nil {
-				t.Errorf("round %d: %s's last run is a %s run of %.2fs", round, st.Probe.Name, st.Last.Result, st.Last.DurationSeconds)
+				t.Errorf("round %d: %s's last run is a %s run of %.2fs", round, st.Probe.Name, st.Last.Ended, st.Last.DurationSeconds)
 			}
 		}
 		store, err := schedule.NewStore(dir)

@@ -86,7 +86,7 @@ func vector(t *testing.T, p config.Probe, rs []replica) model.Vector {
 			continue
 		}
 		reg := prometheus.NewRegistry()
-		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: r.steps}}}
+		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: r.steps}}}
 		collector.New(reg, src)
 		collector.RegisterShard(reg, r.shard)
 		collector.RegisterFleet(reg, src, r.shard)
@@ -185,7 +185,7 @@ func TestJudgeSumsEveryShard(t *testing.T) {
 	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	if !f.Valid || f.Replicas != 3 || len(f.Problems) != 0 || len(f.MissingShards) != 0 {
 		t.Fatalf("fleet valid %v with %d replicas, problems %q, want valid with 3", f.Valid, f.Replicas, f.Problems)
@@ -217,7 +217,7 @@ func TestJudgeKeepsASlowShardsTail(t *testing.T) {
 	rs := threeShards(func(i int) []result.Step { return shardSteps(runStart, i == 1) })
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	lat := f.Steps[3].Latency
 	if lat.P99 <= 0.1 || lat.P99 > 0.4 || lat.Max != 0.6 {
@@ -244,7 +244,7 @@ func TestJudgeLeavesOutAShardWithoutSuccesses(t *testing.T) {
 	})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	if lat := f.Steps[3].Latency; lat.P50 != 0.02 || lat.P99 != 0.025 || lat.Max != 0.04 || lat.Mean != 0.02 {
 		t.Errorf("level 24 latency %+v; want the two answering shards' p50 20ms, p99 25ms, max 40ms, mean 20ms", lat)
@@ -285,7 +285,7 @@ func TestJudgeNamesAMissingShard(t *testing.T) {
 			rs := threeShards(tc.steps)
 			var queries atomic.Int32
 			url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-			own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+			own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 			f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 			if f.Valid || !slices.Equal(f.MissingShards, tc.missing) || f.Replicas != 2 {
 				t.Errorf("valid %v, missing %v, %d replicas; want invalid, %v, 2", f.Valid, f.MissingShards, f.Replicas, tc.missing)
@@ -316,7 +316,7 @@ func TestJudgeWaitsForTheLastScrape(t *testing.T) {
 		}
 		return vector(t, p, whole)
 	}, &queries)
-	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 10*time.Second).Judge(context.Background(), p, own)
 	if !f.Valid || f.Replicas != 3 {
 		t.Errorf("valid %v with %d replicas, problems %q; want valid once the last step is scraped", f.Valid, f.Replicas, f.Problems)
@@ -330,7 +330,7 @@ func TestJudgeNamesADuplicateShard(t *testing.T) {
 	rs = append(rs, replica{shard: config.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: result.Concurrency, Result: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || len(f.Problems) == 0 || !strings.Contains(f.Problems[0], "shard 1 of 3 runs twice") {
 		t.Errorf("valid %v, problems %q; want invalid: shard 1 runs twice", f.Valid, f.Problems)

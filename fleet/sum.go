@@ -22,7 +22,7 @@ func sum(p config.Probe, own result.Result, shards int, ps parts) *result.Fleet 
 	tolerance := time.Duration(p.Load.StepDuration).Seconds() / 2
 	missing := make([][]string, shards)
 	for _, s := range own.Steps {
-		level := result.FormatLevel(s.Level)
+		level := config.FormatLevel(s.Level)
 		ownStart := float64(s.Started.UnixNano()) / 1e9
 		var found []*part
 		for i := range shards {
@@ -99,7 +99,7 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 		s.ErrorRatio = float64(failed) / float64(s.Attempts)
 	}
 	switch {
-	case result.ModeOf(p.Load).ClosedLoop() && s.Level > 0:
+	case p.Load.Mode().ClosedLoop() && s.Level > 0:
 		s.LoadHeldRatio = s.InFlight / s.Level // Little's law over the fleet
 	case share > 0:
 		s.LoadHeldRatio = heldShare / share // each shard's achieved rate over its offered one

@@ -210,7 +210,7 @@ func lastRun(t *testing.T, addr string, from time.Time) lpresult.Result {
 		t.Fatal(err)
 	}
 	for _, r := range rs.Probes {
-		if r.Name == "work" && r.Result != lpresult.ResultRunning && !r.Started.Before(from) {
+		if r.Name == "work" && r.Ended != lpresult.ResultRunning && !r.Started.Before(from) {
 			return r
 		}
 	}

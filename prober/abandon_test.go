@@ -51,8 +51,8 @@ func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
 				if took := time.Since(start); took != 15*time.Second+abandonAfter {
 					t.Errorf("Run returned %s after its start, want the cancel at 15s + %s", took, abandonAfter)
 				}
-				if r.Result != result.ResultCanceled || len(r.Steps) != 1 || r.Steps[0].Attempts == 0 {
-					t.Errorf("result %s with %d steps, want canceled with the first, whole step", r.Result, len(r.Steps))
+				if r.Ended != result.ResultCanceled || len(r.Steps) != 1 || r.Steps[0].Attempts == 0 {
+					t.Errorf("result %s with %d steps, want canceled with the first, whole step", r.Ended, len(r.Steps))
 				}
 				close(client.release) // the abandoned attempts end; nothing else is left
 				synctest.Wait()

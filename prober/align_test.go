@@ -77,8 +77,8 @@ func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
 					}
 				}
 				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard}, client, time.Now())
-				if r.Result != result.ResultCompleted {
-					t.Fatalf("result %s (%s), want completed", r.Result, r.Error)
+				if r.Ended != result.ResultCompleted {
+					t.Fatalf("result %s (%s), want completed", r.Ended, r.Error)
 				}
 				want := []time.Time{at, at.Add(3 * time.Second), at.Add(6 * time.Second)}
 				got := stepStarts(r)

@@ -134,7 +134,7 @@ func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	client, err := newConnector(p, opts.Live)
 	if err != nil {
 		r := newResult(p, started)
-		r.Result, r.Error = result.ResultFailed, err.Error()
+		r.Ended, r.Error = result.ResultFailed, err.Error()
 		r.DurationSeconds = time.Since(started).Seconds()
 		return r
 	}
@@ -142,7 +142,7 @@ func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 }
 
 func newResult(p config.Probe, started time.Time) result.Result {
-	return result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
+	return result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
 }
 
 // run runs p with client and returns its result, bounded as Run says.
@@ -191,7 +191,7 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 func (e *engine) run() result.Result {
 	p := e.probe
 	r := newResult(p, e.started)
-	r.Result = result.ResultCompleted
+	r.Ended = result.ResultCompleted
 	var settleWithin time.Duration
 	for i, st := range e.stages {
 		var settled time.Duration
@@ -202,7 +202,7 @@ func (e *engine) run() result.Result {
 		}
 		e.waitForStart(i)
 		if e.canceled() {
-			r.Result = result.ResultCanceled
+			r.Ended = result.ResultCanceled
 			break
 		}
 		step := e.runStage(i, st)
@@ -212,7 +212,7 @@ func (e *engine) run() result.Result {
 		}
 		if e.canceled() {
 			// Cut short: its figures cover part of its length only.
-			r.Result = result.ResultCanceled
+			r.Ended = result.ResultCanceled
 			break
 		}
 		r.Steps = append(r.Steps, step)
@@ -220,14 +220,14 @@ func (e *engine) run() result.Result {
 		e.finished = append(e.finished, step)
 		e.mu.Unlock()
 		if step.ErrorRatio > p.Abort.ErrorRatio && i < len(e.stages)-1 {
-			r.Result = result.ResultAborted
+			r.Ended = result.ResultAborted
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
 				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
 			break
 		}
 		if e.opts.OnStep != nil && i < len(e.stages)-1 {
 			partial := r
-			partial.Result = result.ResultRunning
+			partial.Ended = result.ResultRunning
 			partial.DurationSeconds = time.Since(e.started).Seconds()
 			result.Analyze(&partial, p.Rules)
 			e.opts.OnStep(partial)
@@ -235,7 +235,7 @@ func (e *engine) run() result.Result {
 	}
 	// The next run against this host, its control first of all, must not
 	// start on this ramp's backlog either (DESIGN.md, point 9).
-	if len(r.Steps) > 1 && r.Result != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
+	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
 		e.settle(settleWithin, len(e.stages))
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
@@ -250,7 +250,7 @@ func (e *engine) abandon() result.Result {
 	e.mu.Lock()
 	r.Steps = append(r.Steps, e.finished...)
 	e.mu.Unlock()
-	r.Result = result.ResultCanceled
+	r.Ended = result.ResultCanceled
 	r.Error = fmt.Sprintf("attempts under way did not end within %s of the cancel: left behind", abandonAfter)
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	result.Analyze(&r, e.probe.Rules)
@@ -288,7 +288,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	end := start.Add(st.duration)
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
-	closedLoop := result.ModeOf(e.probe.Load).ClosedLoop()
+	closedLoop := e.probe.Load.Mode().ClosedLoop()
 	e.flowStart(measureFrom, end.Sub(measureFrom))
 	var dropped int64
 	if closedLoop {

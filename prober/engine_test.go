@@ -73,8 +73,8 @@ step_duration: 2s
 warmup: 200ms`)
 	r := Run(context.Background(), p, Options{})
 
-	if r.Result != result.ResultCompleted || len(r.Steps) != 6 {
-		t.Fatalf("result %s with levels %v, want completed with 6 levels; error %q", r.Result, levels(r), r.Error)
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 6 {
+		t.Fatalf("result %s with levels %v, want completed with 6 levels; error %q", r.Ended, levels(r), r.Error)
 	}
 	if k := r.BreakingPoints.Knee; k == nil || k.Level != 4 {
 		t.Errorf("knee %+v, want level 4", k)
@@ -167,8 +167,8 @@ step_duration: 500ms`)
 	if ff := r.BreakingPoints.FirstFailure; ff == nil || ff.Level != 1 {
 		t.Errorf("first failure %+v, want level 1", ff)
 	}
-	if r.Result != result.ResultAborted || len(r.Steps) != 1 {
-		t.Errorf("result %s after levels %v; want aborted after the first level", r.Result, levels(r))
+	if r.Ended != result.ResultAborted || len(r.Steps) != 1 {
+		t.Errorf("result %s after levels %v; want aborted after the first level", r.Ended, levels(r))
 	}
 	if r.Capacity != nil {
 		t.Errorf("capacity %+v for a dead target", r.Capacity)
@@ -206,8 +206,8 @@ step_duration: 30s`)
 			defer cancel()
 			start := time.Now()
 			r := Run(ctx, p, Options{})
-			if r.Result != result.ResultCanceled {
-				t.Errorf("result %s, want canceled", r.Result)
+			if r.Ended != result.ResultCanceled {
+				t.Errorf("result %s, want canceled", r.Ended)
 			}
 			if d := time.Since(start); d > 1300*time.Millisecond {
 				t.Errorf("run went on %s after its context ended at 300ms, want its load stopped within a second", d)
@@ -402,7 +402,7 @@ func TestOpenLoopRateRampFindsTheKnee(t *testing.T) {
 step_duration: 2s`)
 	r := Run(context.Background(), p, Options{})
 	if len(r.Steps) != 6 {
-		t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Result, r.Error)
+		t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Ended, r.Error)
 	}
 	if k := r.BreakingPoints.Knee; k == nil || k.Level != 400 {
 		t.Errorf("knee %+v, want 400 req/s", k)
@@ -631,8 +631,8 @@ func TestRunCutShortIsCanceled(t *testing.T) {
 				cancel()
 				ended.Wait()
 				for i, r := range results {
-					if r.Result != result.ResultCanceled {
-						t.Errorf("round %d, run %d: %s after %.2fs of a 10s step, want canceled", round, i, r.Result, r.DurationSeconds)
+					if r.Ended != result.ResultCanceled {
+						t.Errorf("round %d, run %d: %s after %.2fs of a 10s step, want canceled", round, i, r.Ended, r.DurationSeconds)
 					}
 				}
 			}

@@ -28,7 +28,7 @@ func Example() {
 
 	r := prober.Run(context.Background(), p, prober.Options{})
 
-	fmt.Println(r.Name, r.Mode, r.Result)
+	fmt.Println(r.Name, r.Mode, r.Ended)
 	for _, s := range r.Steps {
 		fmt.Printf("%g connections: error ratio %g, answered: %v\n", s.Level, s.ErrorRatio, s.Attempts > 0)
 	}

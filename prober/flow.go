@@ -143,7 +143,7 @@ func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
 
 // figures are the level's figures of each step, and the mean think time
 // of its iterations.
-func (f *flowClient) figures(measured time.Duration) ([]result.FlowStep, time.Duration) {
+func (f *flowClient) figures(measured time.Duration) ([]result.FlowFigures, time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var think time.Duration
@@ -155,7 +155,7 @@ func (f *flowClient) figures(measured time.Duration) ([]result.FlowStep, time.Du
 	if iterations > 0 {
 		think /= time.Duration(iterations)
 	}
-	out := make([]result.FlowStep, len(f.steps))
+	out := make([]result.FlowFigures, len(f.steps))
 	total := newStepRecorder()
 	for i, st := range f.steps {
 		total.reset()
@@ -167,7 +167,7 @@ func (f *flowClient) figures(measured time.Duration) ([]result.FlowStep, time.Du
 			}
 		}
 		s := total.summarize(0, st.name, measured, true)
-		out[i] = result.FlowStep{Name: st.name, Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
+		out[i] = result.FlowFigures{Name: st.name, Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
 			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors, CaptureMisses: misses}
 	}
 	return out, think

@@ -80,8 +80,8 @@ func TestFlowCarriesTheCapturedToken(t *testing.T) {
 		t.Run(load, func(t *testing.T) {
 			url, count := countingShop(t)
 			r := Run(context.Background(), shopFlow(t, url, "token", load), Options{})
-			if r.Result != result.ResultCompleted || len(r.Steps) != 2 {
-				t.Fatalf("run %s with %d steps: %s", r.Result, len(r.Steps), r.Error)
+			if r.Ended != result.ResultCompleted || len(r.Steps) != 2 {
+				t.Fatalf("run %s with %d steps: %s", r.Ended, len(r.Steps), r.Error)
 			}
 			if n := count("items 401"); n != 0 || count("items 200") == 0 {
 				t.Fatalf("items: %d answered 401, %d 200", n, count("items 200"))
@@ -117,7 +117,7 @@ func TestFlowCaptureThatFindsNothingEndsTheIteration(t *testing.T) {
 	url, count := countingShop(t)
 	r := Run(context.Background(), shopFlow(t, url, "no.such.path", "concurrency: [2]"), Options{})
 	if len(r.Steps) != 1 {
-		t.Fatalf("run %s with %d steps: %s", r.Result, len(r.Steps), r.Error)
+		t.Fatalf("run %s with %d steps: %s", r.Ended, len(r.Steps), r.Error)
 	}
 	s := r.Steps[0]
 	if s.Attempts == 0 || s.ErrorRatio != 1 || s.HTTPErrors[200] != s.Attempts {
@@ -230,8 +230,8 @@ func TestShopExampleRuns(t *testing.T) {
 	yml := strings.ReplaceAll(example, "http://127.0.0.1:8080", url)
 	yml = strings.Replace(yml, "concurrency: [1, 2, 4, 8, 16], step_duration: 2s", "concurrency: [1, 4], step_duration: 300ms", 1)
 	r := Run(context.Background(), templatedProbe(t, yml), Options{})
-	if r.Result != result.ResultCompleted || len(r.Steps) != 2 || r.Steps[1].ErrorRatio != 0 || len(r.Steps[1].Flow) != 2 {
-		t.Fatalf("run %s: %+v", r.Result, r.Steps)
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 2 || r.Steps[1].ErrorRatio != 0 || len(r.Steps[1].Flow) != 2 {
+		t.Fatalf("run %s: %+v", r.Ended, r.Steps)
 	}
 	if count("items 200") == 0 || count("items 401") != 0 {
 		t.Errorf("items: %d answered 200, %d 401", count("items 200"), count("items 401"))
@@ -276,7 +276,7 @@ func TestFlowThinkTimeHoldsTheLevel(t *testing.T) {
 	p.Flow[1].Think = &config.Think{Min: model.Duration(20 * time.Millisecond), Max: model.Duration(20 * time.Millisecond)}
 	r := Run(context.Background(), p, Options{})
 	if len(r.Steps) != 1 {
-		t.Fatalf("run %s: %s", r.Result, r.Error)
+		t.Fatalf("run %s: %s", r.Ended, r.Error)
 	}
 	s := r.Steps[0]
 	if s.LoadHeldRatio < 0.8 || s.LoadHeldRatio > 1.1 {

@@ -38,7 +38,7 @@ type Control struct {
 //     it (a control that found no knee leaves p as it is).
 func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
 	r := run(ctx, p, opts)
-	if c == nil || r.Result == result.ResultFailed || r.Result == result.ResultCanceled {
+	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled {
 		return r
 	}
 	if c.Started != nil {
@@ -48,8 +48,8 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	if c.Ended != nil {
 		c.Ended(cr)
 	}
-	if cr.Result == result.ResultCanceled {
-		r.Result = result.ResultCanceled
+	if cr.Ended == result.ResultCanceled {
+		r.Ended = result.ResultCanceled
 		return r
 	}
 	result.MarkControl(&r, cr)

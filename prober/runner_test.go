@@ -13,7 +13,7 @@ import (
 func TestWithControl(t *testing.T) {
 	// A control that stopped scaling where the probe did: the generator's knee.
 	knee := func(name string, res result.RunResult) result.Result {
-		return result.Result{Name: name, Result: res, Valid: true, PeakThroughput: 100,
+		return result.Result{Name: name, Ended: res, Valid: true, PeakThroughput: 100,
 			Steps:          []result.Step{{Level: 1}, {Level: 2}, {Level: 4}},
 			BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 2, Throughput: 100}}}
 	}
@@ -39,14 +39,14 @@ func TestWithControl(t *testing.T) {
 					return knee("p", tc.probe)
 				}
 				if tc.control == result.ResultFailed {
-					return result.Result{Name: "c", Result: result.ResultFailed}
+					return result.Result{Name: "c", Ended: result.ResultFailed}
 				}
 				return knee("c", tc.control)
 			})
 			c := &Control{
 				Probe:   config.Probe{Name: "c"},
-				Started: func(r result.Result) { watched = append(watched, "started after "+string(r.Result)) },
-				Ended:   func(r result.Result) { watched = append(watched, "ended "+string(r.Result)) },
+				Started: func(r result.Result) { watched = append(watched, "started after "+string(r.Ended)) },
+				Ended:   func(r result.Result) { watched = append(watched, "ended "+string(r.Ended)) },
 			}
 			r := run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
 			wantRan, wantWatched := []string{"p"}, []string(nil)
@@ -57,8 +57,8 @@ func TestWithControl(t *testing.T) {
 			if !slices.Equal(ran, wantRan) || !slices.Equal(watched, wantWatched) {
 				t.Errorf("ran %v, watched %v; want %v, %v", ran, watched, wantRan, wantWatched)
 			}
-			if r.Result != tc.want || r.Valid != tc.valid {
-				t.Errorf("result %s, valid %v; want %s, valid %v", r.Result, r.Valid, tc.want, tc.valid)
+			if r.Ended != tc.want || r.Valid != tc.valid {
+				t.Errorf("result %s, valid %v; want %s, valid %v", r.Ended, r.Valid, tc.want, tc.valid)
 			}
 		})
 	}
@@ -66,9 +66,9 @@ func TestWithControl(t *testing.T) {
 	n := 0
 	r := Runner(func(context.Context, config.Probe, Options) result.Result {
 		n++
-		return result.Result{Result: result.ResultCompleted}
+		return result.Result{Ended: result.ResultCompleted}
 	}).WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, nil)
-	if n != 1 || r.Result != result.ResultCompleted {
-		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Result)
+	if n != 1 || r.Ended != result.ResultCompleted {
+		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Ended)
 	}
 }

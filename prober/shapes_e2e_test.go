@@ -45,9 +45,9 @@ step_duration: 1s`)
 		t.Fatalf("first failure %+v, want 16 connections", ff)
 	}
 	s := r.Steps[2]
-	work := target.TargetShedWorkTime.Seconds()
+	work := target.ShedWorkTime.Seconds()
 	if s.Latency.P50 < work || s.Latency.Mean < work {
-		t.Errorf("level 16: latency p50 %v, mean %v; want the 200s' latency, at least the %v each holds", s.Latency.P50, s.Latency.Mean, target.TargetShedWorkTime)
+		t.Errorf("level 16: latency p50 %v, mean %v; want the 200s' latency, at least the %v each holds", s.Latency.P50, s.Latency.Mean, target.ShedWorkTime)
 	}
 	if s.ErrorLatency == nil || s.ErrorLatency.Mean >= s.Latency.Mean {
 		t.Errorf("level 16: error latency %+v; want the 503s' own, quicker than the 200s' %v", s.ErrorLatency, s.Latency.Mean)
@@ -76,8 +76,8 @@ func TestLimitedNamesTheCap(t *testing.T) {
 			if m == nil {
 				t.Fatalf("no cap named:\n%s", d)
 			}
-			if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.TargetLimitedRate, 0.05) {
-				t.Errorf("cap named at %v/s, want near %d/s", v, target.TargetLimitedRate)
+			if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.LimitedRate, 0.05) {
+				t.Errorf("cap named at %v/s, want near %d/s", v, target.LimitedRate)
 			}
 			if strings.Contains(d, "depleting") || strings.Contains(d, "more load, less work") {
 				t.Errorf("a cap also named a depletion or a collapse:\n%s", d)
@@ -92,8 +92,8 @@ func TestFlakyIsNoCap(t *testing.T) {
 	r := runShape(t, "/flaky", `concurrency: [4]
 step_duration: 4s`)
 	s := r.Steps[0]
-	if !within(s.ErrorRatio, target.TargetFlakyRatio, 0.1) {
-		t.Errorf("error ratio %v, want about %v", s.ErrorRatio, target.TargetFlakyRatio)
+	if !within(s.ErrorRatio, target.FlakyRatio, 0.1) {
+		t.Errorf("error ratio %v, want about %v", s.ErrorRatio, target.FlakyRatio)
 	}
 	if d := diagnosis(r); strings.Contains(d, "pinned") || strings.Contains(d, "depleting") {
 		t.Errorf("a fixed failure probability named a cap or a depletion:\n%s", d)
@@ -110,8 +110,8 @@ step_duration: 2s`)
 	if m == nil {
 		t.Fatalf("no depletion named:\n%s", diagnosis(r))
 	}
-	if n, _ := strconv.Atoi(m[1]); n > target.TargetLeakBudget || n < target.TargetLeakBudget*95/100 {
-		t.Errorf("depleted after %d requests, want near %d", n, target.TargetLeakBudget)
+	if n, _ := strconv.Atoi(m[1]); n > target.LeakBudget || n < target.LeakBudget*95/100 {
+		t.Errorf("depleted after %d requests, want near %d", n, target.LeakBudget)
 	}
 	if strings.Contains(diagnosis(r), "more load, less work") {
 		t.Errorf("a depletion also named a collapse:\n%s", diagnosis(r))

@@ -10,7 +10,7 @@ import (
 // Each stage keeps the fleet's level to report on its step (every
 // replica's series carry the configured level, so that Prometheus sums
 // them by level), while its load becomes the replica's share.
-func share(s config.Shard, mode string, stages []stage) []stage {
+func share(s config.Shard, mode config.Mode, stages []stage) []stage {
 	for i, st := range stages {
 		stages[i].fleetLevel = (st.level + st.rampTo) / 2
 		if mode == config.ModeConcurrency {

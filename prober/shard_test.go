@@ -80,8 +80,8 @@ warmup: 100ms`)
 
 	r := Run(context.Background(), p, Options{Live: live, Shard: config.Shard{Index: 1, Count: 3}})
 
-	if r.Result != result.ResultCompleted || len(r.Steps) != 1 {
-		t.Fatalf("result %s with levels %v, want completed with 1 level; error %q", r.Result, levels(r), r.Error)
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 1 {
+		t.Fatalf("result %s with levels %v, want completed with 1 level; error %q", r.Ended, levels(r), r.Error)
 	}
 	s := r.Steps[0]
 	if s.Level != 12 {
@@ -116,8 +116,8 @@ step_duration: 3s`)
 		if got := time.Since(start); got != 6*time.Second {
 			t.Errorf("two idle steps of 3s took %s, want 6s", got)
 		}
-		if r.Result != result.ResultCompleted || !slices.Equal(levels(r), []float64{1, 2}) {
-			t.Fatalf("result %s with levels %v, want completed with levels 1 and 2", r.Result, levels(r))
+		if r.Ended != result.ResultCompleted || !slices.Equal(levels(r), []float64{1, 2}) {
+			t.Fatalf("result %s with levels %v, want completed with levels 1 and 2", r.Ended, levels(r))
 		}
 		for _, s := range r.Steps {
 			if s.Attempts != 0 || s.SettleSeconds != 0 || s.LoadHeldRatio != 1 || s.ErrorRatio != 0 {

@@ -74,8 +74,8 @@ step_duration: 500ms`)
 	live := newWSLive()
 	r := Run(context.Background(), p, Options{Live: live})
 	logSteps(t, r)
-	if r.Result != result.ResultCompleted || len(r.Steps) != 3 {
-		t.Fatalf("result %s, %d steps (%s); want 3 completed", r.Result, len(r.Steps), r.Error)
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 3 {
+		t.Fatalf("result %s, %d steps (%s); want 3 completed", r.Ended, len(r.Steps), r.Error)
 	}
 	limit := float64(target.TargetWSSessions)
 	if ff := r.BreakingPoints.FirstFailure; ff == nil || ff.Level != limit+1 {
@@ -111,8 +111,8 @@ step_duration: 500ms`)
 	live := newWSLive()
 	r := Run(context.Background(), p, Options{Live: live})
 	logSteps(t, r)
-	if r.Result != result.ResultCompleted || len(r.Steps) != 4 {
-		t.Fatalf("result %s, %d steps (%s); want 4 completed", r.Result, len(r.Steps), r.Error)
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 4 {
+		t.Fatalf("result %s, %d steps (%s); want 4 completed", r.Ended, len(r.Steps), r.Error)
 	}
 	if r.BreakingPoints.Knee == nil || r.BreakingPoints.FirstFailure != nil {
 		t.Errorf("breaking points %+v; want a knee and no failure", r.BreakingPoints)
@@ -178,8 +178,8 @@ step_duration: 300ms`)
 	live := newWSLive()
 	r := Run(context.Background(), p, Options{Live: live})
 	s := r.Steps[0]
-	if s.Attempts == 0 || s.Errors["refused"] != s.Attempts || r.Result != result.ResultAborted {
-		t.Errorf("%d attempts, errors %v, result %s; want every attempt refused and the ramp aborted", s.Attempts, s.Errors, r.Result)
+	if s.Attempts == 0 || s.Errors["refused"] != s.Attempts || r.Ended != result.ResultAborted {
+		t.Errorf("%d attempts, errors %v, result %s; want every attempt refused and the ramp aborted", s.Attempts, s.Errors, r.Ended)
 	}
 	live.mu.Lock()
 	defer live.mu.Unlock()
@@ -376,8 +376,8 @@ step_duration: 30s`)
 		cancel() // every session waits for its first reply
 	}()
 	r := Run(ctx, p, Options{})
-	if r.Result != result.ResultCanceled || r.Error != "" {
-		t.Errorf("result %s (%q); want canceled, with no attempt left behind", r.Result, r.Error)
+	if r.Ended != result.ResultCanceled || r.Error != "" {
+		t.Errorf("result %s (%q); want canceled, with no attempt left behind", r.Ended, r.Error)
 	}
 }
 

@@ -47,7 +47,7 @@ func BenchmarkWebSocketRoundTrips(b *testing.B) {
 		measureRoundTrips(b, func() int64 {
 			r := Run(context.Background(), p, Options{})
 			if len(r.Steps) != 1 || r.Steps[0].ErrorRatio != 0 {
-				b.Fatalf("run %s (%s): %+v", r.Result, r.Error, r.Steps)
+				b.Fatalf("run %s (%s): %+v", r.Ended, r.Error, r.Steps)
 			}
 			return r.Steps[0].Attempts
 		})

@@ -100,7 +100,7 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 			a.peak = i
 		}
 	}
-	if r.Mode != Phases && a.peak >= 0 && steps[a.peak].Goodput > 0 {
+	if r.Mode != config.ModePhases && a.peak >= 0 && steps[a.peak].Goodput > 0 {
 		want := a.kneeFraction * steps[a.peak].Goodput
 		for i, s := range steps {
 			if s.Goodput >= want {

@@ -430,7 +430,7 @@ func TestAnalysisFormats(t *testing.T) {
 		{fmtNum(398.4), "398"}, {fmtNum(41), "41"}, {fmtNum(10.24), "10.2"}, {fmtNum(0.0123), "0.0123"}, {fmtNum(0), "0"},
 		{fmtSeconds(0.0102), "10.2ms"}, {fmtSeconds(0.041), "41ms"}, {fmtSeconds(2.5), "2.5s"}, {fmtSeconds(42e-6), "42µs"},
 		{fmtPct(0.37), "37%"}, {fmtPct(0.032), "3.2%"}, {fmtPct(0.9996), "99.9%"}, {fmtPct(1), "100%"}, {fmtPct(0.95), "95%"},
-		{FormatLevel(512), "512"}, {FormatLevel(2.5), "2.5"},
+		{config.FormatLevel(512), "512"}, {config.FormatLevel(2.5), "2.5"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -1,6 +1,10 @@
 package result
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/loadprobe/loadprobe/config"
+)
 
 // collapseDrop is how far goodput must fall below the peak, at a higher
 // level, to be called a collapse: more than the knee rule's 5% and the
@@ -10,11 +14,11 @@ const collapseDrop = 0.20
 // collapseLine names retrograde throughput: goodput falling by more than
 // collapseDrop from the peak at a higher level — more load, less work done,
 // the most dangerous shape a ramp can show — with both figures, the level
-// and the likely cause read from the failure kinds. Phases are a profile,
+// and the likely cause read from the failure kinds. config.ModePhases are a profile,
 // not an escalating ramp: a lower rate later in it is no collapse.
 func (a *analysis) collapseLine() string {
 	steps := a.r.Steps
-	if a.r.Mode == Phases || a.peak < 0 || steps[a.peak].Goodput <= 0 {
+	if a.r.Mode == config.ModePhases || a.peak < 0 || steps[a.peak].Goodput <= 0 {
 		return ""
 	}
 	peak, low := steps[a.peak], -1

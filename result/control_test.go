@@ -9,7 +9,7 @@ import (
 
 // ramp is a finished run whose steps have the given goodputs at levels 1, 2, 4, ...
 func ramp(name string, goodputs ...float64) Result {
-	r := Result{Name: name, Mode: "concurrency", Result: ResultCompleted, Diagnosis: []string{}}
+	r := Result{Name: name, Mode: "concurrency", Ended: ResultCompleted, Diagnosis: []string{}}
 	level := 1.0
 	for _, g := range goodputs {
 		r.Steps = append(r.Steps, Step{Level: level, Throughput: g, Goodput: g, InFlight: level, LoadHeldRatio: 1,

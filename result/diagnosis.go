@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/loadprobe/loadprobe/config"
 )
 
 // diagnose explains the analysis in plain language, one finding a line, each
@@ -77,7 +79,7 @@ func (a *analysis) also(steps []Step) string {
 
 func (a *analysis) kneeLine() string {
 	steps := a.r.Steps
-	if a.r.Mode == Phases {
+	if a.r.Mode == config.ModePhases {
 		return "knee: not computed for phases (the rule reads an escalating ramp, not a profile)"
 	}
 	if a.knee < 0 {
@@ -225,24 +227,24 @@ func (a *analysis) heldLine() string {
 
 // levelText names a step's load: "4 connections", "400 req/s", or for phases
 // `phase "sustained" (5 req/s)`.
-func (a *analysis) levelText(s Step) string { return a.r.Mode.StepText(s) }
+func (a *analysis) levelText(s Step) string { return StepText(a.r.Mode, s) }
 
 func (a *analysis) at(s Step) string {
-	if a.r.Mode == Phases {
+	if a.r.Mode == config.ModePhases {
 		return "in " + a.levelText(s)
 	}
 	return "at " + a.levelText(s)
 }
 
 func (a *analysis) anyLevel() string {
-	if a.r.Mode == Phases {
+	if a.r.Mode == config.ModePhases {
 		return "in any phase"
 	}
 	return "at any level"
 }
 
 func (a *analysis) everyLevel() string {
-	if a.r.Mode == Phases {
+	if a.r.Mode == config.ModePhases {
 		return "in every phase"
 	}
 	return "at every level"

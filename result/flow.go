@@ -5,10 +5,10 @@ import (
 	"maps"
 )
 
-// FlowStep is the figures of one step of a flow at one level: every
+// FlowFigures is the figures of one step of a flow at one level: every
 // attempt of the step, whichever iteration it belonged to. A step after
 // one that failed is not attempted in that iteration.
-type FlowStep struct {
+type FlowFigures struct {
 	Name       string  `json:"name"`
 	Attempts   int64   `json:"attempts"`
 	ErrorRatio float64 `json:"error_ratio"`
@@ -25,7 +25,7 @@ type FlowStep struct {
 }
 
 // asStep is fs with the fields the failure vocabulary reads.
-func (fs FlowStep) asStep() Step {
+func (fs FlowFigures) asStep() Step {
 	return Step{Attempts: fs.Attempts, Responses: fs.Responses, HTTPErrors: fs.HTTPErrors, Errors: fs.Errors}
 }
 
@@ -82,7 +82,7 @@ func (a *analysis) limitingStep() string {
 
 // describeStepFailures is describeFailures for a flow's step, whose
 // http_errors may be responses its captures found nothing in.
-func describeStepFailures(fs FlowStep) string {
+func describeStepFailures(fs FlowFigures) string {
 	var misses int64
 	rest := fs.asStep()
 	rest.HTTPErrors = maps.Clone(fs.HTTPErrors)

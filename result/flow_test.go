@@ -11,8 +11,8 @@ import (
 // The diagnosis of a flow names the step that failed first and the step
 // whose latency grows past the knee.
 func TestFlowDiagnosis(t *testing.T) {
-	flowStep := func(name string, attempts, failed503 int64, p99 time.Duration) FlowStep {
-		fs := FlowStep{Name: name, Attempts: attempts, Responses: map[int]int64{200: attempts - failed503},
+	flowStep := func(name string, attempts, failed503 int64, p99 time.Duration) FlowFigures {
+		fs := FlowFigures{Name: name, Attempts: attempts, Responses: map[int]int64{200: attempts - failed503},
 			HTTPErrors: map[int]int64{}, Errors: map[string]int64{}, Latency: Latency{P99: p99.Seconds(), P50: p99.Seconds() / 2}}
 		if failed503 > 0 {
 			fs.Responses[503], fs.HTTPErrors[503] = failed503, failed503
@@ -26,11 +26,11 @@ func TestFlowDiagnosis(t *testing.T) {
 		mk(4, rep(5, 195), rep(5, 0), "", 30*time.Millisecond),
 		mk(8, rep(5, 150), rep(5, 50), "503", 80*time.Millisecond),
 	}
-	steps[0].Flow = []FlowStep{flowStep("login", 500, 0, 5*time.Millisecond), flowStep("item", 500, 0, 5*time.Millisecond)}
-	steps[1].Flow = []FlowStep{flowStep("login", 950, 0, 6*time.Millisecond), flowStep("item", 950, 0, 6*time.Millisecond)}
-	steps[2].Flow = []FlowStep{flowStep("login", 975, 0, 7*time.Millisecond), flowStep("item", 975, 0, 20*time.Millisecond)}
-	steps[3].Flow = []FlowStep{flowStep("login", 1000, 120, 9*time.Millisecond), flowStep("item", 880, 0, 70*time.Millisecond)}
-	r := &Result{Mode: Concurrency, Steps: steps}
+	steps[0].Flow = []FlowFigures{flowStep("login", 500, 0, 5*time.Millisecond), flowStep("item", 500, 0, 5*time.Millisecond)}
+	steps[1].Flow = []FlowFigures{flowStep("login", 950, 0, 6*time.Millisecond), flowStep("item", 950, 0, 6*time.Millisecond)}
+	steps[2].Flow = []FlowFigures{flowStep("login", 975, 0, 7*time.Millisecond), flowStep("item", 975, 0, 20*time.Millisecond)}
+	steps[3].Flow = []FlowFigures{flowStep("login", 1000, 120, 9*time.Millisecond), flowStep("item", 880, 0, 70*time.Millisecond)}
+	r := &Result{Mode: config.ModeConcurrency, Steps: steps}
 	Analyze(r, config.DefaultRules)
 	for _, want := range []string{
 		`first failure at 8 connections: step "login", 503 on 12% of attempts (shedding: capacity ran out)`,

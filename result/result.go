@@ -1,12 +1,16 @@
 package result
 
-import "time"
+import (
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+)
 
 // Result is one run of one probe, as served by /api/v1/results and `run --output=json`.
 type Result struct {
 	Name            string         `json:"name"`
-	Mode            Mode           `json:"mode"`
-	Result          RunResult      `json:"result"`
+	Mode            config.Mode    `json:"mode"`
+	Ended           RunResult      `json:"result"`
 	Started         time.Time      `json:"started"`
 	DurationSeconds float64        `json:"duration_seconds"`
 	Steps           []Step         `json:"steps"`
@@ -67,7 +71,7 @@ type Step struct {
 	Started time.Time `json:"started"`
 	// Flow holds a flow probe's figures of each of its steps (its Attempts
 	// and the figures above count iterations); absent for a single request.
-	Flow []FlowStep `json:"flow,omitempty"`
+	Flow []FlowFigures `json:"flow,omitempty"`
 }
 
 // Latency is a latency distribution of a step's responses, in seconds.

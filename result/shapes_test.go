@@ -49,14 +49,14 @@ func TestShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 30))
 	tests := []struct {
 		name  string
-		mode  Mode
+		mode  config.Mode
 		steps []Step
 		want  []string
 		not   []string
 	}{
 		{
 			name: "cliff",
-			mode: Concurrency,
+			mode: config.ModeConcurrency,
 			steps: []Step{
 				clean(1, 100, ms(5)), clean(2, 200, ms(5)), clean(4, 390, ms(5)),
 				mk(8, []int64{380, 300, 390, 350, 330}, []int64{50, 120, 30, 90, 60}, "503", ms(9)),
@@ -67,21 +67,21 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name:  "cap at one level, closed loop",
-			mode:  Concurrency,
+			mode:  config.ModeConcurrency,
 			steps: []Step{capped(10, 400, []int64{29100, 28400, 29800, 29300, 27900}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 			not:   []string{"depleting", "cliff", "no depletion, cap or cliff"},
 		},
 		{
 			name:  "cap at one level, open loop at a steady rate",
-			mode:  Rate,
+			mode:  config.ModeRate,
 			steps: []Step{capped(1000, 400, []int64{1000, 1000, 1000, 999, 1000}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 			not:   []string{"no depletion, cap or cliff"},
 		},
 		{
 			name: "cap across levels, shedding",
-			mode: Rate,
+			mode: config.ModeRate,
 			steps: []Step{
 				clean(500, 500, ms(5)), clean(1000, 1000, ms(5)),
 				capped(2000, 1500, []int64{2000, 2000, 2000, 2000, 2000}, "503"),
@@ -92,7 +92,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "depletion",
-			mode: Concurrency,
+			mode: config.ModeConcurrency,
 			steps: []Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 400, ms(10)),
 				mk(8, []int64{400, 400, 150, 0, 0}, []int64{0, 0, 250, 400, 400}, "503", ms(10)),
@@ -103,7 +103,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "collapse: timeouts grow with the level, then goodput falls",
-			mode: Concurrency,
+			mode: config.ModeConcurrency,
 			steps: []Step{
 				clean(64, 300, ms(150)), clean(128, 319, ms(300)),
 				mk(256, []int64{190, 185, 195, 180, 190}, []int64{80, 85, 75, 82, 80}, "timeout", ms(900)),
@@ -117,7 +117,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "collapse: 5xx",
-			mode: Rate,
+			mode: config.ModeRate,
 			steps: []Step{
 				clean(100, 100, ms(5)), clean(200, 200, ms(5)),
 				mk(400, rep(5, 90), rep(5, 310), "500", ms(5)),
@@ -126,21 +126,21 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name:  "a fixed failure probability at one level is not a cap",
-			mode:  Concurrency,
+			mode:  config.ModeConcurrency,
 			steps: []Step{coin(rng, 10, 20000, 0.03, 0.3, "503")},
 			want:  []string{"no depletion, cap or cliff shape"},
 			not:   []string{"pinned"},
 		},
 		{
 			name:  "a fixed failure probability at a steady rate is not a cap",
-			mode:  Rate,
+			mode:  config.ModeRate,
 			steps: []Step{coin(rng, 1000, 1000, 0, 0.3, "503")},
 			want:  []string{"no depletion, cap or cliff shape"},
 			not:   []string{"pinned"},
 		},
 		{
 			name: "a fixed failure probability across levels is not a cap",
-			mode: Concurrency,
+			mode: config.ModeConcurrency,
 			steps: []Step{
 				coin(rng, 2, 2000, 0.03, 0.3, "500"),
 				coin(rng, 4, 2100, 0.03, 0.3, "500"),
@@ -149,7 +149,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "overload growing with the level is not depletion",
-			mode: Concurrency,
+			mode: config.ModeConcurrency,
 			steps: []Step{
 				clean(128, 319, ms(300)),
 				mk(256, rep(5, 250), rep(5, 40), "timeout", ms(950)),

@@ -11,54 +11,18 @@ import (
 // the latency quantiles. run's table, the status page, the collector and the
 // diagnosis all read it from here.
 
-// Mode is the kind of load a run put on its target, as in the JSON's "mode".
-type Mode string
-
-// The modes, spelled as config names them.
-const (
-	Concurrency Mode = config.ModeConcurrency // closed loop: levels are connections
-	Rate        Mode = config.ModeRate        // open loop: levels are requests per second
-	Phases      Mode = config.ModePhases      // open loop: a profile of named phases
-)
-
-// ModeOf is the mode of a probe's load.
-func ModeOf(l config.Load) Mode { return Mode(l.Mode()) }
-
-// ClosedLoop reports whether each level is a number of connections, each
-// sending its next request when the last one ended.
-func (m Mode) ClosedLoop() bool { return m == Concurrency }
-
-// Unit names what a level counts: "connections" or "req/s".
-func (m Mode) Unit() string {
-	if m.ClosedLoop() {
-		return "connections"
-	}
-	return "req/s"
-}
-
-// Level names a level with its unit: "1 connection", "4 connections", "400 req/s".
-func (m Mode) Level(level float64) string {
-	if m.ClosedLoop() && level == 1 {
-		return "1 connection"
-	}
-	return FormatLevel(level) + " " + m.Unit()
-}
-
 // StepText names a step's load: its level, or for phases `phase "sustained"
-// (5 req/s)`.
-func (m Mode) StepText(s Step) string {
+// (5 req/s)`. It is the one way a step is named, in run's table, the status
+// page and the diagnosis.
+func StepText(m config.Mode, s Step) string {
 	switch {
-	case m != Phases:
+	case m != config.ModePhases:
 		return m.Level(s.Level)
 	case s.Name == "":
 		return "the phase at " + m.Level(s.Level)
 	}
 	return "phase " + strconv.Quote(s.Name) + " (" + m.Level(s.Level) + ")"
 }
-
-// FormatLevel is a level as configured, exactly: "512", "2.5". It is the
-// level label value of the step series, so two levels never read the same.
-func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
 
 // RunResult is how a run ended, as in loadprobe_runs_total{result}.
 type RunResult string

@@ -4,30 +4,32 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/loadprobe/loadprobe/config"
 )
 
 func TestFormatLevel(t *testing.T) {
 	for level, want := range map[float64]string{1: "1", 1024: "1024", 0.5: "0.5", 2.25: "2.25", 100000: "100000", 1e7: "10000000"} {
-		if got := FormatLevel(level); got != want {
-			t.Errorf("FormatLevel(%v) = %q, want %q", level, got, want)
+		if got := config.FormatLevel(level); got != want {
+			t.Errorf("config.FormatLevel(%v) = %q, want %q", level, got, want)
 		}
 	}
 }
 
 func TestLevelText(t *testing.T) {
 	for _, c := range []struct {
-		mode Mode
+		mode config.Mode
 		s    Step
 		want string
 	}{
-		{Concurrency, Step{Level: 1}, "1 connection"},
-		{Concurrency, Step{Level: 512}, "512 connections"},
-		{Rate, Step{Level: 1}, "1 req/s"},
-		{Rate, Step{Level: 2.5}, "2.5 req/s"},
-		{Phases, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
-		{Phases, Step{Level: 5}, "the phase at 5 req/s"},
+		{config.ModeConcurrency, Step{Level: 1}, "1 connection"},
+		{config.ModeConcurrency, Step{Level: 512}, "512 connections"},
+		{config.ModeRate, Step{Level: 1}, "1 req/s"},
+		{config.ModeRate, Step{Level: 2.5}, "2.5 req/s"},
+		{config.ModePhases, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
+		{config.ModePhases, Step{Level: 5}, "the phase at 5 req/s"},
 	} {
-		if got := c.mode.StepText(c.s); got != c.want {
+		if got := StepText(c.mode, c.s); got != c.want {
 			t.Errorf("%s.StepText(%v) = %q, want %q", c.mode, c.s.Level, got, c.want)
 		}
 	}
@@ -36,7 +38,7 @@ func TestLevelText(t *testing.T) {
 // The JSON keeps DESIGN's spelling: typed values marshal to the same
 // strings, status codes to the same object keys.
 func TestVocabularyJSON(t *testing.T) {
-	b, err := json.Marshal(Result{Mode: Concurrency, Result: ResultAborted, Steps: []Step{{Responses: map[int]int64{200: 3, 503: 1}}}})
+	b, err := json.Marshal(Result{Mode: config.ModeConcurrency, Ended: ResultAborted, Steps: []Step{{Responses: map[int]int64{200: 3, 503: 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

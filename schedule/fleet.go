@@ -25,7 +25,7 @@ func (s *Scheduler) SetFleetJudge(judge FleetJudge) { s.judge = judge }
 // run is not held up by the wait for the other shards' series; Wait waits
 // for it.
 func (s *Scheduler) judgeFleet(ctx context.Context, l *probeLoop, r result.Result) {
-	if s.judge == nil || l.probe.Schedule.Continuous || (r.Result != result.ResultCompleted && r.Result != result.ResultAborted) {
+	if s.judge == nil || l.probe.Schedule.Continuous || (r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted) {
 		return
 	}
 	s.wg.Add(1)

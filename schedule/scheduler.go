@@ -313,22 +313,22 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 	// As at the start: the state first, then the Observer.
 	s.mu.Lock()
 	l.state.Current = nil
-	if r.Result != result.ResultCanceled {
+	if r.Ended != result.ResultCanceled {
 		// A canceled run (reload, shutdown) says nothing about the
 		// target: the last finished run stays the result.
 		l.state.Last = &r
-		if r.Result == result.ResultCompleted {
+		if r.Ended == result.ResultCompleted {
 			l.state.LastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
 		}
 	}
 	s.mu.Unlock()
-	s.obs.RunEnded(p.Name, r.Result)
-	if r.Result != result.ResultCanceled {
+	s.obs.RunEnded(p.Name, r.Ended)
+	if r.Ended != result.ResultCanceled {
 		s.save()
 	}
 	s.judgeFleet(ctx, l, r)
-	s.logger.Info("Run ended", "probe", p.Name, "result", r.Result, "duration", duration)
-	return r.Result
+	s.logger.Info("Run ended", "probe", p.Name, "result", r.Ended, "duration", duration)
+	return r.Ended
 }
 
 // runWithControl runs l's probe and its control (nil: none) with the
@@ -343,7 +343,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 	}
 	// The run is in the state before the Observer hears of it: whoever
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Result: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Ended: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	align := s.alignAt(l)
 	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, OnStep: func(partial result.Result) {
@@ -360,11 +360,11 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Align: controlAlign(align, p)},
 			Started: func(shown result.Result) {
 				restamp(&shown)
-				shown.Result = result.ResultRunning
+				shown.Ended = result.ResultRunning
 				s.setCurrent(l, &shown)
 				s.obs.RunStarted(control.Name)
 			},
-			Ended: func(cr result.Result) { s.obs.RunEnded(control.Name, cr.Result) },
+			Ended: func(cr result.Result) { s.obs.RunEnded(control.Name, cr.Ended) },
 		}
 	}
 	r := s.run.WithControl(ctx, p, opts, ctl)

@@ -30,8 +30,8 @@ import (
 // attempts short). A probe named "fails" fails after 1ms, as a probe whose
 // client cannot be built does.
 func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
-	r := result.Result{Name: p.Name, Mode: result.ModeOf(p.Load), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
-	r.Result = fakeSteps(ctx, p, opts, &r)
+	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
+	r.Ended = fakeSteps(ctx, p, opts, &r)
 	r.DurationSeconds = time.Since(r.Started).Seconds()
 	return r
 }
@@ -57,7 +57,7 @@ func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *resu
 		r.Steps = append(r.Steps, result.Step{Level: level})
 		if opts.OnStep != nil && i < len(levels)-1 {
 			partial := *r
-			partial.Result = result.ResultRunning
+			partial.Ended = result.ResultRunning
 			opts.OnStep(partial)
 		}
 	}
@@ -487,7 +487,7 @@ func TestSchedulerReloadMidRun(t *testing.T) {
 			t.Errorf("b: runs %+v, want %+v: canceled at the reload, then run anew", sb, want)
 		}
 		for _, st := range s.Snapshot() {
-			if st.Last == nil || st.Last.Result != result.ResultCompleted {
+			if st.Last == nil || st.Last.Ended != result.ResultCompleted {
 				t.Errorf("%s's last run is %+v, want a completed one (a canceled run is no result)", st.Probe.Name, st.Last)
 			}
 		}
@@ -570,7 +570,7 @@ func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
 			p = spans(obs.snapshot(), "p")
 		}
 		after(p[0].start + 900*time.Millisecond - time.Since(obs.t0)) // in the control's run
-		if cur := state(t, s, "p").Current; cur == nil || cur.Result != result.ResultRunning || len(cur.Steps) != 2 {
+		if cur := state(t, s, "p").Current; cur == nil || cur.Ended != result.ResultRunning || len(cur.Steps) != 2 {
 			t.Errorf("during its control p shows %+v, want its two steps, running", cur)
 		}
 		after(2 * time.Second)
@@ -587,8 +587,8 @@ func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
 				t.Errorf("a run of the control overlapped its probe's run:\n%s", formatEvents(evs))
 			}
 		}
-		if nested != 1 || ramp.Result != result.ResultCompleted || rampEnd != p[0].start+600*time.Millisecond {
-			t.Errorf("%d control runs from the ramp's end to the run's end, want 1; p %s:\n%s", nested, ramp.Result, formatEvents(evs))
+		if nested != 1 || ramp.Ended != result.ResultCompleted || rampEnd != p[0].start+600*time.Millisecond {
+			t.Errorf("%d control runs from the ramp's end to the run's end, want 1; p %s:\n%s", nested, ramp.Ended, formatEvents(evs))
 		}
 	})
 }
@@ -603,7 +603,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	}
 	started := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.FixedZone("X", 3600))
 	completed := started.Add(55*time.Second + 100*time.Millisecond)
-	stored := result.Result{Name: "a", Mode: "concurrency", Result: result.ResultCompleted, Started: started, DurationSeconds: 55.1,
+	stored := result.Result{Name: "a", Mode: "concurrency", Ended: result.ResultCompleted, Started: started, DurationSeconds: 55.1,
 		Steps: []result.Step{{Level: 1, Goodput: 99}}, BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 1, Throughput: 99}},
 		Capacity: &result.Point{Level: 1, Throughput: 99}, Valid: true, Diagnosis: []string{}}
 	if err := store.Save([]result.ProbeState{{Last: &stored, LastCompleted: completed}}); err != nil {
@@ -621,7 +621,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 		if st.Last == nil || !st.Last.Started.Equal(started) || !st.LastCompleted.Equal(completed) || st.Last.BreakingPoints.Knee.Throughput != 99 {
 			t.Errorf("restored %+v, last completed %v; want the stored run, completed at %v", st.Last, st.LastCompleted, completed)
 		}
-		if rs := s.Results(); len(rs) != 2 || rs[0].Result != result.ResultCompleted || rs[1].Result != result.ResultRunning {
+		if rs := s.Results(); len(rs) != 2 || rs[0].Ended != result.ResultCompleted || rs[1].Ended != result.ResultRunning {
 			t.Errorf("Results() = %d runs, want the stored one and the one under way", len(rs))
 		}
 	})
@@ -634,7 +634,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 		s.Apply(schedConfig(t, cfg))
 		after(7 * time.Second)
 	})
-	if states, err := store.Load(); err != nil || len(states) != 1 || states[0].Last.Started.Equal(started) || states[0].Last.Result != result.ResultCompleted {
+	if states, err := store.Load(); err != nil || len(states) != 1 || states[0].Last.Started.Equal(started) || states[0].Last.Ended != result.ResultCompleted {
 		t.Errorf("after a completed run the store holds %+v, %v; want that run", states, err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 func storedResult(name string, started time.Time) result.Result {
 	return result.Result{
-		Name: name, Mode: "concurrency", Result: result.ResultCompleted, Started: started, DurationSeconds: 12.5,
+		Name: name, Mode: "concurrency", Ended: result.ResultCompleted, Started: started, DurationSeconds: 12.5,
 		Steps: []result.Step{{
 			Level: 4, DurationSeconds: 5, Attempts: 2000, Throughput: 400, Goodput: 399.5,
 			Latency:   result.Latency{Mean: 0.01, P50: 0.01, P90: 0.011, P95: 0.012, P99: 0.015, P999: 0.02, Max: 0.03},
@@ -41,7 +41,7 @@ func TestStoreRoundTripKeepsTimestampsExactly(t *testing.T) {
 	started := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("CET", 3600))
 	now := time.Now()
 	a, b := storedResult("a", started), storedResult("b", now)
-	b.Result, b.Capacity, b.Valid = result.ResultAborted, nil, false
+	b.Ended, b.Capacity, b.Valid = result.ResultAborted, nil, false
 	want := []result.ProbeState{
 		{Last: &a, LastCompleted: started.Add(12500 * time.Millisecond)},
 		{Last: &b, LastCompleted: now.Add(-time.Hour)},

@@ -111,7 +111,7 @@ func chart(r result.Result, rules config.Rules) *chartView {
 			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
 	}
 	for i, s := range r.Steps {
-		label := result.FormatLevel(s.Level)
+		label := config.FormatLevel(s.Level)
 		if s.Name != "" {
 			label = s.Name
 		}
@@ -170,7 +170,7 @@ func breakMarks(r result.Result, x func(int) float64) []breakMark {
 	return marks
 }
 
-func newCurve(class string, mode result.Mode, steps []result.Step, x func(int) float64, y func(float64) float64,
+func newCurve(class string, mode config.Mode, steps []result.Step, x func(int) float64, y func(float64) float64,
 	v func(result.Step) float64, title func(float64) string) curve {
 	c := curve{Class: class}
 	for i, s := range steps {
@@ -178,7 +178,7 @@ func newCurve(class string, mode result.Mode, steps []result.Step, x func(int) f
 			c.Points += " "
 		}
 		c.Points += coord(x(i)) + "," + coord(y(v(s)))
-		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: mode.StepText(s) + ": " + title(v(s))})
+		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: result.StepText(mode, s) + ": " + title(v(s))})
 	}
 	return c
 }

@@ -59,7 +59,7 @@ func StatusHandler(version string, links []Link, states func() []result.ProbeSta
 // probeView is one probe as the page shows it.
 type probeView struct {
 	Name, State string
-	Mode        result.Mode
+	Mode        config.Mode
 	Last        *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
@@ -75,7 +75,7 @@ type probeView struct {
 func newProbeView(st result.ProbeState, now time.Time) probeView {
 	p := st.Probe
 	lq, budget := result.LatencyRule(p.Rules)
-	mode := result.ModeOf(p.Load)
+	mode := p.Load.Mode()
 	v := probeView{
 		Name: p.Name, Mode: mode, Last: st.Last,
 		Quantile: lq.Label, Budget: seconds(budget),
@@ -120,18 +120,18 @@ func steps(l config.Load) int {
 	}
 }
 
-func axisTitle(mode result.Mode) string {
+func axisTitle(mode config.Mode) string {
 	switch mode {
-	case result.Concurrency:
+	case config.ModeConcurrency:
 		return "level (" + mode.Unit() + ")"
-	case result.Phases:
+	case config.ModePhases:
 		return "phase"
 	default:
 		return "offered rate (" + mode.Unit() + ")"
 	}
 }
 
-func pointText(p *result.Point, mode result.Mode) string {
+func pointText(p *result.Point, mode config.Mode) string {
 	if p == nil {
 		return "—"
 	}

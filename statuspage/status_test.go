@@ -28,7 +28,7 @@ func probe(name string, levels ...int) config.Probe {
 
 // finished is a completed ramp whose three rules fired at 4, 8 and 16.
 func finished(name string, started time.Time) *result.Result {
-	r := &result.Result{Name: name, Mode: config.ModeConcurrency, Result: result.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
+	r := &result.Result{Name: name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
 	for i, lv := range []float64{1, 2, 4, 8, 16} {
 		good := []float64{100, 200, 400, 405, 300}[i]
 		r.Steps = append(r.Steps, result.Step{Level: lv, Goodput: good, Throughput: good,
@@ -58,7 +58,7 @@ func TestStatusPage(t *testing.T) {
 	states := []result.ProbeState{
 		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-90*time.Second)), LastCompleted: now.Add(-60 * time.Second), Next: now.Add(59 * time.Minute)},
 		{Probe: probe("fresh", 1, 2)},
-		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Result: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
+		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Ended: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
 	}
 	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []result.ProbeState { return states })
 	resp, body := get(t, h, "/")
@@ -146,7 +146,7 @@ func evilStates() []result.ProbeState {
 	p := probe(markup)
 	p.Load.Concurrency = nil
 	p.Load.Phases = []config.Phase{{Name: markup, Duration: model.Duration(time.Second), Rate: 1}, {Name: "b" + markup, Duration: model.Duration(time.Second), Rate: 2}}
-	r := &result.Result{Name: markup, Mode: config.ModePhases, Result: result.ResultAborted, Started: time.Now(), Error: markup,
+	r := &result.Result{Name: markup, Mode: config.ModePhases, Ended: result.ResultAborted, Started: time.Now(), Error: markup,
 		Diagnosis: []string{markup, "second line " + markup},
 		Steps:     []result.Step{{Level: 1, Name: markup, Goodput: 1}, {Level: 2, Name: "b" + markup, Goodput: 2}}}
 	r.BreakingPoints.FirstFailure = &result.Point{Level: 2, Throughput: 2}

@@ -18,23 +18,23 @@ import (
 
 // The demo target's fixed behaviours; see DESIGN.md, "The demo target".
 const (
-	DefaultTargetWorkers  = 4                     // /work pool size
-	DefaultTargetWorkTime = 10 * time.Millisecond // /work hold time
+	DefaultWorkers  = 4                     // /work pool size
+	DefaultWorkTime = 10 * time.Millisecond // /work hold time
 
-	TargetShedMaxInFlight = 8                      // /shed: 503 above this many in flight
-	TargetShedWorkTime    = 5 * time.Millisecond   // /shed: time to answer when not shedding
-	TargetLimitedRate     = 400                    // /limited: 200s per wall-clock second
-	TargetLeakBudget      = 3000                   // /leak: 200s before it only answers 503
-	TargetFlakyRatio      = 0.3                    // /flaky: share of requests answered 503, at random
-	TargetSlowDelay       = 3 * time.Second        // /slow: time to answer
-	TargetMaxDelay        = 60 * time.Second       // /delay: largest ms accepted
-	targetShutdownGrace   = 900 * time.Millisecond // in-flight requests get this long after ctx is done
+	ShedMaxInFlight     = 8                      // /shed: 503 above this many in flight
+	ShedWorkTime        = 5 * time.Millisecond   // /shed: time to answer when not shedding
+	LimitedRate         = 400                    // /limited: 200s per wall-clock second
+	LeakBudget          = 3000                   // /leak: 200s before it only answers 503
+	FlakyRatio          = 0.3                    // /flaky: share of requests answered 503, at random
+	SlowDelay           = 3 * time.Second        // /slow: time to answer
+	MaxDelay            = 60 * time.Second       // /delay: largest ms accepted
+	targetShutdownGrace = 900 * time.Millisecond // in-flight requests get this long after ctx is done
 )
 
 // Options configures the demo target.
 type Options struct {
-	Workers  int           // /work pool size; <= 0 means DefaultTargetWorkers
-	WorkTime time.Duration // /work hold time; <= 0 means DefaultTargetWorkTime
+	Workers  int           // /work pool size; <= 0 means DefaultWorkers
+	WorkTime time.Duration // /work hold time; <= 0 means DefaultWorkTime
 	CPU      bool          // --work=cpu: spend WorkTime computing instead of sleeping
 }
 
@@ -72,10 +72,10 @@ type Target struct {
 // leaked and an empty rate window.
 func New(opts Options) *Target {
 	if opts.Workers <= 0 {
-		opts.Workers = DefaultTargetWorkers
+		opts.Workers = DefaultWorkers
 	}
 	if opts.WorkTime <= 0 {
-		opts.WorkTime = DefaultTargetWorkTime
+		opts.WorkTime = DefaultWorkTime
 	}
 	t := &Target{
 		workers:  opts.Workers,
@@ -105,14 +105,14 @@ func (t *Target) indexText() string {
 	row("/noop", "200 at once, no work")
 	row("/work", fmt.Sprintf("holds one of %d workers for %v (%s), queueing when all are busy: at most %.0f req/s",
 		t.workers, t.workTime, kind, float64(t.workers)/t.workTime.Seconds()))
-	row("/shed", fmt.Sprintf("503 when more than %d requests are in flight, else 200 after %v", TargetShedMaxInFlight, TargetShedWorkTime))
-	row("/limited", fmt.Sprintf("200 for the first %d requests of each wall-clock second, 429 for the rest", TargetLimitedRate))
-	row("/leak", fmt.Sprintf("200 for the first %d requests, then 503 for good", TargetLeakBudget))
-	row("/flaky", fmt.Sprintf("503 for %.0f%% of requests at random, else 200 at once", 100*TargetFlakyRatio))
+	row("/shed", fmt.Sprintf("503 when more than %d requests are in flight, else 200 after %v", ShedMaxInFlight, ShedWorkTime))
+	row("/limited", fmt.Sprintf("200 for the first %d requests of each wall-clock second, 429 for the rest", LimitedRate))
+	row("/leak", fmt.Sprintf("200 for the first %d requests, then 503 for good", LeakBudget))
+	row("/flaky", fmt.Sprintf("503 for %.0f%% of requests at random, else 200 at once", 100*FlakyRatio))
 	row("/collapse", fmt.Sprintf("holds one of %d workers for a random time (%v on average, %s), queueing when all are busy, and finishes the job even when the client gave up",
 		t.workers, t.workTime, kind))
-	row("/slow", fmt.Sprintf("200 after %v", TargetSlowDelay))
-	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", TargetMaxDelay.Milliseconds()))
+	row("/slow", fmt.Sprintf("200 after %v", SlowDelay))
+	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", MaxDelay.Milliseconds()))
 	row("/status?code=N", "answers with status N (200..599)")
 	row("/ws", "WebSocket: echoes every message")
 	row("/ws-limited", fmt.Sprintf("WebSocket: echoes, holding at most %d sessions; closes any beyond with 1013 (try again later)", TargetWSSessions))
@@ -185,13 +185,13 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/leak":
 		// Load first: once depleted, the counter is no longer written.
-		if t.leakUsed.Load() >= TargetLeakBudget || t.leakUsed.Add(1) > TargetLeakBudget {
+		if t.leakUsed.Load() >= LeakBudget || t.leakUsed.Add(1) > LeakBudget {
 			targetLeaked.write(w)
 		} else {
 			targetOK.write(w)
 		}
 	case "/flaky":
-		if rand.Float64() < TargetFlakyRatio {
+		if rand.Float64() < FlakyRatio {
 			targetShed.write(w)
 		} else {
 			targetOK.write(w)
@@ -199,11 +199,11 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/collapse":
 		t.serveCollapse(w)
 	case "/slow":
-		targetWait(w, r, TargetSlowDelay)
+		targetWait(w, r, SlowDelay)
 	case "/delay":
 		ms, err := strconv.ParseInt(r.URL.Query().Get("ms"), 10, 64)
-		if err != nil || ms < 0 || ms > TargetMaxDelay.Milliseconds() {
-			targetText(w, http.StatusBadRequest, fmt.Sprintf("ms must be an integer from 0 to %d\n", TargetMaxDelay.Milliseconds()))
+		if err != nil || ms < 0 || ms > MaxDelay.Milliseconds() {
+			targetText(w, http.StatusBadRequest, fmt.Sprintf("ms must be an integer from 0 to %d\n", MaxDelay.Milliseconds()))
 			return
 		}
 		targetWait(w, r, time.Duration(ms)*time.Millisecond)
@@ -317,12 +317,12 @@ func (t *Target) compute(end int64) {
 
 func (t *Target) serveShed(w http.ResponseWriter) {
 	n := t.shedBusy.Add(1)
-	if n > TargetShedMaxInFlight {
+	if n > ShedMaxInFlight {
 		t.shedBusy.Add(-1)
 		targetShed.write(w)
 		return
 	}
-	time.Sleep(TargetShedWorkTime)
+	time.Sleep(ShedWorkTime)
 	t.shedBusy.Add(-1)
 	targetOK.write(w)
 }
@@ -352,7 +352,7 @@ func waited(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
 	}
 }
 
-// targetWindow is a fixed one-second-window limiter: TargetLimitedRate
+// targetWindow is a fixed one-second-window limiter: LimitedRate
 // admissions per wall-clock second. The state is one word, the second in the
 // high bits and the count admitted in it in the low bits, so it takes one
 // compare-and-swap and no lock.
@@ -370,7 +370,7 @@ func (l *targetWindow) allow(sec int64) bool {
 		// (win-1) counts against the new window, so no window admits more
 		// than the rate; a clock stepped further back starts a new window.
 		if sec == win || sec == win-1 {
-			if old&mask >= TargetLimitedRate {
+			if old&mask >= LimitedRate {
 				return false
 			}
 			next = old + 1

@@ -237,7 +237,7 @@ func targetWorkRate(t *testing.T, opts Options, clients int, dur time.Duration, 
 			}
 		})
 	})
-	work := cmp.Or(opts.WorkTime, DefaultTargetWorkTime)
+	work := cmp.Or(opts.WorkTime, DefaultWorkTime)
 	want := nominal
 	below := clients <= max(opts.Workers, 1)
 	if below {
@@ -334,18 +334,18 @@ func TestTargetShed(t *testing.T) {
 
 func TestTargetLimitedWindow(t *testing.T) {
 	var l targetWindow
-	for i := range TargetLimitedRate {
+	for i := range LimitedRate {
 		if !l.allow(100) {
 			t.Fatalf("request %d in the first second was limited", i+1)
 		}
 	}
 	if l.allow(100) {
-		t.Fatalf("request %d in one second was allowed", TargetLimitedRate+1)
+		t.Fatalf("request %d in one second was allowed", LimitedRate+1)
 	}
 	if !l.allow(101) {
 		t.Fatal("the next second did not start a new window")
 	}
-	for range TargetLimitedRate - 1 {
+	for range LimitedRate - 1 {
 		if !l.allow(100) { // read the clock before the turn: counts against 101
 			t.Fatal("the new window refused a request below the rate")
 		}
@@ -373,8 +373,8 @@ func TestTargetLimitedWindow(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if ok.Load() != TargetLimitedRate {
-		t.Errorf("%d of 1600 concurrent requests allowed in one second, want %d", ok.Load(), TargetLimitedRate)
+	if ok.Load() != LimitedRate {
+		t.Errorf("%d of 1600 concurrent requests allowed in one second, want %d", ok.Load(), LimitedRate)
 	}
 }
 
@@ -463,22 +463,22 @@ func TestTargetLimitedOpenLoop(t *testing.T) {
 				}
 			}
 			t.Logf("attempt %d, second %d: %d requests within it: %d 200s (%d overlapping it), %d 429s", attempt, s, all, ok, overlapping, limited)
-			if ok > TargetLimitedRate {
-				t.Errorf("second %d: %d successes, want at most %d", s, ok, TargetLimitedRate)
+			if ok > LimitedRate {
+				t.Errorf("second %d: %d successes, want at most %d", s, ok, LimitedRate)
 			}
-			if overlapping < min(all, TargetLimitedRate) {
-				t.Errorf("second %d: at most %d successes of %d requests, want %d", s, overlapping, all, min(all, TargetLimitedRate))
+			if overlapping < min(all, LimitedRate) {
+				t.Errorf("second %d: at most %d successes of %d requests, want %d", s, overlapping, all, min(all, LimitedRate))
 			}
-			if all > TargetLimitedRate {
+			if all > LimitedRate {
 				loaded++
 			}
 		}
 		if t.Failed() || loaded >= 1 {
 			return
 		}
-		t.Logf("attempt %d: the generator never offered more than %d requests in a second", attempt, TargetLimitedRate)
+		t.Logf("attempt %d: the generator never offered more than %d requests in a second", attempt, LimitedRate)
 	}
-	t.Errorf("in %d attempts no second was offered more than %d requests at %d req/s", attempts, TargetLimitedRate, rate)
+	t.Errorf("in %d attempts no second was offered more than %d requests at %d req/s", attempts, LimitedRate, rate)
 }
 
 func TestTargetFlaky(t *testing.T) {
@@ -497,21 +497,21 @@ func TestTargetFlaky(t *testing.T) {
 		}
 	}
 	// Binomial: the standard deviation of the share is 0.7%; 3% is over four.
-	if share := float64(failed) / n; share < TargetFlakyRatio-0.03 || share > TargetFlakyRatio+0.03 {
-		t.Errorf("503 on %.1f%% of %d requests, want about %.0f%%", 100*share, n, 100*TargetFlakyRatio)
+	if share := float64(failed) / n; share < FlakyRatio-0.03 || share > FlakyRatio+0.03 {
+		t.Errorf("503 on %.1f%% of %d requests, want about %.0f%%", 100*share, n, 100*FlakyRatio)
 	}
 }
 
 func TestTargetLeak(t *testing.T) {
 	t.Run("sequential", func(t *testing.T) {
 		srv, c := targetTestServer(t, Options{}, nil)
-		for i := 1; i <= TargetLeakBudget+2; i++ {
+		for i := 1; i <= LeakBudget+2; i++ {
 			r, err := targetGet(c, http.MethodGet, srv.URL+"/leak")
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := 200
-			if i > TargetLeakBudget {
+			if i > LeakBudget {
 				want = 503
 			}
 			if r.code != want {
@@ -543,8 +543,8 @@ func TestTargetLeak(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if ok.Load() != TargetLeakBudget || unavailable.Load() != clients*each-TargetLeakBudget {
-			t.Errorf("200s %d, 503s %d; want %d and %d", ok.Load(), unavailable.Load(), TargetLeakBudget, clients*each-TargetLeakBudget)
+		if ok.Load() != LeakBudget || unavailable.Load() != clients*each-LeakBudget {
+			t.Errorf("200s %d, 503s %d; want %d and %d", ok.Load(), unavailable.Load(), LeakBudget, clients*each-LeakBudget)
 		}
 	})
 	t.Run("a fresh target starts again", func(t *testing.T) {
@@ -601,8 +601,8 @@ func TestTargetSlowAnswersAfterThreeSeconds(t *testing.T) {
 	if err != nil || r.code != 200 {
 		t.Fatalf("%v %d", err, r.code)
 	}
-	if took < TargetSlowDelay || took > TargetSlowDelay+500*time.Millisecond {
-		t.Errorf("answered after %v, want %v", took, TargetSlowDelay)
+	if took < SlowDelay || took > SlowDelay+500*time.Millisecond {
+		t.Errorf("answered after %v, want %v", took, SlowDelay)
 	}
 }
 

@@ -1,0 +1,39 @@
+package config
+
+import "strconv"
+
+// Mode is the kind of load a probe puts on its target, as the result JSON's
+// "mode" and loadprobe_probe_info{mode} spell it: the one home of that
+// vocabulary, which result, run's table and the status page read.
+type Mode string
+
+// The modes.
+const (
+	ModeConcurrency Mode = "concurrency" // closed loop: levels are connections
+	ModeRate        Mode = "rate"        // open loop: levels are requests per second
+	ModePhases      Mode = "phases"      // open loop: a profile of named phases
+)
+
+// ClosedLoop reports whether each level is a number of connections, each
+// sending its next request when the last one ended.
+func (m Mode) ClosedLoop() bool { return m == ModeConcurrency }
+
+// Unit names what a level counts: "connections" or "req/s".
+func (m Mode) Unit() string {
+	if m.ClosedLoop() {
+		return "connections"
+	}
+	return "req/s"
+}
+
+// Level names a level with its unit: "1 connection", "4 connections", "400 req/s".
+func (m Mode) Level(level float64) string {
+	if m.ClosedLoop() && level == 1 {
+		return "1 connection"
+	}
+	return FormatLevel(level) + " " + m.Unit()
+}
+
+// FormatLevel is a level as configured, exactly: "512", "2.5". It is the
+// level label value of the step series, so two levels never read the same.
+func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }
