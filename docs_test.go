@@ -110,3 +110,64 @@ func TestDocsLinksResolve(t *testing.T) {
 		t.Fatal("no relative link found: the link pattern is broken")
 	}
 }
+
+var (
+	commentJoin = regexp.MustCompile(`\n[ \t]*(//|#)[ \t]*`)
+	citation    = regexp.MustCompile(`docs/([a-z0-9_-]+\.md)(?:, "([^"]+)")?`)
+)
+
+// headings are the headings of a page as a reader sees them.
+func headings(text []byte) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range mdHeading.FindAllStringSubmatch(prose(text), -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+// The code's comments cite the docs a reader has, as docs/<page>.md or
+// docs/<page>.md, "<section>": every page cited exists, and every section
+// cited is a heading of it.
+func TestCodeCitesDocsThatExist(t *testing.T) {
+	cited := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".yml", ".yaml":
+		default:
+			if d.Name() != "Makefile" && d.Name() != "Dockerfile" {
+				return nil
+			}
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range citation.FindAllStringSubmatch(commentJoin.ReplaceAllString(string(text), " "), -1) {
+			cited++
+			page, err := os.ReadFile(filepath.Join("docs", m[1]))
+			if err != nil {
+				t.Errorf("%s cites docs/%s, which does not exist", path, m[1])
+				continue
+			}
+			if m[2] != "" && !headings(page)[m[2]] {
+				t.Errorf("%s cites docs/%s, %q, which is not a heading there", path, m[1], m[2])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cited == 0 {
+		t.Fatal("no citation of docs/ found: the pattern is broken")
+	}
+}
