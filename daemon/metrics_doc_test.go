@@ -17,14 +17,16 @@ import (
 )
 
 // metricsDocConfig runs one short probe of each kind against the test's
-// demo target (TARGET stands for its host and port): a closed loop with an
-// expectation, an open loop, a flow, and a WebSocket ramp past the 8
-// sessions /ws-limited holds, so that a close code is counted.
+// demo target (TARGET stands for its host and port): a closed-loop ramp
+// past the knee of /work's 4 workers, with an expectation; an open loop; a
+// flow; and a WebSocket ramp past the 8 sessions /ws-limited holds, so that
+// a close code is counted. A family served only under another config needs
+// a probe here that makes the daemon serve it.
 const metricsDocConfig = `allowed_targets: [127.0.0.1]
 probes:
   - name: closed
-    request: {url: "http://TARGET/noop"}
-    load: {concurrency: [1, 2], step_duration: 300ms}
+    request: {url: "http://TARGET/work"}
+    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
     expect: {min_capacity: 1}
   - name: open
     request: {url: "http://TARGET/noop"}
