@@ -27,7 +27,7 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// Two demo targets on two loopback hosts: the ramps of DESIGN's
+	// Two demo targets on two loopback hosts: the ramps of the
 	// breaking points on one, the WebSocket and flow probes on the other,
 	// so that the scheduler (one run per host at a time) shows the first
 	// knee within seconds whichever probe it starts first.

@@ -14,7 +14,7 @@ const shardEnv = "LOADPROBE_SHARD"
 
 // addShardFlag adds --shard, which makes this loadprobe one replica of a
 // fleet that runs the same probes together and is summed by Prometheus
-// (DESIGN.md, "Beyond one machine").
+// (docs/fleet.md, "Shards").
 func addShardFlag(app *kingpin.Application) *config.Shard {
 	f := &shardFlag{}
 	app.Flag("shard", "This replica's part of a fleet: i/N is replica i of N (from 0), which sends level/N of every level "+

@@ -1,5 +1,5 @@
 // Package collector exposes what loadprobe measures as Prometheus metrics. It
-// owns the metric families of DESIGN.md (names, labels, help, buckets): it
+// owns the metric families of docs/metrics.md (names, labels, help, buckets): it
 // reads results and live counts, and never starts or judges a run.
 //
 // Two kinds of families live here. The live families (requests, responses,

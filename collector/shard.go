@@ -9,7 +9,7 @@ import (
 )
 
 // RegisterShard exports loadprobe_shard_info{shard, shards} 1: which part of
-// a fleet this replica sends (DESIGN.md, "Beyond one machine"). A lone
+// a fleet this replica sends (docs/fleet.md, "Shards"). A lone
 // loadprobe is shard 0 of 1, so a fleet query and its alerts read one
 // replica and many alike: count(loadprobe_shard_info) against the shards label
 // tells a missing replica.

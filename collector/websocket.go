@@ -9,7 +9,7 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// wsFamilies are the families only WebSocket probes feed (DESIGN.md,
+// wsFamilies are the families only WebSocket probes feed (docs/metrics.md,
 // "WebSocket probes").
 type wsFamilies struct {
 	handshakes *prometheus.CounterVec

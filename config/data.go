@@ -20,7 +20,7 @@ import (
 )
 
 // Data is a probe's data file: each iteration takes one row, whose columns
-// templates name as {{.column}} (DESIGN.md, "Request templates and flows").
+// templates name as {{.column}} (docs/templates.md, "Data").
 // The rows are read when the config loads (and again on every reload),
 // never during a run; /config shows their count, never their values.
 type Data struct {

@@ -1,5 +1,5 @@
 // Package config holds loadprobe's YAML schema, its defaults and its validation:
-// it owns every config key of DESIGN.md and the reload (SafeConfig, SIGHUP and
+// it owns every config key of docs/configuration.md and the reload (SafeConfig, SIGHUP and
 // /-/reload, the reload gauges). Everything downstream reads a validated,
 // defaulted config and checks nothing again.
 //

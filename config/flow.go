@@ -11,8 +11,8 @@ import (
 	"github.com/loadprobe/loadprobe/config/template"
 )
 
-// FlowStep is one named request of a flow (DESIGN.md, "Request templates
-// and flows"): the steps of a flow run in order, once per iteration, each
+// FlowStep is one named request of a flow (docs/templates.md,
+// "Flows"): the steps of a flow run in order, once per iteration, each
 // with the values the steps before it captured.
 type FlowStep struct {
 	Name    string             `yaml:"name"`

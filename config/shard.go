@@ -7,7 +7,7 @@ import (
 )
 
 // Shard is this replica's place in a fleet of loadprobes that run the same
-// probes together (DESIGN.md, "Beyond one machine"): replica Index of
+// probes together (docs/fleet.md, "Shards"): replica Index of
 // Count. Each replica sends its share of every level, and Prometheus sums
 // the fleet. The zero value is a lone loadprobe, as is 0/1: it sends every
 // level in full.

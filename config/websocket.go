@@ -16,8 +16,8 @@ func webSocketScheme(scheme string) bool { return scheme == "ws" || scheme == "w
 // the upgrade.
 var webSocketHeaders = []string{"Upgrade", "Connection"}
 
-// webSocket checks what is particular to WebSocket probes (DESIGN.md,
-// "WebSocket probes"), and that load.sessions is set only on them.
+// webSocket checks what is particular to WebSocket probes
+// (docs/websocket.md), and that load.sessions is set only on them.
 func (v *validator) webSocket(p *Probe, pp keyPath) {
 	rp, sp := pp.to("request"), pp.to("load", "sessions")
 	u, err := url.Parse(p.Request.URL)

@@ -385,7 +385,7 @@ func TestResults(t *testing.T) {
 		t.Fatalf("run %s with %d steps, want completed with 2; error %q", last.Ended, len(last.Steps), last.Error)
 	}
 
-	// The JSON of DESIGN.md, keys and nulls included.
+	// The JSON of docs/results.md, keys and nulls included.
 	var raw struct {
 		Probes []map[string]json.RawMessage `json:"probes"`
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // FleetOptions say where the replica with ordinal 0 of a fleet reads the
-// fleet's runs back (DESIGN.md, "Beyond one machine").
+// fleet's runs back (docs/fleet.md, "Fleet figures (replica 0)").
 type FleetOptions struct {
 	PrometheusURL  string        // empty: no fleet figures
 	HTTPConfigFile string        // prometheus/common HTTP client config for it; empty: none

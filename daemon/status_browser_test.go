@@ -38,7 +38,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	realpart.Find(t, "chromium", "apt-get install --no-install-recommends chromium") // before any load
 	// A generator on a machine that other work keeps busy adds its own
 	// time to every request, and a saturated generator looks like a
-	// server that stopped scaling (DESIGN.md, point 4). 40ms of work and a
+	// server that stopped scaling (docs/design.md, "The control probe"). 40ms of work and a
 	// knee at 80% of the peak keep the knee at the pool size unless the
 	// generator adds 10ms to every request; at 10ms of work and 95% it
 	// moved to 8 under a benchmark running beside the test.

@@ -17,8 +17,8 @@ import (
 	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
-// families are the metric families DESIGN.md names, with their labels beyond the
-// job/instance target labels. Keep in step with DESIGN.md's Metrics section.
+// families are the metric families docs/metrics.md names, with their labels beyond the
+// job/instance target labels. Keep in step with docs/metrics.md.
 var families = map[string][]string{
 	// live, per request
 	"loadprobe_requests_total":         {"probe", "outcome", "step"},
@@ -53,7 +53,7 @@ var families = map[string][]string{
 	"loadprobe_runs_total":                           {"probe", "result"},
 	"loadprobe_running":                              {"probe"},
 	"loadprobe_schedule_interval_seconds":            {"probe"},
-	// fleet (DESIGN.md "Beyond one machine"; the fleet_ families on replica 0 only)
+	// fleet (docs/metrics.md, "Fleet"; the fleet_ families on replica 0 only)
 	"loadprobe_shard_info":                      {"shard", "shards"},
 	"loadprobe_step_started_timestamp_seconds":  {"probe", "level"},
 	"loadprobe_step_share":                      {"probe", "level"},

@@ -3,7 +3,7 @@
 // fleet's level on their step series; Prometheus scrapes them all. After
 // each of its runs the replica with ordinal 0 queries every shard's step
 // series of that run, sums them level by level and judges the sum with the
-// rules one replica uses (DESIGN.md, "Beyond one machine"). loadprobe adds
+// rules one replica uses (docs/fleet.md, "Fleet figures (replica 0)"). loadprobe adds
 // no coordinator: Prometheus is the only place the replicas meet.
 package fleet
 

@@ -8,14 +8,14 @@ import (
 
 // A fleet's replicas step together because each computes the same step
 // starts from the same wall-clock boundary, with no word between them
-// (DESIGN.md, "Beyond one machine"). Step i starts at the run's boundary
+// (docs/fleet.md, "Aligned runs and steps"). Step i starts at the run's boundary
 // plus the lengths of the steps before it, each followed by a fixed settle
 // allowance: a replica that settles early waits for the next start, and one
 // still settling at it stops settling there, because the rest of the fleet
 // starts the step at that moment whatever this replica waits for.
 
 // SettleAllowance is the time an aligned run leaves between two steps for
-// settling (DESIGN.md, point 9): half a step_duration, at most
+// settling (docs/design.md, "Settling between steps"): half a step_duration, at most
 // settle_timeout. Half a step leaves a backlog of that step's timeouts room
 // to clear without making a ramp half settling.
 func SettleAllowance(l config.Load) time.Duration {

@@ -12,7 +12,7 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// Templated requests (DESIGN.md, "Request templates and flows"). config
+// Templated requests (docs/templates.md, "Templates"). config
 // compiles them at load; the client serializes what does not vary once, as
 // for any request, and writes the rest per attempt: on the lean client into
 // buffers its connection keeps, on net/http into a copy of the request.

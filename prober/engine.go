@@ -37,7 +37,7 @@ type Progress struct {
 }
 
 // settleMargin is added to the first level's p99 to decide that the target
-// has worked off the last step's backlog (DESIGN.md, point 9).
+// has worked off the last step's backlog (docs/design.md, "Settling between steps").
 const settleMargin = 5 * time.Millisecond
 
 // stage is one step of a run's plan: a closed-loop level, an open-loop rate
@@ -107,7 +107,7 @@ type engine struct {
 	started  time.Time
 	// ctx ends the run. The engine asks it, never a flag set when it ends:
 	// a flag set by a goroutine watching ctx lags behind it, and a step cut
-	// short by the end of ctx was then taken for a whole one (issue 15).
+	// short by the end of ctx would then be taken for a whole one.
 	ctx context.Context
 
 	mu       sync.Mutex
@@ -234,7 +234,7 @@ func (e *engine) run() result.Result {
 		}
 	}
 	// The next run against this host, its control first of all, must not
-	// start on this ramp's backlog either (DESIGN.md, point 9).
+	// start on this ramp's backlog either (docs/design.md, "Settling between steps").
 	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
 		e.settle(settleWithin, len(e.stages))
 	}
@@ -393,7 +393,7 @@ func (e *engine) recorder(i int) *stepRecorder {
 
 // settle sends single requests, one at a time, until one gets a response
 // within limit, so the next step (stage next) does not start on the
-// backlog the target still works off (DESIGN.md, point 9). It gives up
+// backlog the target still works off (docs/design.md, "Settling between steps"). It gives up
 // after settle_timeout, or at the next step's aligned start.
 func (e *engine) settle(limit time.Duration, next int) time.Duration {
 	start := time.Now()

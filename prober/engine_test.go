@@ -237,7 +237,7 @@ warmup: `+warmup)
 
 // queueTarget works off every request it accepted, in the order they came,
 // one at a time, 50ms each, even those whose client gave up: the behaviour
-// that makes a step start on the last one's backlog (DESIGN.md, point 9).
+// that makes a step start on the last one's backlog (docs/design.md, "Settling between steps").
 // Each request books the worker's next 50ms and sleeps until they end, so
 // the order is that of arrival by construction. A sync.Mutex held for the
 // 50ms does not promise it: a request that comes as the lock is released

@@ -14,7 +14,7 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// A flow probe (DESIGN.md, "Request templates and flows") is run by the
+// A flow probe (docs/templates.md, "Flows") is run by the
 // same engine as a single request: its connector hands each virtual user a
 // flowConn whose Do runs one iteration, every step in order on the step's
 // own connection, and returns how the iteration ended. The engine then
@@ -320,7 +320,7 @@ func (c *flowConn) Close() {
 }
 
 // thought is the think time of the iteration conn just ran: latency
-// leaves it out (DESIGN.md: iteration time without think time).
+// leaves it out (docs/templates.md, "Flows": iteration time without think time).
 func thought(conn Conn) time.Duration {
 	if c, ok := conn.(*flowConn); ok {
 		return c.thought

@@ -210,7 +210,7 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 }
 
-// The README's flow example, examples/shop.yml, runs against the demo
+// The flow example of docs/templates.md, examples/shop.yml, runs against the demo
 // target as written: only the target's address and the ramp's length are
 // changed here.
 func TestShopExampleRuns(t *testing.T) {
@@ -218,13 +218,13 @@ func TestShopExampleRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/templates.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	example := string(text[strings.Index(string(text), "allowed_targets"):])
-	if !strings.Contains(string(readme), "```yaml\n"+example+"```") {
-		t.Errorf("README.md does not show examples/shop.yml as it is:\n%s", example)
+	if !strings.Contains(string(page), "```yaml\n"+example+"```") {
+		t.Errorf("docs/templates.md does not show examples/shop.yml as it is:\n%s", example)
 	}
 	url, count := countingShop(t)
 	yml := strings.ReplaceAll(example, "http://127.0.0.1:8080", url)

@@ -13,7 +13,7 @@ import (
 type Runner func(ctx context.Context, p config.Probe, opts Options) result.Result
 
 // Control is the control probe that checks a probe's run: the same
-// generator against a route that cannot saturate (DESIGN.md, control).
+// generator against a route that cannot saturate (docs/design.md, "The control probe").
 type Control struct {
 	Probe   config.Probe
 	Options Options

@@ -11,7 +11,7 @@ import (
 
 // The latency histogram's geometry. Values are nanoseconds.
 //
-// Precision: DESIGN promises step quantiles "exact to 1%". Two significant
+// Precision: docs/metrics.md promises step quantiles "exact to 1%". Two significant
 // digits in HDR terms means 256 sub-buckets per octave, so every recorded value
 // is reported at most 1/128 (0.78%) above its true value, at every magnitude
 // from 1ns up. Three digits (0.1%) would cost 7× the memory: 221 KB against
@@ -230,7 +230,7 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	}
 }
 
-// summarize turns a merged recorder into the Step figures of DESIGN.md.
+// summarize turns a merged recorder into the Step figures of docs/results.md.
 // measured is the measured window (step_duration - warmup); level is the
 // configured level; closedLoop says how load_held_ratio is computed.
 //
@@ -242,7 +242,7 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 // Latency is over the successful responses, ErrorLatency over the http_error
 // ones (nil when there were none). Errors always holds every no-response
 // reason, zero or not: the set is fixed and small, and a reader (or jq) gets
-// 0 rather than a missing key, as in DESIGN's example. Responses and
+// 0 rather than a missing key, as in the example of docs/results.md. Responses and
 // HTTPErrors hold only the codes that occurred. No map nor PerSecond is ever
 // nil, so the JSON never shows null for them.
 func (r *stepRecorder) summarize(level float64, name string, measured time.Duration, closedLoop bool) result.Step {

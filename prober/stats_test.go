@@ -144,7 +144,7 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 	}
 }
 
-// DESIGN point 5: failures are divided by attempts, not by responses.
+// docs/design.md, "Failures divided by attempts": not by responses.
 func TestStatsOnlyRefused(t *testing.T) {
 	r := newStepRecorder()
 	for i := 0; i < 1000; i++ {
@@ -287,7 +287,7 @@ func TestStatsEmptyStepJSONHasNoNulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	// error_latency_seconds is null when there was no http_error, as
-	// DESIGN shows; nothing else is.
+	// docs/results.md shows; nothing else is.
 	if j := strings.Replace(string(b), `"error_latency_seconds":null`, "", 1); strings.Contains(j, "null") {
 		t.Errorf("empty step JSON has a null: %s", b)
 	}
@@ -319,7 +319,7 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 }
 
 // The recorder and the analysis together: a target that refuses every
-// connection (DESIGN point 5).
+// connection (docs/design.md, "Failures divided by attempts").
 func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 	r := &result.Result{Mode: config.ModeConcurrency}
 	rec := newStepRecorder()

@@ -18,7 +18,7 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// A WebSocket probe (DESIGN.md, "WebSocket probes") runs on the engine as
+// A WebSocket probe (docs/websocket.md) runs on the engine as
 // an HTTP probe does: its client hands each worker a Conn, and an attempt
 // is one message round trip on that Conn's session: send the body, read
 // the next message whole. The session is opened by the first attempt that

@@ -49,7 +49,7 @@ type analysis struct {
 // r.Diagnosis from r.Steps and r.Mode with the probe's rules, as config
 // loaded them (its defaults applied). Steps are taken in the order they ran.
 //
-// Decisions where DESIGN is silent:
+// Decisions the rules of docs/design.md leave to the code:
 //   - ErrorRatioBudget 0 is meaningful: any failed attempt fires
 //     first_failure.
 //   - The knee needs a peak above zero: when nothing succeeded there is no

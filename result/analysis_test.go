@@ -73,7 +73,7 @@ func clean(level float64, goodput int64, p99 time.Duration) Step {
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
-// reference reproduces DESIGN's reference ramp: knee at 4, latency budget at
+// reference reproduces the reference ramp of docs/design.md: knee at 4, latency budget at
 // 128, first failure at 512, where most attempts timed out and 47 were in
 // flight.
 func reference() *Result {

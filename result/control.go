@@ -8,7 +8,7 @@ import "fmt"
 const headroom = 2
 
 // MarkControl compares a run with the run of its control probe, a route that
-// does no work (DESIGN.md, point 4). When the control stopped scaling at or
+// does no work (docs/design.md, "The control probe"). When the control stopped scaling at or
 // before the level where the probe did, at a rate not far above the probe's,
 // the knee belongs to the generator, not to the server: the run is marked
 // invalid and the diagnosis says so. A control that stopped scaling at the

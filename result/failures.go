@@ -24,7 +24,7 @@ func (k failureKind) name() string {
 }
 
 // reasonMeanings name the failure kinds by what they say about the target
-// (DESIGN point 6).
+// (docs/design.md, "Four failure states").
 var reasonMeanings = map[string]string{
 	"timeout": "the client's own deadline passed first",
 	"refused": "the server never answered: connection refused",

@@ -26,7 +26,7 @@ func (a *analysis) timeline() []tick {
 	return tl
 }
 
-// shape is the kind of failure shape a run shows (DESIGN point 7).
+// shape is the kind of failure shape a run shows (docs/design.md, "Failure shapes").
 type shape int
 
 const (

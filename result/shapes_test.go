@@ -41,8 +41,8 @@ func capped(level float64, limit int64, attempts []int64, kind string) Step {
 	return mk(level, succ, failed, kind, ms(5))
 }
 
-// TestShapes is the reference suite of failure shapes (DESIGN point 7 and
-// issue 10): each case a timeline of per-second counts as a target with
+// TestShapes is the reference suite of failure shapes (docs/design.md,
+// "Failure shapes"): each case a timeline of per-second counts as a target with
 // that behaviour gives them, the line that must name it and the names it
 // must not be given.
 func TestShapes(t *testing.T) {

@@ -44,7 +44,7 @@ var RunResults = [...]RunResult{ResultCompleted, ResultAborted, ResultFailed, Re
 // the keys of the JSON's breaking_points.
 type Rule string
 
-// The breaking-point rules (DESIGN point 1).
+// The breaking-point rules (docs/design.md, "Three breaking points").
 const (
 	RuleKnee          Rule = "knee"
 	RuleLatencyBudget Rule = "latency_budget"

@@ -35,7 +35,7 @@ func TestLevelText(t *testing.T) {
 	}
 }
 
-// The JSON keeps DESIGN's spelling: typed values marshal to the same
+// The JSON keeps the spelling of docs/results.md: typed values marshal to the same
 // strings, status codes to the same object keys.
 func TestVocabularyJSON(t *testing.T) {
 	b, err := json.Marshal(Result{Mode: config.ModeConcurrency, Ended: ResultAborted, Steps: []Step{{Responses: map[int]int64{200: 3, 503: 1}}}})

@@ -127,7 +127,7 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 }
 
 // SetShard makes every run, controls included, send the shard's share of
-// each level (DESIGN.md, "Beyond one machine"). Call it before the first
+// each level (docs/fleet.md, "Shards"). Call it before the first
 // Apply.
 func (s *Scheduler) SetShard(sh config.Shard) { s.shard = sh }
 

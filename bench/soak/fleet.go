@@ -14,7 +14,7 @@ import (
 )
 
 // stopGrace is how long a process has between SIGTERM and SIGKILL: the
-// daemon stops its load within a second (DESIGN).
+// daemon stops its load within a second (docs/commands.md, "Command line").
 const stopGrace = 10 * time.Second
 
 // fleet is the processes of a soak: the demo targets and the daemon,

@@ -1,5 +1,5 @@
 // Package template compiles the request templates of a probe's url, header
-// values and body (DESIGN.md, "Request templates and flows") once, when the
+// values and body (docs/templates.md, "Templates") once, when the
 // config loads, into literal segments and value slots. Sending a request
 // then appends the segments in order: no parsing, no lookup by name, and no
 // allocation once the caller's buffer has grown to the request's size.

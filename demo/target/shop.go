@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// The shop: a small flow to probe (DESIGN.md, "Request templates and
-// flows"). POST /login takes {"user": "..."} and answers a token after a
-// little work; GET /items/{id} answers only a request that carries it as
+// The shop: a small flow to probe (docs/templates.md, "Flows"). POST
+// /login takes {"user": "..."} and answers a token after a little work;
+// GET /items/{id} answers only a request that carries it as
 // "Authorization: Bearer <token>". A token is the user and an HMAC of it
 // under a key drawn when the target starts, so checking one needs no state.
 const (

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// The demo target's fixed behaviours; see DESIGN.md, "The demo target".
+// The demo target's fixed behaviours; see docs/commands.md, "The demo target".
 const (
 	DefaultWorkers  = 4                     // /work pool size
 	DefaultWorkTime = 10 * time.Millisecond // /work hold time
@@ -281,7 +281,7 @@ func (t *Target) serveWork(w http.ResponseWriter, r *http.Request) {
 // tells a handler busy computing that its client left. Past the knee, once
 // the queue's wait passes the client's timeout, ever more of the pool's
 // time goes to answers nobody reads: the pool stays busy while goodput
-// falls, the overload collapse of DESIGN's reference ramp.
+// falls, the overload collapse of the reference ramp in docs/design.md.
 func (t *Target) serveCollapse(w http.ResponseWriter) {
 	<-t.collapse
 	d := int64(min(rand.ExpFloat64(), 10) * float64(t.workTime))

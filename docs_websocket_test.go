@@ -17,45 +17,45 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// readmeWSConfig is the YAML block of the README's WebSocket section.
-var readmeWSConfig = regexp.MustCompile("(?s)## WebSocket probes\n.*?```yaml\n(.*?)```")
+// docsWSConfig is the first YAML block of the WebSocket probes page.
+var docsWSConfig = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 
-// The README's WebSocket config is valid as written, against the demo
+// The WebSocket config of docs/websocket.md is valid as written, against the demo
 // target's default address, and its session ramp finds what its comment
 // says: the first failure at 9 sessions, every failure closed. (Its steps
-// are shortened here; the load is what the README runs.)
-func TestReadmeWebSocketConfig(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// are shortened here; the load is what the page runs.)
+func TestDocsWebSocketConfig(t *testing.T) {
+	page, err := os.ReadFile("docs/websocket.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := readmeWSConfig.FindSubmatch(readme)
+	m := docsWSConfig.FindSubmatch(page)
 	if m == nil {
-		t.Fatal("README has no yaml block under ## WebSocket probes")
+		t.Fatal("docs/websocket.md has no yaml block")
 	}
-	if _, err := config.Parse("README.md", m[1]); err != nil {
-		t.Fatalf("the README's WebSocket config: %v", err)
+	if _, err := config.Parse("docs/websocket.md", m[1]); err != nil {
+		t.Fatalf("the WebSocket config of docs/websocket.md: %v", err)
 	}
 	srv := httptest.NewServer(target.New(target.Options{}))
 	defer srv.Close()
 	local := strings.ReplaceAll(string(m[1]), "127.0.0.1:8080", strings.TrimPrefix(srv.URL, "http://"))
-	cfg, err := config.Parse("README.md", []byte(local))
+	cfg, err := config.Parse("docs/websocket.md", []byte(local))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, ok := cfg.Probe("ws-sessions")
 	if !ok {
-		t.Fatal("no probe ws-sessions in the README's WebSocket config")
+		t.Fatal("no probe ws-sessions in the WebSocket config of docs/websocket.md")
 	}
 	p.Load.StepDuration = model.Duration(300 * time.Millisecond)
 	r := prober.Run(context.Background(), p, prober.Options{})
 	ff := r.BreakingPoints.FirstFailure
 	if ff == nil || ff.Level != target.TargetWSSessions+1 {
-		t.Fatalf("first failure %+v; the README says 9 sessions", ff)
+		t.Fatalf("first failure %+v; docs/websocket.md says 9 sessions", ff)
 	}
 	for _, s := range r.Steps {
 		if failed := s.Attempts - s.Responses[101]; s.Errors["closed"] != failed {
-			t.Errorf("level %g: %d failed attempts, errors %v; the README says closed", s.Level, failed, s.Errors)
+			t.Errorf("level %g: %d failed attempts, errors %v; docs/websocket.md says closed", s.Level, failed, s.Errors)
 		}
 	}
 	if r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted {

@@ -1,0 +1,198 @@
+package daemon
+
+import (
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/collector"
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// metricsDocConfig runs one short probe of each kind against the test's
+// demo target (TARGET stands for its host and port): a closed-loop ramp
+// past the knee of /work's 4 workers, with an expectation; an open loop; a
+// flow; and a WebSocket ramp past the 8 sessions /ws-limited holds, so that
+// a close code is counted. A family served only under another config needs
+// a probe here that makes the daemon serve it.
+const metricsDocConfig = `allowed_targets: [127.0.0.1]
+probes:
+  - name: closed
+    request: {url: "http://TARGET/work"}
+    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
+    expect: {min_capacity: 1}
+  - name: open
+    request: {url: "http://TARGET/noop"}
+    load: {rate: [20, 40], step_duration: 300ms}
+  - name: shop
+    flow:
+      - name: login
+        request: {method: POST, url: "http://TARGET/login", body: '{"user": "u{{index}}"}'}
+        capture: {token: {json: token}}
+      - name: item
+        request:
+          url: "http://TARGET/items/{{random_int 1 50}}"
+          headers: {Authorization: "Bearer {{.token}}"}
+    load: {concurrency: [1, 2], step_duration: 300ms}
+  - name: ws
+    request: {url: "ws://TARGET/ws-limited", body: ping}
+    load: {concurrency: [8, 9], step_duration: 300ms}
+`
+
+// documented is one family as docs/metrics.md describes it.
+type documented struct {
+	typ    string
+	labels []string
+}
+
+// docRow is a row of a metrics table: | `name` | type | labels | meaning |.
+var docRow = regexp.MustCompile("(?m)^\\| `(loadprobe_[a-z0-9_]+)` \\| ([a-z]+) \\|([a-z_, ]*)\\|")
+
+func readMetricsDoc(t *testing.T) map[string]documented {
+	t.Helper()
+	text, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]documented{}
+	for _, m := range docRow.FindAllStringSubmatch(string(text), -1) {
+		if _, dup := docs[m[1]]; dup {
+			t.Errorf("docs/metrics.md describes %s twice", m[1])
+		}
+		var labels []string
+		for _, l := range strings.Split(m[3], ",") {
+			// A summary's quantile is a label of its samples in the
+			// exposition, not of the family as a parser returns it.
+			if l = strings.TrimSpace(l); l != "" && l != "quantile" {
+				labels = append(labels, l)
+			}
+		}
+		slices.Sort(labels)
+		docs[m[1]] = documented{typ: m[2], labels: labels}
+	}
+	if len(docs) == 0 {
+		t.Fatal("docs/metrics.md has no metric table rows")
+	}
+	return docs
+}
+
+// served parses a scrape into the loadprobe_ families it holds, with the
+// union of their samples' labels.
+func served(t *testing.T, scrape string) map[string]documented {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(scrape))
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	out := map[string]documented{}
+	for name, f := range families {
+		if !strings.HasPrefix(name, "loadprobe_") {
+			continue
+		}
+		labels := map[string]bool{}
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = true
+			}
+		}
+		out[name] = documented{typ: strings.ToLower(f.GetType().String()), labels: slices.Sorted(maps.Keys(labels))}
+	}
+	return out
+}
+
+// The metrics reference is what a daemon serves: after one run of each
+// kind of probe, every loadprobe_ family on /metrics is documented in
+// docs/metrics.md with its type and labels, and every family documented is
+// served. The fleet's own figures are served only by replica 0 of a fleet
+// that reads its shards back from a Prometheus; those are checked against
+// the families the collector registers for it instead.
+func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
+	base := demoTarget(t)
+	cfg := strings.ReplaceAll(metricsDocConfig, "TARGET", strings.TrimPrefix(base, "http://"))
+	td := startDaemonWith(t, cfg, daemonOptions{target: base})
+	for _, p := range []string{"closed", "open", "shop", "ws"} {
+		td.waitRun(t, p, 1)
+	}
+	got := served(t, td.get(t, "/metrics"))
+	for name, f := range fleetFamilies(t) {
+		if _, ok := got[name]; ok {
+			t.Errorf("%s is served by a daemon without a fleet: it is not replica 0's alone", name)
+		}
+		got[name] = f
+	}
+
+	docs := readMetricsDoc(t)
+	for _, name := range slices.Sorted(maps.Keys(got)) {
+		d, ok := docs[name]
+		switch {
+		case !ok:
+			t.Errorf("%s is served but not documented in docs/metrics.md", name)
+		case d.typ != got[name].typ:
+			t.Errorf("%s: docs/metrics.md says %s, /metrics serves a %s", name, d.typ, got[name].typ)
+		case !slices.Equal(d.labels, got[name].labels):
+			t.Errorf("%s: docs/metrics.md lists labels %v, /metrics serves %v", name, d.labels, got[name].labels)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(docs)) {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s is documented in docs/metrics.md but not served", name)
+		}
+	}
+}
+
+// fleetFamilies are the loadprobe_fleet_ families the collector registers
+// for a fleet's replica 0, with their labels; every one is a gauge.
+func fleetFamilies(t *testing.T) map[string]documented {
+	t.Helper()
+	var reg describer
+	collector.RegisterFleet(&reg, nil, config.Shard{})
+	out := map[string]documented{}
+	for _, d := range reg.descs {
+		m := descName.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("cannot read the name of %s", d)
+		}
+		if !strings.HasPrefix(m[1], "loadprobe_fleet_") {
+			continue
+		}
+		labels := strings.Fields(strings.NewReplacer("{", " ", "}", " ", ",", " ").Replace(m[2]))
+		slices.Sort(labels)
+		out[m[1]] = documented{typ: "gauge", labels: labels}
+	}
+	if len(out) == 0 {
+		t.Fatal("the collector registers no loadprobe_fleet_ family")
+	}
+	return out
+}
+
+// descName reads the name and variable labels of a prometheus.Desc from its
+// String form, the only place client_golang shows them.
+var descName = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
+
+// describer is a Registerer that keeps what its collectors describe.
+type describer struct{ descs []*prometheus.Desc }
+
+func (r *describer) Register(c prometheus.Collector) error {
+	ch := make(chan *prometheus.Desc)
+	go func() { c.Describe(ch); close(ch) }()
+	for d := range ch {
+		r.descs = append(r.descs, d)
+	}
+	return nil
+}
+
+func (r *describer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		_ = r.Register(c)
+	}
+}
+
+func (r *describer) Unregister(prometheus.Collector) bool { return false }
