@@ -41,6 +41,9 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		return exitUsageErr
 	}
 	cfg, err := config.LoadFile(configFile)
+	if err == nil {
+		err = cfg.CheckShard(configFile, shard)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsageErr
