@@ -72,12 +72,12 @@ type analysis struct {
 //     failure (all steps when nothing failed) must have held its load.
 //   - The rules read the levels in order of level (a search runs them out
 //     of order); a level measured twice counts by its later measurement
-//     (byLevel).
+//     (ByLevel).
 //   - A breaking point's bracket starts at the level just below it, which
 //     kept the rule: each rule fires at the lowest level that breaks it.
 func Analyze(r *Result, rules config.Rules) {
 	view := *r
-	view.Steps = byLevel(r.Mode, r.Steps)
+	view.Steps = ByLevel(r.Mode, r.Steps)
 	a := newAnalysis(&view, rules)
 
 	r.PeakThroughput = 0
@@ -169,12 +169,12 @@ func (a *analysis) breakingPoint(i int) *Point {
 	return p
 }
 
-// byLevel is steps in order of level, each level once: the later of two
-// measurements of a level is the one that counts, as a search measures a
-// level again to settle a reading that contradicts its neighbours
-// (docs/search.md, "Noise"). Phases keep the order they ran in. Steps
-// already in order come back as they are.
-func byLevel(m config.Mode, steps []Step) []Step {
+// ByLevel is steps in order of level, each level once, as the rules read
+// them: the later of two measurements of a level is the one that counts, as
+// a search measures a level again to settle a reading that contradicts its
+// neighbours (docs/search.md, "Noise"). Phases keep the order they ran in.
+// Steps already in order come back as they are.
+func ByLevel(m config.Mode, steps []Step) []Step {
 	rising := true
 	for i := 1; i < len(steps) && rising; i++ {
 		rising = steps[i].Level > steps[i-1].Level
