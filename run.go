@@ -41,6 +41,9 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		return exitUsageErr
 	}
 	cfg, err := config.LoadFile(configFile)
+	if err == nil {
+		err = cfg.CheckShard(configFile, shard)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsageErr
@@ -138,7 +141,11 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 // the http_error responses' own p99 gets a column when any step had one.
 func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	lq, budget := result.LatencyRule(p.Rules)
-	fmt.Fprintf(w, "probe %s: %s ramp, %s in %.1fs\n", r.Name, r.Mode, r.Ended, r.DurationSeconds)
+	kind := "ramp"
+	if r.Searched() {
+		kind = "search"
+	}
+	fmt.Fprintf(w, "probe %s: %s %s, %s in %.1fs\n", r.Name, r.Mode, kind, r.Ended, r.DurationSeconds)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
@@ -153,11 +160,18 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	}
 	for _, rule := range result.Rules {
 		pt := r.BreakingPoints.Of(rule)
-		if pt == nil {
+		switch {
+		case pt == nil && r.Searched():
+			// The search stops growing at the first rule that fires.
+			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), r.Mode.Level(highestLevel(r)), why[rule])
+		case pt == nil:
 			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
-			continue
+		case pt.Bracket[1] > 0:
+			fmt.Fprintf(w, "  %-15s %s, bracket [%s, %s], goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level),
+				config.FormatLevel(pt.Bracket[0]), config.FormatLevel(pt.Bracket[1]), pt.Throughput, why[rule])
+		default:
+			fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level), pt.Throughput, why[rule])
 		}
-		fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level), pt.Throughput, why[rule])
 	}
 	if r.Capacity != nil {
 		fmt.Fprintf(w, "capacity: %.1f/s at %s", r.Capacity.Throughput, r.Mode.Level(r.Capacity.Level))
@@ -182,7 +196,17 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	}
 }
 
-// writeSteps prints one row per step.
+// highestLevel is the highest level r measured.
+func highestLevel(r result.Result) float64 {
+	var top float64
+	for _, s := range r.Steps {
+		top = max(top, s.Level)
+	}
+	return top
+}
+
+// writeSteps prints one row per step. A search's rows are in order of
+// level, each with its place in the run and what it was measured for.
 func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -194,8 +218,21 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 	if withErrors {
 		errCol = "error " + lq.Label + "\t"
 	}
-	fmt.Fprintf(tw, "%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\t\n", first, lq.Label, errCol)
-	for _, s := range r.Steps {
+	order := make([]int, len(r.Steps))
+	for i := range order {
+		order[i] = i
+	}
+	searchCols := ""
+	if r.Searched() {
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Steps[a].Level, r.Steps[b].Level) })
+		searchCols = "step\tsearch\t"
+	}
+	fmt.Fprintf(tw, "%s%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\t\n", searchCols, first, lq.Label, errCol)
+	for _, i := range order {
+		s := r.Steps[i]
+		if searchCols != "" {
+			fmt.Fprintf(tw, "%d\t%s\t", i+1, s.Search)
+		}
 		lvl := config.FormatLevel(s.Level)
 		if s.Name != "" {
 			lvl = s.Name
@@ -275,6 +312,10 @@ func (p *progressPrinter) print(pr prober.Progress) {
 	}
 	line := fmt.Sprintf("%s: step %d/%d (level %s), %s elapsed, ~%s left, %d requests",
 		pr.Probe, pr.Step, pr.Steps, level, pr.Elapsed.Round(time.Second), pr.Remaining.Round(time.Second), pr.Requests)
+	if pr.Search != "" {
+		line = fmt.Sprintf("%s: step %d of at most %d (%s), level %s, %s elapsed, at most %s left, %d requests",
+			pr.Probe, pr.Step, pr.Steps, pr.Search, level, pr.Elapsed.Round(time.Second), pr.Remaining.Round(time.Second), pr.Requests)
+	}
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		return

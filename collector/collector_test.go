@@ -67,8 +67,8 @@ func completedRun() *result.Result {
 		Steps:           []result.Step{step(4, 500), step(0.5, 40)},
 		PeakThroughput:  500,
 		BreakingPoints: result.BreakingPoints{
-			Knee:          &result.Point{Level: 4, Throughput: 500},
-			LatencyBudget: &result.Point{Level: 0.5, Throughput: 40},
+			Knee:          &result.Point{Level: 4, Throughput: 500, Bracket: [2]float64{2, 4}},
+			LatencyBudget: &result.Point{Level: 0.5, Throughput: 40, Bracket: [2]float64{0, 0.5}},
 		},
 		Capacity: &result.Point{Level: 4, Throughput: 500},
 		Valid:    true,
@@ -79,7 +79,7 @@ var resultFamilies = []string{
 	"loadprobe_step_throughput", "loadprobe_step_goodput", "loadprobe_step_latency_seconds",
 	"loadprobe_step_latency_mean_seconds", "loadprobe_step_error_ratio", "loadprobe_step_in_flight",
 	"loadprobe_step_load_held_ratio", "loadprobe_step_responses", "loadprobe_step_errors",
-	"loadprobe_breaking_point_level", "loadprobe_breaking_point_throughput",
+	"loadprobe_breaking_point_level", "loadprobe_breaking_point_throughput", "loadprobe_breaking_point_lower_level",
 	"loadprobe_peak_throughput", "loadprobe_capacity_level", "loadprobe_capacity_throughput",
 	"loadprobe_run_valid", "loadprobe_run_duration_seconds",
 	"loadprobe_run_last_completed_timestamp_seconds", "loadprobe_expected_min_capacity",
@@ -132,6 +132,10 @@ loadprobe_step_throughput{level="LEVEL",probe="work"} THROUGHPUT
 }
 
 const runExposition = `
+# HELP loadprobe_breaking_point_lower_level The lower end of the breaking point's bracket in the last run: the highest measured level below it, which kept the rule (0 when none was measured below); the rule fired above it, at breaking_point_level.
+# TYPE loadprobe_breaking_point_lower_level gauge
+loadprobe_breaking_point_lower_level{probe="work",rule="knee"} 2
+loadprobe_breaking_point_lower_level{probe="work",rule="latency_budget"} 0
 # HELP loadprobe_breaking_point_level Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.
 # TYPE loadprobe_breaking_point_level gauge
 loadprobe_breaking_point_level{probe="work",rule="knee"} 4
@@ -552,6 +556,26 @@ func TestContinuousProbeExportsNoInterval(t *testing.T) {
 loadprobe_schedule_interval_seconds{probe="canary"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_schedule_interval_seconds"); err != nil {
+		t.Error(err)
+	}
+}
+
+// probe_info says what the config makes of each probe: a search is
+// mode="search", whichever axis it moves along.
+func TestProbeInfo(t *testing.T) {
+	reg, src, _ := newTest(t)
+	search := probeConfig("searched", 0)
+	search.Load = config.Load{Search: &config.Search{Rate: &config.SearchRange{From: 50, Max: 5000}}}
+	canary := probeConfig("canary", 0)
+	canary.Load, canary.Schedule.Continuous = config.Load{Rate: []float64{10}}, true
+	src.set(result.ProbeState{Probe: probeConfig("work", 0)}, result.ProbeState{Probe: search}, result.ProbeState{Probe: canary})
+	want := `# HELP loadprobe_probe_info What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.
+# TYPE loadprobe_probe_info gauge
+loadprobe_probe_info{continuous="false",mode="concurrency",probe="work"} 1
+loadprobe_probe_info{continuous="false",mode="search",probe="searched"} 1
+loadprobe_probe_info{continuous="true",mode="rate",probe="canary"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_probe_info"); err != nil {
 		t.Error(err)
 	}
 }

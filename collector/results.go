@@ -42,6 +42,8 @@ var (
 		"Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.", "probe", "rule")
 	breakingThroughput = desc("breaking_point_throughput",
 		"Goodput, in successful responses per second, at the level where the rule fired in the last run.", "probe", "rule")
+	breakingLower = desc("breaking_point_lower_level",
+		"The lower end of the breaking point's bracket in the last run: the highest measured level below it, which kept the rule (0 when none was measured below); the rule fired above it, at breaking_point_level.", "probe", "rule")
 	peakThroughput = desc("peak_throughput",
 		"Highest goodput of the last run, in successful responses per second.", probeL...)
 	capacityLevel = desc("capacity_level",
@@ -58,13 +60,15 @@ var (
 		"The probe's expect.min_capacity, in successful responses per second; absent when not set.", probeL...)
 	scheduleInterval = desc("schedule_interval_seconds",
 		"The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.", probeL...)
+	probeInfo = desc("probe_info",
+		"What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.", "probe", "mode", "continuous")
 
 	allResultDescs = []*prometheus.Desc{
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepResponses, stepErrors,
-		breakingLevel, breakingThroughput, peakThroughput, capacityLevel,
+		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
 		capacityThroughput, runValid, runDuration, lastCompleted, expectedMin,
-		scheduleInterval,
+		scheduleInterval, probeInfo,
 	}
 )
 
@@ -101,6 +105,7 @@ func collectProbe(ch chan<- prometheus.Metric, ps result.ProbeState) {
 		interval = 0
 	}
 	gauge(ch, scheduleInterval, interval, name)
+	gauge(ch, probeInfo, 1, name, string(ps.Probe.Load.Kind()), strconv.FormatBool(ps.Probe.Schedule.Continuous))
 	if ps.Probe.Expect.MinCapacity != 0 {
 		gauge(ch, expectedMin, ps.Probe.Expect.MinCapacity, name)
 	}
@@ -130,6 +135,9 @@ func collectProbe(ch chan<- prometheus.Metric, ps result.ProbeState) {
 		}
 		gauge(ch, breakingLevel, p.Level, name, string(rule))
 		gauge(ch, breakingThroughput, p.Throughput, name, string(rule))
+		if p.Bracket[1] > 0 { // phases have no bracket
+			gauge(ch, breakingLower, p.Bracket[0], name, string(rule))
+		}
 	}
 	gauge(ch, peakThroughput, r.PeakThroughput, name)
 	if r.Capacity != nil {

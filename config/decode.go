@@ -73,6 +73,9 @@ func (d *decoder) decode(n *yaml.Node, out reflect.Value, p keyPath) {
 	case t.Kind() == reflect.Pointer:
 		if out.IsNil() {
 			out.Set(reflect.New(t.Elem()))
+			if t.Elem() == reflect.TypeFor[Search]() {
+				out.Elem().Set(reflect.ValueOf(defaultSearch)) // a key left out keeps its default
+			}
 		}
 		d.decode(n, out.Elem(), p)
 	case n.Kind == yaml.ScalarNode && reflect.PointerTo(t).Implements(scalarFormType):

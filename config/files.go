@@ -60,14 +60,20 @@ func (v *validator) files(hc *commoncfg.HTTPClientConfig, p keyPath) {
 
 // runLength reports a run longer than its interval: the schedule could
 // never keep it. A run is every step (or phase) of the probe and of its
-// control; a continuous probe runs back to back on purpose.
+// control, max_steps of each for a search; a continuous probe runs back to
+// back on purpose.
 func (v *validator) runLength(c *Config, pr *Probe, p keyPath) {
 	if pr.Schedule.Continuous || pr.Schedule.Interval <= 0 {
 		return
 	}
 	run, what := runSeconds(&pr.Load), "a run"
 	if ctl, ok := c.Probe(pr.Control); ok && pr.Control != "" {
-		run, what = run+runSeconds(&ctl.Load), "a run with its control"
+		ctlRun := runSeconds(&ctl.Load)
+		if s := pr.Load.Search; s != nil {
+			// The control of a search runs the levels the search measured.
+			ctlRun = float64(s.MaxSteps) * time.Duration(ctl.Load.StepDuration).Seconds()
+		}
+		run, what = run+ctlRun, "a run with its control"
 	}
 	if interval := time.Duration(pr.Schedule.Interval); run > interval.Seconds() {
 		v.errorf(p, "%s lasts %s, longer than the interval (%s): lengthen the interval or shorten the run",
@@ -85,5 +91,9 @@ func runSeconds(l *Load) float64 {
 		}
 		return s
 	}
-	return float64(len(l.Concurrency)+len(l.Rate)) * time.Duration(l.StepDuration).Seconds()
+	steps := len(l.Concurrency) + len(l.Rate)
+	if l.Search != nil {
+		steps = l.Search.MaxSteps // a search measures that many levels at most
+	}
+	return float64(steps) * time.Duration(l.StepDuration).Seconds()
 }

@@ -11,6 +11,9 @@ import (
 type SafeConfig struct {
 	mu sync.RWMutex
 	c  *Config
+	// Shard is the replica the config must suit (CheckShard); set it
+	// before the first load.
+	Shard Shard
 
 	configReloadSuccess prometheus.Gauge
 	configReloadSeconds prometheus.Gauge
@@ -41,6 +44,9 @@ func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
 // to 0 and the error (every problem, file:line: path: message) is returned.
 func (sc *SafeConfig) ReloadConfig(filename string, logger *slog.Logger) error {
 	c, err := LoadFile(filename)
+	if err == nil {
+		err = c.CheckShard(filename, sc.Shard)
+	}
 	if err != nil {
 		sc.configReloadSuccess.Set(0)
 		if logger != nil {

@@ -86,3 +86,28 @@ loadprobe_config_last_reload_successful 1
 		t.Errorf("missing file: err %v, success %g", err, success())
 	}
 }
+
+// A replica of a fleet keeps its running config when a reload brings a
+// search, which a fleet cannot run.
+func TestReloadOnAFleetRefusesASearch(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "loadprobe.yml")
+	probe := "allowed_targets: [127.0.0.1]\nprobes:\n  - name: work\n    request: {url: 'http://127.0.0.1:8080/'}\n    load: "
+	sc := NewSafeConfig(nil)
+	sc.Shard = Shard{Index: 0, Count: 2}
+	if err := os.WriteFile(file, []byte(probe+"{concurrency: [1, 2]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.ReloadConfig(file, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(probe+"{search: {concurrency: {from: 1, max: 8}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := sc.ReloadConfig(file, nil)
+	if err == nil || !strings.Contains(err.Error(), file+":5: probes[0].load.search: a fleet (--shard 0/2) cannot search yet") {
+		t.Errorf("reload: %v, want the search refused with its line", err)
+	}
+	if p, _ := sc.Get().Probe("work"); p.Load.Search != nil {
+		t.Error("the search replaced the running config")
+	}
+}

@@ -175,12 +175,15 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 	if l.Phases != nil {
 		kinds = append(kinds, string(ModePhases))
 	}
+	if l.Search != nil {
+		kinds = append(kinds, string(ModeSearch))
+	}
 	switch len(kinds) {
 	case 0:
-		v.errorf(p, "one of concurrency, rate or phases is required")
+		v.errorf(p, "one of concurrency, rate, phases or search is required")
 	case 1:
 	default:
-		v.errorAt(p, p.to(kinds[1]), "only one of concurrency, rate and phases may be set (got %s)", strings.Join(kinds, " and "))
+		v.errorAt(p, p.to(kinds[1]), "only one of concurrency, rate, phases and search may be set (got %s)", strings.Join(kinds, " and "))
 	}
 
 	if l.Concurrency != nil {
@@ -191,6 +194,9 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 	}
 	if l.Phases != nil {
 		v.phases(c, l.Phases, p.to("phases"))
+	}
+	if l.Search != nil {
+		v.search(c, l.Search, p.to("search"))
 	}
 
 	v.positive(p.to("step_duration"), l.StepDuration)
@@ -291,6 +297,8 @@ func (v *validator) schedule(pr *Probe, p keyPath) {
 			v.errorf(cp, "a continuous probe runs a fixed load (concurrency: [N]), not a ramp of %d levels", len(l.Concurrency))
 		case len(l.Rate) > 1:
 			v.errorf(cp, "a continuous probe runs a fixed load (rate: [N]), not a ramp of %d levels", len(l.Rate))
+		case l.Search != nil:
+			v.errorf(cp, "a continuous probe runs a fixed load (rate: [N] or concurrency: [N]), not a search")
 		}
 	}
 }

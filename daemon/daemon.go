@@ -82,6 +82,7 @@ func New(o Options) (*Daemon, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	d.sc = config.NewSafeConfig(d.reg)
+	d.sc.Shard = o.Shard
 	var store *schedule.Store
 	if o.StoragePath != "" {
 		var err error

@@ -43,6 +43,8 @@ var families = map[string][]string{
 	// per run
 	"loadprobe_breaking_point_level":                 {"probe", "rule"},
 	"loadprobe_breaking_point_throughput":            {"probe", "rule"},
+	"loadprobe_breaking_point_lower_level":           {"probe", "rule"},
+	"loadprobe_probe_info":                           {"probe", "mode", "continuous"},
 	"loadprobe_peak_throughput":                      {"probe"},
 	"loadprobe_capacity_level":                       {"probe"},
 	"loadprobe_capacity_throughput":                  {"probe"},

@@ -26,11 +26,14 @@ type Options struct {
 
 // Progress is what a watcher sees of a run under way.
 type Progress struct {
-	Probe     string
-	Step      int // 1-based
-	Steps     int
-	Level     float64
-	Name      string // phase name, if any
+	Probe string
+	Step  int // 1-based
+	Steps int // at most, for a search
+	Level float64
+	Name  string // phase name, if any
+	// Search says what a search measures the level for: "refining the knee
+	// between 8 and 12"; empty for the other loads.
+	Search    string
 	Elapsed   time.Duration
 	Remaining time.Duration // an estimate: the steps left at step_duration each
 	Requests  int64         // attempts so far in the run
@@ -47,6 +50,9 @@ type stage struct {
 	rampTo   float64 // phases: the rate at the end of the stage; equal to level when flat
 	name     string
 	duration time.Duration
+	// search is result.SearchGrow or result.SearchRefine for a search's
+	// stage, and why says what for, in progress; both empty otherwise.
+	search, why string
 	// fleetLevel is the level the step reports: the fleet's configured
 	// one, of which level is this replica's share (shard.go).
 	fleetLevel float64
@@ -102,7 +108,7 @@ type engine struct {
 	recs     []*stepRecorder // one per worker (or sender) up to recorderShards, merged at step end
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
-	stages   []stage
+	plan     planner
 	align    alignment // the stages' aligned starts (align.go); nil when not aligned
 	started  time.Time
 	// ctx ends the run. The engine asks it, never a flag set when it ends:
@@ -149,14 +155,17 @@ func newResult(p config.Probe, started time.Time) result.Result {
 func run(ctx context.Context, p config.Probe, opts Options, client connector, started time.Time) result.Result {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), stages: plan(p.Load, opts.Shard), started: started, ctx: ctx}
+	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), plan: newPlanner(p, opts.Shard), started: started, ctx: ctx}
 	e.pool.max = p.Load.MaxInFlight
 	if s := p.Load.Sessions; s > 0 {
 		// WebSocket: one message at a time on each session; the replicas
 		// of a fleet share the sessions as they share connections.
 		e.pool.max = min(max(opts.Shard.Connections(s), 1), e.pool.max)
 	}
-	e.align = newAlignment(opts.Align, p.Load, e.stages)
+	if fixed, ok := e.plan.(fixedPlan); ok {
+		// Only a fixed plan is known in advance; a fleet cannot search.
+		e.align = newAlignment(opts.Align, p.Load, fixed)
+	}
 	if e.live == nil {
 		e.live = result.NopLive{}
 	}
@@ -187,13 +196,15 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	}
 }
 
-// run runs the stages one after the other and returns the run's result.
+// run runs the stages the plan decides, one after the other, and returns
+// the run's result.
 func (e *engine) run() result.Result {
 	p := e.probe
 	r := newResult(p, e.started)
 	r.Ended = result.ResultCompleted
 	var settleWithin time.Duration
-	for i, st := range e.stages {
+	st, more := e.plan.next(r.Steps)
+	for i := 0; more; i++ {
 		var settled time.Duration
 		// A replica idle so far has no backlog of its own to wait off, nor
 		// a latency to judge the target's recovery by (shard.go).
@@ -219,13 +230,16 @@ func (e *engine) run() result.Result {
 		e.mu.Lock()
 		e.finished = append(e.finished, step)
 		e.mu.Unlock()
-		if step.ErrorRatio > p.Abort.ErrorRatio && i < len(e.stages)-1 {
+		st, more = e.plan.next(r.Steps)
+		// A search offers no level at or above one past abort.error_ratio
+		// again, and goes on below it (search.go).
+		if step.ErrorRatio > p.Abort.ErrorRatio && more && p.Load.Search == nil {
 			r.Ended = result.ResultAborted
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
 				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
 			break
 		}
-		if e.opts.OnStep != nil && i < len(e.stages)-1 {
+		if e.opts.OnStep != nil && more {
 			partial := r
 			partial.Ended = result.ResultRunning
 			partial.DurationSeconds = time.Since(e.started).Seconds()
@@ -236,7 +250,7 @@ func (e *engine) run() result.Result {
 	// The next run against this host, its control first of all, must not
 	// start on this ramp's backlog either (docs/design.md, "Settling between steps").
 	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
-		e.settle(settleWithin, len(e.stages))
+		e.settle(settleWithin, e.plan.most())
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	result.Analyze(&r, p.Rules)
@@ -306,6 +320,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
 	step.Started = start
+	step.Search = st.search
 	e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
 	return step
 }
@@ -439,13 +454,10 @@ func (e *engine) report(i int, st stage, stepStart time.Time, done <-chan struct
 	defer tick.Stop()
 	for {
 		p := Progress{
-			Probe: e.probe.Name, Step: i + 1, Steps: len(e.stages), Level: st.level, Name: st.name,
-			Elapsed:  time.Since(e.started),
-			Requests: e.attempts.Load(),
-		}
-		p.Remaining = max(0, st.duration-time.Since(stepStart))
-		for _, later := range e.stages[i+1:] {
-			p.Remaining += later.duration
+			Probe: e.probe.Name, Step: i + 1, Steps: e.plan.most(), Level: st.level, Name: st.name, Search: st.why,
+			Elapsed:   time.Since(e.started),
+			Remaining: max(0, st.duration-time.Since(stepStart)) + e.plan.after(i),
+			Requests:  e.attempts.Load(),
 		}
 		e.opts.Progress(p)
 		select {

@@ -36,6 +36,9 @@ type Control struct {
 //     cut short before it could be checked; it is no result to keep.
 //   - the control completed, aborted or failed: MarkControl judges p by
 //     it (a control that found no knee leaves p as it is).
+//
+// The control of a search runs the levels the search measured, in order
+// of level: the generator is checked where the probe's load went.
 func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
 	r := run(ctx, p, opts)
 	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled {
@@ -44,7 +47,11 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	if c.Started != nil {
 		c.Started(r)
 	}
-	cr := run(ctx, c.Probe, c.Options)
+	cp := c.Probe
+	if r.Searched() {
+		cp.Load = sameLevels(cp.Load, r)
+	}
+	cr := run(ctx, cp, c.Options)
 	if c.Ended != nil {
 		c.Ended(cr)
 	}
@@ -54,4 +61,18 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	}
 	result.MarkControl(&r, cr)
 	return r
+}
+
+// sameLevels is l as a fixed ramp over the levels r measured, in order of
+// level, each once.
+func sameLevels(l config.Load, r result.Result) config.Load {
+	l.Search, l.Concurrency, l.Rate, l.Phases = nil, nil, nil, nil
+	for _, s := range result.ByLevel(r.Mode, r.Steps) {
+		if r.Mode.ClosedLoop() {
+			l.Concurrency = append(l.Concurrency, int(s.Level))
+		} else {
+			l.Rate = append(l.Rate, s.Level)
+		}
+	}
+	return l
 }

@@ -72,3 +72,25 @@ func TestWithControl(t *testing.T) {
 		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Ended)
 	}
 }
+
+// The control of a search runs the levels the search measured, in order of
+// level, each once, whatever load its own config names.
+func TestWithControlOfASearchRunsItsLevels(t *testing.T) {
+	var controlLoad config.Load
+	run := Runner(func(_ context.Context, p config.Probe, _ Options) result.Result {
+		if p.Name == "c" {
+			controlLoad = p.Load
+			return result.Result{Name: "c", Ended: result.ResultCompleted}
+		}
+		var steps []result.Step
+		for _, l := range []float64{1, 2, 4, 8, 16, 32, 12, 10, 10, 11} {
+			steps = append(steps, result.Step{Level: l, Search: result.SearchRefine})
+		}
+		return result.Result{Name: "p", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps}
+	})
+	c := &Control{Probe: config.Probe{Name: "c", Load: config.Load{Concurrency: []int{1, 1024}, StepDuration: 7}}}
+	run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
+	if want := []int{1, 2, 4, 8, 10, 11, 12, 16, 32}; !slices.Equal(controlLoad.Concurrency, want) || controlLoad.StepDuration != 7 {
+		t.Errorf("control ran %v (step %v), want %v at its own step_duration", controlLoad.Concurrency, controlLoad.StepDuration, want)
+	}
+}

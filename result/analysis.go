@@ -1,7 +1,9 @@
 package result
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
@@ -68,17 +70,24 @@ type analysis struct {
 //   - Valid needs at least one step: a run that measured nothing is not a
 //     valid measurement. Otherwise every step up to and including the first
 //     failure (all steps when nothing failed) must have held its load.
+//   - The rules read the levels in order of level (a search runs them out
+//     of order); a level measured twice counts by its later measurement
+//     (ByLevel).
+//   - A breaking point's bracket starts at the level just below it, which
+//     kept the rule: each rule fires at the lowest level that breaks it.
 func Analyze(r *Result, rules config.Rules) {
-	a := newAnalysis(r, rules)
+	view := *r
+	view.Steps = ByLevel(r.Mode, r.Steps)
+	a := newAnalysis(&view, rules)
 
 	r.PeakThroughput = 0
 	if a.peak >= 0 {
-		r.PeakThroughput = r.Steps[a.peak].Goodput
+		r.PeakThroughput = view.Steps[a.peak].Goodput
 	}
 	r.BreakingPoints = BreakingPoints{
-		Knee:          a.point(a.knee),
-		LatencyBudget: a.point(a.latency),
-		FirstFailure:  a.point(a.failure),
+		Knee:          a.breakingPoint(a.knee),
+		LatencyBudget: a.breakingPoint(a.latency),
+		FirstFailure:  a.breakingPoint(a.failure),
 	}
 	r.Capacity = a.point(a.capacity)
 	r.Valid = a.valid()
@@ -146,6 +155,43 @@ func (a *analysis) point(i int) *Point {
 	}
 	s := a.r.Steps[i]
 	return &Point{Level: s.Level, Throughput: s.Goodput}
+}
+
+// breakingPoint is point(i) with its bracket, for a rule that fired at step i.
+func (a *analysis) breakingPoint(i int) *Point {
+	p := a.point(i)
+	if p != nil && a.r.Mode != config.ModePhases {
+		p.Bracket[1] = p.Level
+		if i > 0 {
+			p.Bracket[0] = a.r.Steps[i-1].Level
+		}
+	}
+	return p
+}
+
+// ByLevel is steps in order of level, each level once, as the rules read
+// them: the later of two measurements of a level is the one that counts, as
+// a search measures a level again to settle a reading that contradicts its
+// neighbours (docs/search.md, "Noise"). Phases keep the order they ran in.
+// Steps already in order come back as they are.
+func ByLevel(m config.Mode, steps []Step) []Step {
+	rising := true
+	for i := 1; i < len(steps) && rising; i++ {
+		rising = steps[i].Level > steps[i-1].Level
+	}
+	if m == config.ModePhases || rising {
+		return steps
+	}
+	last := make(map[float64]int, len(steps))
+	for i, s := range steps {
+		last[s.Level] = i
+	}
+	out := make([]Step, 0, len(last))
+	for _, i := range last {
+		out = append(out, steps[i])
+	}
+	slices.SortFunc(out, func(a, b Step) int { return cmp.Compare(a.Level, b.Level) })
+	return out
 }
 
 // held reports whether the generator put s's load on the target. In closed

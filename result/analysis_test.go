@@ -380,7 +380,7 @@ func TestAnalysisNeverFiredIsJSONNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"latency_budget":null`, `"first_failure":null`, `"knee":{"level":4,"throughput":398}`, `"capacity":{"level":32,"throughput":403}`} {
+	for _, want := range []string{`"latency_budget":null`, `"first_failure":null`, `"knee":{"level":4,"throughput":398,"bracket":[2,4]}`, `"capacity":{"level":32,"throughput":403}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s: %s", want, b)
 		}

@@ -30,6 +30,12 @@ type Result struct {
 type Point struct {
 	Level      float64 `json:"level"`
 	Throughput float64 `json:"throughput"`
+	// Bracket is a breaking point's [below, at]: the highest measured level
+	// below Level, which kept the rule (0 when none was measured below), and
+	// Level, which broke it. The breaking point lies in (below, at]. Zero,
+	// and left out of the JSON, for capacity and for phases (a profile is
+	// not ordered by level).
+	Bracket [2]float64 `json:"bracket,omitzero"`
 }
 
 // BreakingPoints holds the three rules' answers; nil when a rule never fired.
@@ -69,6 +75,9 @@ type Step struct {
 	// Started is when the step's load began: the replicas of a fleet
 	// compare it to see that they stepped together.
 	Started time.Time `json:"started"`
+	// Search is what a search measured the level for: SearchGrow or
+	// SearchRefine; empty for the other loads.
+	Search string `json:"search,omitempty"`
 	// Flow holds a flow probe's figures of each of its steps (its Attempts
 	// and the figures above count iterations); absent for a single request.
 	Flow []FlowFigures `json:"flow,omitempty"`

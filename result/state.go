@@ -15,6 +15,9 @@ type ProbeState struct {
 	// Waiting is true while a run waits for its host to be free or for
 	// room under max_concurrency / max_rate.
 	Waiting bool
+	// Doing says what the step under way is for, in a search: "refining
+	// the knee between 8 and 12"; empty otherwise.
+	Doing string
 	// Next is when the next run is due; zero while a run waits or runs,
 	// and for a continuous probe.
 	Next time.Time

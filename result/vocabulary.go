@@ -40,6 +40,18 @@ const (
 // loadprobe_runs_total{result}.
 var RunResults = [...]RunResult{ResultCompleted, ResultAborted, ResultFailed, ResultCanceled}
 
+// What a search step was measured for, as in Step.Search (docs/search.md).
+const (
+	SearchGrow   = "grow"   // doubling from the start while no rule has fired
+	SearchRefine = "refine" // bisecting a fired rule's bracket, or measuring a level again
+)
+
+// Searched reports whether r is a search's run: its steps ran in the order
+// the search chose, not in order of level.
+func (r Result) Searched() bool {
+	return len(r.Steps) > 0 && r.Steps[0].Search != ""
+}
+
 // Rule is a breaking-point rule, as in loadprobe_breaking_point_*{rule} and
 // the keys of the JSON's breaking_points.
 type Rule string

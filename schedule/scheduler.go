@@ -312,7 +312,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 
 	// As at the start: the state first, then the Observer.
 	s.mu.Lock()
-	l.state.Current = nil
+	l.state.Current, l.state.Doing = nil, ""
 	if r.Ended != result.ResultCanceled {
 		// A canceled run (reload, shutdown) says nothing about the
 		// target: the last finished run stays the result.
@@ -349,7 +349,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
-	}}
+	}, Progress: func(pr prober.Progress) { s.setDoing(l, pr.Search) }}
 	var ctl *prober.Control
 	if control != nil {
 		// The control runs under this probe's reservation, which covers
@@ -362,6 +362,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 				restamp(&shown)
 				shown.Ended = result.ResultRunning
 				s.setCurrent(l, &shown)
+				s.setDoing(l, "") // the control runs a fixed ramp
 				s.obs.RunStarted(control.Name)
 			},
 			Ended: func(cr result.Result) { s.obs.RunEnded(control.Name, cr.Ended) },
@@ -389,6 +390,13 @@ func (s *Scheduler) save() {
 func (s *Scheduler) setCurrent(l *probeLoop, r *result.Result) {
 	s.mu.Lock()
 	l.state.Current = r
+	s.mu.Unlock()
+}
+
+// setDoing keeps what a search's step under way is for, for the status page.
+func (s *Scheduler) setDoing(l *probeLoop, doing string) {
+	s.mu.Lock()
+	l.state.Doing = doing
 	s.mu.Unlock()
 }
 

@@ -21,9 +21,11 @@ const (
 // every coordinate computed here, every text left for the template to
 // escape. Goodput (left axis) and the latency quantile of the rules (right
 // axis) against level, one level per equal step along x (ramps usually
-// double), with the three breaking points marked by vertical lines, the
-// latency budget by a horizontal one and the capacity by a ring on the
-// goodput curve.
+// double), with the three breaking points marked by vertical lines and
+// their brackets by bands, the latency budget by a horizontal line and the
+// capacity by a ring on the goodput curve. The levels are drawn in order of
+// level, each once, as the rules read them: a search runs them out of order
+// (result.ByLevel).
 type chartView struct {
 	Frame                     frame
 	Name, Quantile, AxisTitle string
@@ -31,6 +33,7 @@ type chartView struct {
 	Ticks                     []levelTick
 	Budget                    *budgetLine // nil when the budget is off the latency axis
 	Marks                     []breakMark
+	Brackets                  []bracketBand
 	Good, Lat                 curve
 	Capacity                  *dot
 }
@@ -70,6 +73,16 @@ type breakMark struct {
 	X, Top, TextX, TextY float64
 }
 
+// bracketBand shades a breaking point's bracket: from the level that kept
+// the rule (the plot's left edge when none was measured) to the one that
+// broke it.
+type bracketBand struct {
+	Class       string
+	X, Width    float64
+	Title       string
+	Top, Height float64
+}
+
 type curve struct {
 	Class  string // good or lat
 	Points string // the polyline's "x,y x,y ..."
@@ -86,8 +99,9 @@ func chart(r result.Result, rules config.Rules) *chartView {
 	if len(r.Steps) == 0 {
 		return nil
 	}
+	steps := result.ByLevel(r.Mode, r.Steps)
 	lq, budget := result.LatencyRule(rules)
-	n := len(r.Steps)
+	n := len(steps)
 	x := func(i int) float64 {
 		if n == 1 {
 			return padL + plotW/2
@@ -95,7 +109,7 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		return padL + float64(i)*plotW/float64(n-1)
 	}
 	maxGood, maxLat := 0.0, 0.0
-	for _, s := range r.Steps {
+	for _, s := range steps {
 		maxGood = math.Max(maxGood, s.Goodput)
 		maxLat = math.Max(maxLat, lq.Of(s.Latency))
 	}
@@ -110,7 +124,7 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		c.Grid = append(c.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
 			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
 	}
-	for i, s := range r.Steps {
+	for i, s := range steps {
 		label := config.FormatLevel(s.Level)
 		if s.Name != "" {
 			label = s.Name
@@ -121,13 +135,13 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		y := yLat(budget)
 		c.Budget = &budgetLine{Y: y, TextX: padL + plotW - 4, TextY: y - 4, Text: seconds(budget) + " budget"}
 	}
-	c.Marks = breakMarks(r, x)
-	c.Good = newCurve("good", r.Mode, r.Steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
+	c.Marks, c.Brackets = breakMarks(r, steps, x), brackets(r, steps, x)
+	c.Good = newCurve("good", r.Mode, steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
 		func(v float64) string { return "goodput " + rate(v) + "/s" })
-	c.Lat = newCurve("lat", r.Mode, r.Steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
+	c.Lat = newCurve("lat", r.Mode, steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
 		func(v float64) string { return lq.Label + " " + seconds(v) })
 	if p := r.Capacity; p != nil {
-		for i, s := range r.Steps {
+		for i, s := range steps {
 			if s.Level == p.Level {
 				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
 					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Mode.Level(p.Level)}
@@ -143,14 +157,14 @@ var markClass = map[result.Rule]string{result.RuleKnee: "knee", result.RuleLaten
 
 // breakMarks places the breaking points, their labels above the plot, one
 // row per rule so that neighbours never overlap.
-func breakMarks(r result.Result, x func(int) float64) []breakMark {
+func breakMarks(r result.Result, steps []result.Step, x func(int) float64) []breakMark {
 	var marks []breakMark
 	for k, rule := range result.Rules {
 		p := r.BreakingPoints.Of(rule)
 		if p == nil {
 			continue
 		}
-		for i, s := range r.Steps {
+		for i, s := range steps {
 			if s.Level != p.Level {
 				continue
 			}
@@ -168,6 +182,34 @@ func breakMarks(r result.Result, x func(int) float64) []breakMark {
 		}
 	}
 	return marks
+}
+
+// brackets shades each breaking point's bracket between the positions of
+// its two levels.
+func brackets(r result.Result, steps []result.Step, x func(int) float64) []bracketBand {
+	at := func(level float64) (float64, bool) {
+		for i, s := range steps {
+			if s.Level == level {
+				return x(i), true
+			}
+		}
+		return padL, false
+	}
+	var bands []bracketBand
+	for _, rule := range result.Rules {
+		p := r.BreakingPoints.Of(rule)
+		if p == nil || p.Bracket[1] == 0 {
+			continue // never fired, or phases
+		}
+		x0, _ := at(p.Bracket[0])
+		x1, ok := at(p.Bracket[1])
+		if !ok {
+			continue
+		}
+		bands = append(bands, bracketBand{Class: markClass[rule], X: x0, Width: x1 - x0, Top: padT, Height: plotH,
+			Title: rule.Text() + " between " + config.FormatLevel(p.Bracket[0]) + " and " + r.Mode.Level(p.Bracket[1])})
+	}
+	return bands
 }
 
 func newCurve(class string, mode config.Mode, steps []result.Step, x func(int) float64, y func(float64) float64,

@@ -82,6 +82,11 @@ func newProbeView(st result.ProbeState, now time.Time) probeView {
 		MinCapacity: p.Expect.MinCapacity,
 	}
 	switch {
+	case st.Current != nil && p.Load.Search != nil:
+		v.State = fmt.Sprintf("running, step %d of at most %d", min(len(st.Current.Steps)+1, steps(p.Load)), steps(p.Load))
+		if st.Doing != "" {
+			v.State += " (" + st.Doing + ")"
+		}
 	case st.Current != nil:
 		v.State = fmt.Sprintf("running, step %d of %d", min(len(st.Current.Steps)+1, steps(p.Load)), steps(p.Load))
 	case st.Waiting:
@@ -108,8 +113,11 @@ func newProbeView(st result.ProbeState, now time.Time) probeView {
 	return v
 }
 
-// steps is how many steps a run of l has.
+// steps is how many steps a run of l has, at most for a search.
 func steps(l config.Load) int {
+	if l.Search != nil {
+		return l.Search.MaxSteps
+	}
 	switch l.Mode() {
 	case config.ModeRate:
 		return len(l.Rate)
@@ -134,6 +142,10 @@ func axisTitle(mode config.Mode) string {
 func pointText(p *result.Point, mode config.Mode) string {
 	if p == nil {
 		return "—"
+	}
+	if p.Bracket[1] > 0 {
+		return mode.Level(p.Level) + " (" + rate(p.Throughput) + "/s; bracket [" +
+			config.FormatLevel(p.Bracket[0]) + ", " + config.FormatLevel(p.Bracket[1]) + "])"
 	}
 	return mode.Level(p.Level) + " (" + rate(p.Throughput) + "/s)"
 }

@@ -1,0 +1,44 @@
+package config
+
+import (
+	"fmt"
+	"testing"
+)
+
+// A search's keys left out keep their defaults; its steps count its axis,
+// while its kind, for loadprobe_probe_info, is search.
+func TestSearchDefaultsAndAxis(t *testing.T) {
+	for _, tc := range []struct {
+		search string
+		mode   Mode
+		peak   float64
+	}{
+		{"{concurrency: {from: 1, max: 1024}}", ModeConcurrency, 1024},
+		{"{rate: {from: 50, max: 20000}}", ModeRate, 20000},
+	} {
+		c, err := Parse("x.yml", []byte(fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "http://127.0.0.1:8080/work"}
+    load:
+      search: %s
+`, tc.search)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := c.Probes[0].Load
+		if s := l.Search; s.Precision != 0.1 || s.MaxSteps != 24 || s.Line != 6 {
+			t.Errorf("%s: precision %g, max_steps %d, line %d; want the defaults 0.1 and 24, line 6", tc.search, s.Precision, s.MaxSteps, s.Line)
+		}
+		if l.Mode() != tc.mode || l.Kind() != ModeSearch || l.Peak() != tc.peak {
+			t.Errorf("%s: mode %s, kind %s, peak %g; want %s, search, %g", tc.search, l.Mode(), l.Kind(), l.Peak(), tc.mode, tc.peak)
+		}
+		if err := c.CheckShard("x.yml", Shard{}); err != nil {
+			t.Errorf("a lone loadprobe may search: %v", err)
+		}
+		want := `x.yml:6: probes[0].load.search: a fleet (--shard 1/3) cannot search yet: its replicas step together on a fixed plan; give probe "work" a concurrency or rate ramp, or run it on one loadprobe`
+		if err := c.CheckShard("x.yml", Shard{Index: 1, Count: 3}); err == nil || err.Error() != want {
+			t.Errorf("on a fleet:\n got: %v\nwant: %s", err, want)
+		}
+	}
+}
