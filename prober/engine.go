@@ -84,21 +84,14 @@ func plan(l config.Load, sh config.Shard) []stage {
 // from ending the process.
 const abandonAfter = 2 * time.Second
 
-// connector is what the engine needs of a Client.
-type connector interface {
-	NewConn() Conn
-	// Abort cuts short every attempt under way.
-	Abort()
-	Close()
-}
-
 // engine is the state of one run of one probe.
 type engine struct {
 	probe    config.Probe
 	opts     Options
 	live     result.Live
 	client   connector
-	conns    []Conn          // closed loop: one per worker, kept across steps
+	figures  levelFigures    // the client's figures per level; nil when it keeps none
+	conns    []link          // closed loop: one per worker, kept across steps
 	recs     []*stepRecorder // one per worker (or sender) up to recorderShards, merged at step end
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
@@ -160,7 +153,10 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	if e.live == nil {
 		e.live = result.NopLive{}
 	}
-	e.flowLive()
+	if steps, ok := client.(liveSteps); ok {
+		e.live = steps.useLive(e.live)
+	}
+	e.figures, _ = client.(levelFigures)
 	go func() {
 		<-ctx.Done()
 		// The requests under way are cut short: the load stops at once,
@@ -289,7 +285,9 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
 	closedLoop := e.probe.Load.Mode().ClosedLoop()
-	e.flowStart(measureFrom, end.Sub(measureFrom))
+	if e.figures != nil {
+		e.figures.startLevel(measureFrom, end.Sub(measureFrom))
+	}
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
@@ -306,7 +304,9 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Dropped = dropped
 	step.Level = st.fleetLevel
 	step.Started = start
-	e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
+	if e.figures != nil {
+		e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
+	}
 	return step
 }
 
@@ -317,7 +317,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 // measureFrom.
 func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	for len(e.conns) < level {
-		e.conns = append(e.conns, e.client.NewConn())
+		e.conns = append(e.conns, newLink(e.client.NewConn()))
 	}
 	e.useRecorders(level, end.Sub(measureFrom))
 	timeout := time.Duration(e.probe.Request.Timeout)
@@ -330,7 +330,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	var wg sync.WaitGroup
 	wg.Add(level)
 	for w := 0; w < level; w++ {
-		go func(conn Conn, rec *stepRecorder) {
+		go func(conn link, rec *stepRecorder) {
 			defer wg.Done()
 			now := time.Now()
 			for now.Before(end) && !e.canceled() {
@@ -338,7 +338,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom, thought(conn))
+				e.observe(rec, o, code, now, finished, measureFrom, conn.thought())
 				now = finished
 			}
 		}(e.conns[w], e.recorder(w))
@@ -399,7 +399,7 @@ func (e *engine) settle(limit time.Duration, next int) time.Duration {
 	start := time.Now()
 	giveUp := e.settleBy(start, next)
 	if len(e.conns) == 0 {
-		e.conns = append(e.conns, e.client.NewConn())
+		e.conns = append(e.conns, newLink(e.client.NewConn()))
 	}
 	conn := e.conns[0]
 	timeout := time.Duration(e.probe.Request.Timeout)
@@ -416,7 +416,7 @@ func (e *engine) settle(limit time.Duration, next int) time.Duration {
 		code, o := conn.Do(deadline)
 		finished := time.Now()
 		e.live.InFlight(-1)
-		took := finished.Sub(sent) - thought(conn)
+		took := finished.Sub(sent) - conn.thought()
 		e.live.Attempt(o, code, took.Seconds())
 		if o.Responded() && took <= limit {
 			break

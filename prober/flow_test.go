@@ -167,7 +167,7 @@ probes:
 			}
 			defer c.Close()
 			if f, ok := c.(*flowClient); ok {
-				f.start(time.Now(), time.Hour) // a level under way: every step is recorded
+				f.startLevel(time.Now(), time.Hour) // a level under way: every step is recorded
 			}
 			conn := c.NewConn()
 			defer conn.Close()
@@ -199,10 +199,11 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 	for range steps {
 		f.steps = append(f.steps, flowStep{live: result.NopLive{}})
 		c.conns = append(c.conns, nopConn{})
+		c.capturers = append(c.capturers, nil)
 		c.recs = append(c.recs, newStepRecorder())
 	}
 	f.conns = []*flowConn{c}
-	f.start(time.Now(), time.Hour)
+	f.startLevel(time.Now(), time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Do(time.Time{})

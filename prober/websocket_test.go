@@ -291,7 +291,7 @@ func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("ws" + strings.TrimPrefix(srv.URL, "http"))
 			req.Headers, req.HTTPClientConfig = tc.headers, tc.client
-			ws, err := newWSClient(req, nil)
+			ws, err := newWSClient(req, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
