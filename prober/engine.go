@@ -112,26 +112,30 @@ type engine struct {
 
 // Run runs probe p once, step by step, and returns its result: the one
 // call a Go program needs to measure a target (see the package example).
-// p is a probe as config.Parse returns it, or config.DefaultProbe with a
-// name, a URL and a load set; Run does not check allowed_targets, which
-// is the config file's guard.
+// p is a probe as config.Parse returns it, or one built in Go from
+// config.DefaultProbe with a name, a URL and a load: Run compiles it first
+// (config.Compile) and returns an error, having sent nothing, when it is
+// not valid or its client cannot be built (a credentials file that cannot
+// be read, TLS settings). Run does not check allowed_targets, which is the
+// config file's guard.
 //
 // Run never panics on a misbehaving target: every attempt ends as an
 // outcome. Its result is "completed" only when every step ran its full
-// length (or "aborted" by abort.error_ratio, or "failed" when its client
-// cannot be built). When ctx ends the load stops at once and the result is
-// "canceled", with the steps that ran their full length; Run returns at most
-// abandonAfter after ctx ends, even if an attempt under way does not.
-func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
+// length (or "aborted" by abort.error_ratio). When ctx ends the load stops
+// at once and the result is "canceled", with the steps that ran their full
+// length; Run returns at most abandonAfter after ctx ends, even if an
+// attempt under way does not.
+func Run(ctx context.Context, p config.Probe, opts Options) (result.Result, error) {
+	p, err := config.Compile(p)
+	if err != nil {
+		return result.Result{}, err
+	}
 	started := time.Now()
 	client, err := newConnector(p, opts.Live)
 	if err != nil {
-		r := newResult(p, started)
-		r.Ended, r.Error = result.ResultFailed, err.Error()
-		r.DurationSeconds = time.Since(started).Seconds()
-		return r
+		return result.Result{}, fmt.Errorf("probe %q: %w", p.Name, err)
 	}
-	return run(ctx, p, opts, client, started)
+	return run(ctx, p, opts, client, started), nil
 }
 
 func newResult(p config.Probe, started time.Time) result.Result {

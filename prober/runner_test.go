@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -33,15 +34,15 @@ func TestWithControl(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ran, watched []string
-			run := Runner(func(_ context.Context, p config.Probe, _ Options) result.Result {
+			run := Runner(func(_ context.Context, p config.Probe, _ Options) (result.Result, error) {
 				ran = append(ran, p.Name)
+				if p.Name == "p" && tc.probe == result.ResultFailed || p.Name == "c" && tc.control == result.ResultFailed {
+					return result.Result{}, errors.New("no client")
+				}
 				if p.Name == "p" {
-					return knee("p", tc.probe)
+					return knee("p", tc.probe), nil
 				}
-				if tc.control == result.ResultFailed {
-					return result.Result{Name: "c", Ended: result.ResultFailed}
-				}
-				return knee("c", tc.control)
+				return knee("c", tc.control), nil
 			})
 			c := &Control{
 				Probe:   config.Probe{Name: "c"},
@@ -64,9 +65,9 @@ func TestWithControl(t *testing.T) {
 	}
 	// Without a control, the probe's run alone.
 	n := 0
-	r := Runner(func(context.Context, config.Probe, Options) result.Result {
+	r := Runner(func(context.Context, config.Probe, Options) (result.Result, error) {
 		n++
-		return result.Result{Ended: result.ResultCompleted}
+		return result.Result{Ended: result.ResultCompleted}, nil
 	}).WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, nil)
 	if n != 1 || r.Ended != result.ResultCompleted {
 		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Ended)

@@ -70,7 +70,7 @@ probes:
       body: '{"i": {{index}}, "user": "{{.user}}"}'
     load: {concurrency: [2], step_duration: 300ms}
 `, url))
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	if r.Ended != result.ResultCompleted {
 		t.Fatalf("result %s (%s); want completed", r.Ended, r.Error)
 	}
