@@ -28,33 +28,13 @@ func goProbe(url string) config.Probe {
 
 // rawListener counts the connections and bytes that reach it.
 func rawListener(t *testing.T) (addr string, received func() (conns, bytes int64)) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var nconns, nbytes atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			nconns.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				n, _ := io.Copy(io.Discard, c)
-				nbytes.Add(n)
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return ln.Addr().String(), func() (int64, int64) {
+	addr = serveLoopback(t, func(c net.Conn) {
+		nconns.Add(1)
+		n, _ := io.Copy(io.Discard, c)
+		nbytes.Add(n)
+	})
+	return addr, func() (int64, int64) {
 		time.Sleep(100 * time.Millisecond) // what was sent has arrived
 		return nconns.Load(), nbytes.Load()
 	}

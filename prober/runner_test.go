@@ -27,7 +27,8 @@ func TestWithControl(t *testing.T) {
 	}{
 		{"both completed", result.ResultCompleted, result.ResultCompleted, true, result.ResultCompleted, false},
 		{"probe aborted", result.ResultAborted, result.ResultCompleted, true, result.ResultAborted, false},
-		{"probe failed", result.ResultFailed, result.ResultCompleted, false, result.ResultFailed, true},
+		// A probe that could not run is a failed result, valid never.
+		{"probe failed", result.ResultFailed, result.ResultCompleted, false, result.ResultFailed, false},
 		{"probe canceled", result.ResultCanceled, result.ResultCompleted, false, result.ResultCanceled, true},
 		{"control canceled", result.ResultCompleted, result.ResultCanceled, true, result.ResultCanceled, true},
 		{"control failed", result.ResultCompleted, result.ResultFailed, true, result.ResultCompleted, true},
@@ -60,6 +61,9 @@ func TestWithControl(t *testing.T) {
 			}
 			if r.Ended != tc.want || r.Valid != tc.valid {
 				t.Errorf("result %s, valid %v; want %s, valid %v", r.Ended, r.Valid, tc.want, tc.valid)
+			}
+			if failed := r.Ended == result.ResultFailed; failed != (r.Error == "no client") || failed && r.Name != "p" {
+				t.Errorf("result %s of %q, error %q; a failed run says why, under the probe's name", r.Ended, r.Name, r.Error)
 			}
 		})
 	}
