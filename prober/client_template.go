@@ -14,7 +14,9 @@ import (
 // Templated requests (DESIGN.md, "Request templates and flows"). config
 // compiles them at load; the client serializes what does not vary once, as
 // for any request, and writes the rest per attempt: on the lean client into
-// buffers its connection keeps, on net/http into a copy of the request.
+// buffers its connection keeps, on net/http into a copy of the request, on
+// a WebSocket session into the message (and at each handshake, its URL and
+// headers).
 
 // varSource gives the attempts (or iterations) of a run their values: the
 // next index, and the next row of the probe's data.
