@@ -48,7 +48,10 @@ func TestDocsWebSocketConfig(t *testing.T) {
 		t.Fatal("no probe ws-sessions in the WebSocket config of docs/websocket.md")
 	}
 	p.Load.StepDuration = model.Duration(300 * time.Millisecond)
-	r := prober.Run(context.Background(), p, prober.Options{})
+	r, err := prober.Run(context.Background(), p, prober.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ff := r.BreakingPoints.FirstFailure
 	if ff == nil || ff.Level != target.TargetWSSessions+1 {
 		t.Fatalf("first failure %+v; docs/websocket.md says 9 sessions", ff)

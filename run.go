@@ -58,7 +58,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	// though nobody scrapes this registry: a one-off run then pays the same
 	// per-request cost as a scheduled one, and `make bench` measures the
 	// generator as it runs in production, not a lighter one.
-	coll := collector.New(prometheus.NewRegistry(), noSource{})
+	coll := collector.New(prometheus.NewRegistry())
 	results := make([]result.Result, 0, len(probes))
 	run := prober.Runner(prober.Run)
 	for _, p := range probes {
@@ -100,12 +100,6 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	}
 	return code
 }
-
-// noSource is the collector.Source of `loadprobe run`: its results go to
-// stdout, not to per-step series.
-type noSource struct{}
-
-func (noSource) Snapshot() []result.ProbeState { return nil }
 
 // selectProbes returns the named probes in the order given, or all.
 func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {

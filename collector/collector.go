@@ -49,9 +49,11 @@ type Collector struct {
 	steps map[[2]string]*Live // a flow's steps' recorders, by probe and step (step.go)
 }
 
-// New creates the collector and registers the live vectors and the per-run
-// custom collector on reg.
-func New(reg prometheus.Registerer, src Source) *Collector {
+// New creates the collector of the live families and registers them on
+// reg: it is the scheduler's Observer and hands each run its recorder.
+// The families of the runs' results are read from the scheduler at scrape
+// time (RegisterResults), once there is one.
+func New(reg prometheus.Registerer) *Collector {
 	c := &Collector{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
@@ -121,7 +123,6 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 	reg.MustRegister(
 		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
 		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running, c.waited,
-		newResultCollector(src),
 	)
 	reg.MustRegister(c.ws.collectors()...)
 	return c

@@ -177,7 +177,9 @@ func newTest(t testing.TB) (*prometheus.Registry, *fakeSource, *Collector) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	src := &fakeSource{}
-	return reg, src, New(reg, src)
+	c := New(reg)
+	RegisterResults(reg, src)
+	return reg, src, c
 }
 
 func TestCompletedRun(t *testing.T) {

@@ -10,28 +10,28 @@ import (
 )
 
 var (
-	stepStarted = desc("step_started_timestamp_seconds",
+	stepStarted = desc(StepStartedName,
 		"Unix time at which the step's load began: the replicas of a fleet start each step together, and replica 0 reads a shard's step as part of its run by it.", probeLevelL...)
-	stepShare = desc("step_share",
+	stepShare = desc(StepShareName,
 		"This replica's share of the step's level (--shard): connections or requests per second it sent of the fleet's level.", probeLevelL...)
 
-	fleetBreakingLevel = desc("fleet_breaking_point_level",
+	fleetBreakingLevel = desc(namespace+"_fleet_breaking_point_level",
 		"Fleet level at which a breaking-point rule fired in the fleet's last run, summed over its shards; absent when the rule never fired or a shard was missing. Exported by the replica with ordinal 0.", "probe", "rule")
-	fleetBreakingThroughput = desc("fleet_breaking_point_throughput",
+	fleetBreakingThroughput = desc(namespace+"_fleet_breaking_point_throughput",
 		"The fleet's goodput at the level where the rule fired in its last run, in successful responses per second.", "probe", "rule")
-	fleetPeak = desc("fleet_peak_throughput",
+	fleetPeak = desc(namespace+"_fleet_peak_throughput",
 		"Highest goodput of the fleet's last run, summed over its shards; absent when a shard was missing.", probeL...)
-	fleetCapacityLevel = desc("fleet_capacity_level",
+	fleetCapacityLevel = desc(namespace+"_fleet_capacity_level",
 		"Highest fleet level of the last run within the latency and error budgets; absent when none was or a shard was missing.", probeL...)
-	fleetCapacityThroughput = desc("fleet_capacity_throughput",
+	fleetCapacityThroughput = desc(namespace+"_fleet_capacity_throughput",
 		"The fleet's goodput at its capacity level, in successful responses per second; absent when a shard was missing, never a lower figure.", probeL...)
-	fleetRunValid = desc("fleet_run_valid",
+	fleetRunValid = desc(namespace+"_fleet_run_valid",
 		"1 when every shard took part in every level of the fleet's last run and the summed run held its load, else 0.", probeL...)
-	fleetReplicas = desc("fleet_replicas",
+	fleetReplicas = desc(namespace+"_fleet_replicas",
 		"Shards found at every level of the fleet's last run.", probeL...)
-	fleetShardComplete = desc("fleet_shard_complete",
+	fleetShardComplete = desc(namespace+"_fleet_shard_complete",
 		"1 when the shard took part in every level of the fleet's last run, 0 when it was missing, dead or late at one level or more.", "probe", "shard")
-	fleetSkew = desc("fleet_step_start_skew_seconds",
+	fleetSkew = desc(namespace+"_fleet_step_start_skew_seconds",
 		"Largest spread of one step's start across the shards in the fleet's last run: how closely the replicas stepped together.", probeL...)
 )
 

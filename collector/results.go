@@ -12,55 +12,70 @@ import (
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
+	return prometheus.NewDesc(name, help, labels, nil)
 }
+
+// Names of the step families that the fleet reader reads back from
+// Prometheus, each shard's, to sum them (fleet/parts.go). The latency
+// summary's series add _count and _sum to its name.
+const (
+	StepThroughputName = namespace + "_step_throughput"
+	StepGoodputName    = namespace + "_step_goodput"
+	StepLatencyName    = namespace + "_step_latency_seconds"
+	StepInFlightName   = namespace + "_step_in_flight"
+	StepLoadHeldName   = namespace + "_step_load_held_ratio"
+	StepResponsesName  = namespace + "_step_responses"
+	StepErrorsName     = namespace + "_step_errors"
+	StepStartedName    = namespace + "_step_started_timestamp_seconds"
+	StepShareName      = namespace + "_step_share"
+)
 
 var (
 	probeL      = []string{"probe"}
 	probeLevelL = []string{"probe", "level"}
 
-	stepThroughput = desc("step_throughput",
+	stepThroughput = desc(StepThroughputName,
 		"Responses per second (any status code) in the step at this load level, from the run under way or else the last run.", probeLevelL...)
-	stepGoodput = desc("step_goodput",
+	stepGoodput = desc(StepGoodputName,
 		"Successful responses per second in the step at this load level.", probeLevelL...)
-	stepLatency = desc("step_latency_seconds",
+	stepLatency = desc(StepLatencyName,
 		"Latency of the successful responses in the step, in seconds, as a summary; quantile 1 is the maximum.", probeLevelL...)
-	stepLatencyMean = desc("step_latency_mean_seconds",
+	stepLatencyMean = desc(namespace+"_step_latency_mean_seconds",
 		"Mean latency of the successful responses in the step, in seconds.", probeLevelL...)
-	stepErrorRatio = desc("step_error_ratio",
+	stepErrorRatio = desc(namespace+"_step_error_ratio",
 		"Failed attempts divided by all attempts in the step (not by responses).", probeLevelL...)
-	stepInFlight = desc("step_in_flight",
+	stepInFlight = desc(StepInFlightName,
 		"Little's law estimate of requests in flight in the step: throughput × mean latency.", probeLevelL...)
-	stepLoadHeld = desc("step_load_held_ratio",
+	stepLoadHeld = desc(StepLoadHeldName,
 		"How much of the requested load the step held: in-flight / connections (closed loop), achieved / offered rate (open loop). Far below 1 means the level was not really tested.", probeLevelL...)
-	stepResponses = desc("step_responses",
+	stepResponses = desc(StepResponsesName,
 		"Responses received in the step, by HTTP status code.", "probe", "level", "code")
-	stepErrors = desc("step_errors",
+	stepErrors = desc(StepErrorsName,
 		"Attempts in the step that got no response, by reason.", "probe", "level", "reason")
 
-	breakingLevel = desc("breaking_point_level",
+	breakingLevel = desc(namespace+"_breaking_point_level",
 		"Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.", "probe", "rule")
-	breakingThroughput = desc("breaking_point_throughput",
+	breakingThroughput = desc(namespace+"_breaking_point_throughput",
 		"Goodput, in successful responses per second, at the level where the rule fired in the last run.", "probe", "rule")
-	breakingLower = desc("breaking_point_lower_level",
+	breakingLower = desc(namespace+"_breaking_point_lower_level",
 		"The lower end of the breaking point's bracket in the last run: the highest measured level below it, which kept the rule (0 when none was measured below); the rule fired above it, at breaking_point_level.", "probe", "rule")
-	peakThroughput = desc("peak_throughput",
+	peakThroughput = desc(namespace+"_peak_throughput",
 		"Highest goodput of the last run, in successful responses per second.", probeL...)
-	capacityLevel = desc("capacity_level",
+	capacityLevel = desc(namespace+"_capacity_level",
 		"Highest load level of the last run that stayed within the latency and error budgets; absent when none did.", probeL...)
-	capacityThroughput = desc("capacity_throughput",
+	capacityThroughput = desc(namespace+"_capacity_throughput",
 		"Goodput at the capacity level of the last run, in successful responses per second; the figure capacity alerts follow.", probeL...)
-	runValid = desc("run_valid",
+	runValid = desc(namespace+"_run_valid",
 		"1 when the last run held its load at every level up to the first failure and the control probe did not flag the generator, else 0.", probeL...)
-	runDuration = desc("run_duration_seconds",
+	runDuration = desc(namespace+"_run_duration_seconds",
 		"Length of the last run, in seconds.", probeL...)
-	lastCompleted = desc("run_last_completed_timestamp_seconds",
+	lastCompleted = desc(namespace+"_run_last_completed_timestamp_seconds",
 		"Unix time at which the last completed run ended; absent before the first.", probeL...)
-	expectedMin = desc("expected_min_capacity",
+	expectedMin = desc(namespace+"_expected_min_capacity",
 		"The probe's expect.min_capacity, in successful responses per second; absent when not set.", probeL...)
-	scheduleInterval = desc("schedule_interval_seconds",
+	scheduleInterval = desc(namespace+"_schedule_interval_seconds",
 		"The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.", probeL...)
-	probeInfo = desc("probe_info",
+	probeInfo = desc(namespace+"_probe_info",
 		"What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.", "probe", "mode", "continuous")
 
 	allResultDescs = []*prometheus.Desc{
@@ -75,7 +90,11 @@ var (
 // resultCollector builds the per-step and per-run families at scrape time.
 type resultCollector struct{ src Source }
 
-func newResultCollector(src Source) *resultCollector { return &resultCollector{src: src} }
+// RegisterResults registers on reg the per-step and per-run families,
+// read from src at scrape time.
+func RegisterResults(reg prometheus.Registerer, src Source) {
+	reg.MustRegister(&resultCollector{src: src})
+}
 
 func (rc *resultCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allResultDescs {

@@ -46,8 +46,12 @@ type Request struct {
 	HTTPClientConfig commoncfg.HTTPClientConfig `yaml:",inline"`
 
 	// Payload is the request body: Body, or the contents of BodyFile read
-	// when the config was loaded, so the engine never reads a file.
+	// when the config was loaded, so the engine never reads a file. Parse
+	// and Compile set it; a probe built in Go sets Body or BodyFile.
 	Payload []byte `yaml:"-"`
+	// payloadOf is the BodyFile whose contents Payload holds: compiling
+	// the probe again does not read the file again.
+	payloadOf string
 	// Templates holds the parts of the request that vary per attempt,
 	// compiled at load (template.go); nil when none does.
 	Templates *RequestTemplates `yaml:"-"`

@@ -23,7 +23,7 @@ const (
 )
 
 // config validates c, and completes it: it resolves relative paths against
-// dir and reads body_file into Payload.
+// dir, reads body_file into Payload and compiles the templates.
 func (v *validator) config(c *Config, dir string) {
 	v.globs(c.AllowedTargets)
 	if c.MaxConcurrency <= 0 {
@@ -39,40 +39,51 @@ func (v *validator) config(c *Config, dir string) {
 	for i := range c.Probes {
 		p := &c.Probes[i]
 		pp := keyPath{"probes", i}
-		np := pp.to("name")
-		switch {
-		case p.Name == "":
-			v.errorf(np, "required")
-		case !validName(p.Name):
-			v.errorf(np, "%q is not a valid name: use letters, digits, _ and -", p.Name)
-		case len(p.Name) > maxNameLength:
-			v.errorf(np, "longer than %d characters", maxNameLength)
-		default:
-			if j, dup := first[p.Name]; dup {
-				v.errorf(np, "duplicate probe name %q (first used by probes[%d])", p.Name, j)
-			} else {
-				first[p.Name] = i
-			}
+		if !v.probe(c, p, pp, dir) {
+			continue
 		}
-		columns := v.data(p.Data, pp.to("data"), dir)
-		if p.Flow != nil {
-			v.flow(c, p, pp, dir, columns)
+		if j, dup := first[p.Name]; dup {
+			v.errorf(pp.to("name"), "duplicate probe name %q (first used by probes[%d])", p.Name, j)
 		} else {
-			v.request(c, &p.Request, pp.to("request"), dir, template.Scope{Columns: columns})
+			first[p.Name] = i
 		}
-		v.load(c, &p.Load, pp.to("load"))
-		v.webSocket(p, pp)
-		v.rules(&p.Rules, pp.to("rules"))
-		v.abort(&p.Abort, pp.to("abort"))
-		if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
-			v.errorf(pp.to("expect", "min_capacity"), "must be a non-negative number (got %s)", num(x))
-		}
-		v.schedule(p, pp.to("schedule"))
 	}
 	v.controls(c, first)
 	for i := range c.Probes {
 		v.runLength(c, &c.Probes[i], keyPath{"probes", i, "schedule", "interval"})
 	}
+}
+
+// probe validates one probe at pp and compiles it, under c's caps and
+// allowlist; relative paths are resolved against dir. It reports whether
+// the probe's name is valid, for the checks across probes.
+func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bool) {
+	np := pp.to("name")
+	switch {
+	case p.Name == "":
+		v.errorf(np, "required")
+	case !validName(p.Name):
+		v.errorf(np, "%q is not a valid name: use letters, digits, _ and -", p.Name)
+	case len(p.Name) > maxNameLength:
+		v.errorf(np, "longer than %d characters", maxNameLength)
+	default:
+		named = true
+	}
+	columns := v.data(p.Data, pp.to("data"), dir)
+	if p.Flow != nil {
+		v.flow(c, p, pp, dir, columns)
+	} else {
+		v.request(c, &p.Request, pp.to("request"), dir, template.Scope{Columns: columns})
+	}
+	v.load(c, &p.Load, pp.to("load"))
+	v.webSocket(p, pp)
+	v.rules(&p.Rules, pp.to("rules"))
+	v.abort(&p.Abort, pp.to("abort"))
+	if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
+		v.errorf(pp.to("expect", "min_capacity"), "must be a non-negative number (got %s)", num(x))
+	}
+	v.schedule(p, pp.to("schedule"))
+	return named
 }
 
 // controls checks each probe's control, once every name is known.
@@ -99,17 +110,24 @@ func (v *validator) controls(c *Config, first map[string]int) {
 }
 
 func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope template.Scope) {
+	read := r.Payload
 	r.Payload = nil
 	switch {
 	case r.Body != "" && r.BodyFile != "":
 		v.errorf(p.to("body_file"), "body and body_file are exclusive")
 	case r.BodyFile != "":
 		r.BodyFile = commoncfg.JoinDir(dir, r.BodyFile)
+		if r.payloadOf == r.BodyFile {
+			// Read when the config loaded: a run never reads the file.
+			r.Payload = read
+			break
+		}
 		payload, err := regularfile.Read(r.BodyFile, maxBodyFileSize)
 		if err != nil {
 			v.errorf(p.to("body_file"), "%v", err)
+			break
 		}
-		r.Payload = payload
+		r.Payload, r.payloadOf = payload, r.BodyFile
 	case r.Body != "":
 		r.Payload = []byte(r.Body)
 	}
@@ -154,7 +172,9 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 	}
 
 	hc := &r.HTTPClientConfig
-	hc.SetDirectory(dir)
+	if dir != "" { // Compile's probe: its paths are the working directory's
+		hc.SetDirectory(dir)
+	}
 	v.files(hc, p) // before Validate, which moves bearer_token_file into authorization
 	if err := hc.Validate(); err != nil {
 		v.errorf(p, "%v", err)

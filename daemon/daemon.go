@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,22 +89,27 @@ func New(o Options) (*Daemon, error) {
 			return nil, err
 		}
 	}
+	judge, err := d.fleetJudge()
+	if err != nil {
+		return nil, err
+	}
+	// The live families first: the collector is the scheduler's Observer.
+	// The families of the results are the scheduler's, read at scrape time.
+	d.coll = collector.New(d.reg)
 	// Runs outlive no daemon: Run ends them when its context ends.
 	ctx, stop := context.WithCancel(context.Background())
 	d.stop = stop
-	d.coll = collector.New(d.reg, d)
-	sched, err := schedule.New(ctx, prober.Run, d.coll, store, o.Logger)
+	d.sched, err = schedule.New(ctx, schedule.Options{
+		Run: prober.Run, Observer: d.coll, Store: store, Logger: o.Logger,
+		Shard: o.Shard, FleetJudge: judge,
+	})
 	if err != nil {
 		stop()
 		return nil, err
 	}
-	d.sched = sched
-	sched.SetShard(o.Shard)
+	collector.RegisterResults(d.reg, d.sched)
 	collector.RegisterShard(d.reg, o.Shard)
-	if err := d.setUpFleet(); err != nil {
-		stop()
-		return nil, err
-	}
+	collector.RegisterFleet(d.reg, d.sched, o.Shard)
 	d.handler = d.routes()
 	return d, nil
 }
@@ -251,6 +255,3 @@ func (d *Daemon) stopRuns() {
 	d.stop()
 	d.sched.Wait()
 }
-
-// Snapshot implements collector.Source: every configured probe's state.
-func (d *Daemon) Snapshot() []result.ProbeState { return d.sched.Snapshot() }

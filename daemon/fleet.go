@@ -6,8 +6,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 
-	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/schedule"
 )
 
 // FleetOptions say where the replica with ordinal 0 of a fleet reads the
@@ -19,20 +19,18 @@ type FleetOptions struct {
 	Wait           time.Duration // longest wait for every shard's steps to be scraped
 }
 
-// setUpFleet registers the series replicas of a fleet export and, on the
-// replica with ordinal 0 given a Prometheus, has every run judged as its
-// fleet's.
-func (d *Daemon) setUpFleet() error {
-	collector.RegisterFleet(d.reg, d, d.opts.Shard)
+// fleetJudge is what judges every run as its fleet's: on the replica with
+// ordinal 0 given a Prometheus, the fleet reader; else nil.
+func (d *Daemon) fleetJudge() (schedule.FleetJudge, error) {
 	o := d.opts.Fleet
 	if o.PrometheusURL == "" || d.opts.Shard.Index != 0 {
-		return nil
+		return nil, nil
 	}
 	httpCfg := commoncfg.DefaultHTTPClientConfig
 	if o.HTTPConfigFile != "" {
 		c, _, err := commoncfg.LoadHTTPConfigFile(o.HTTPConfigFile)
 		if err != nil {
-			return fmt.Errorf("--fleet.http-config.file: %w", err)
+			return nil, fmt.Errorf("--fleet.http-config.file: %w", err)
 		}
 		httpCfg = *c
 	}
@@ -41,8 +39,7 @@ func (d *Daemon) setUpFleet() error {
 		Shards: d.opts.Shard.Replicas(), Wait: o.Wait,
 	}, d.logger)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d.sched.SetFleetJudge(r.Judge)
-	return nil
+	return r.Judge, nil
 }

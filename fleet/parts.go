@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/collector"
 )
 
 // target names one scraped replica: Prometheus gives every series of a
@@ -64,6 +66,18 @@ func (ps parts) at(shard int, level string) *part {
 	return p
 }
 
+// gauges are the step families read as one number a shard, by name.
+var gauges = map[model.LabelValue]func(*part) *float64{
+	collector.StepThroughputName:         func(p *part) *float64 { return &p.throughput },
+	collector.StepGoodputName:            func(p *part) *float64 { return &p.goodput },
+	collector.StepInFlightName:           func(p *part) *float64 { return &p.inFlight },
+	collector.StepLoadHeldName:           func(p *part) *float64 { return &p.held },
+	collector.StepShareName:              func(p *part) *float64 { return &p.share },
+	collector.StepStartedName:            func(p *part) *float64 { return &p.started },
+	collector.StepLatencyName + "_count": func(p *part) *float64 { return &p.count },
+	collector.StepLatencyName + "_sum":   func(p *part) *float64 { return &p.sum },
+}
+
 // partsOf sorts the step series of the shards' replicas into parts;
 // series of other replicas are no part of this fleet.
 func partsOf(steps model.Vector, shards map[target]int) parts {
@@ -75,32 +89,21 @@ func partsOf(steps model.Vector, shards map[target]int) parts {
 		}
 		p := ps.at(shard, string(s.Metric["level"]))
 		v := float64(s.Value)
-		switch s.Metric[model.MetricNameLabel] {
-		case "loadprobe_step_throughput":
-			p.throughput = v
-		case "loadprobe_step_goodput":
-			p.goodput = v
-		case "loadprobe_step_in_flight":
-			p.inFlight = v
-		case "loadprobe_step_load_held_ratio":
-			p.held = v
-		case "loadprobe_step_share":
-			p.share = v
-		case "loadprobe_step_started_timestamp_seconds":
-			p.started = v
-		case "loadprobe_step_latency_seconds_count":
-			p.count = v
-		case "loadprobe_step_latency_seconds_sum":
-			p.sum = v
-		case "loadprobe_step_latency_seconds":
+		name := s.Metric[model.MetricNameLabel]
+		if field, ok := gauges[name]; ok {
+			*field(p) = v
+			continue
+		}
+		switch name {
+		case collector.StepLatencyName:
 			if q, err := strconv.ParseFloat(string(s.Metric["quantile"]), 64); err == nil {
 				p.quantiles[q] = v
 			}
-		case "loadprobe_step_responses":
+		case collector.StepResponsesName:
 			if code, err := strconv.Atoi(string(s.Metric["code"])); err == nil {
 				p.responses[code] = v
 			}
-		case "loadprobe_step_errors":
+		case collector.StepErrorsName:
 			p.errors[string(s.Metric["reason"])] = v
 		}
 	}

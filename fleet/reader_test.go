@@ -87,7 +87,8 @@ func vector(t *testing.T, p config.Probe, rs []replica) model.Vector {
 		}
 		reg := prometheus.NewRegistry()
 		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: r.steps}}}
-		collector.New(reg, src)
+		collector.New(reg)
+		collector.RegisterResults(reg, src)
 		collector.RegisterShard(reg, r.shard)
 		collector.RegisterFleet(reg, src, r.shard)
 		mfs, err := reg.Gather()

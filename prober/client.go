@@ -2,7 +2,6 @@ package prober
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,9 +10,6 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/result"
-
-	commoncfg "github.com/prometheus/common/config"
-	"github.com/prometheus/common/version"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
@@ -24,16 +20,16 @@ import (
 // and a huge body would measure the generator's network more than the target.
 const maxBodyBytes = 10 << 20
 
-// Client sends one probe's request. It is built once per run from
-// config.Request and hands each worker a Conn of its own.
+// httpClient is the connector of one probe's HTTP request.
 //
 // Requests whose settings need nothing of net/http go through a lean
 // HTTP/1.1 client (client_fast.go) that serializes the request once and
 // allocates nothing per attempt, over crypto/tls for https unless HTTP/2 is
 // enabled (client_tls.go); everything else (HTTP/2, proxies, OAuth2,
 // redirects, http_headers, secret references) goes through net/http
-// configured by prometheus/common (client_std.go). Both keep one TCP connection per Conn (but for OAuth2, see
-// client_std.go) and classify failures the same way (classify.go).
+// configured by prometheus/common (client_std.go). Both keep one TCP
+// connection per Conn (but for OAuth2, see client_std.go), send the headers
+// that headers.go decides, and classify failures the same way (classify.go).
 //
 // Both paths behave alike where it shows in the figures:
 //   - basic_auth, authorization and bearer_token, with their *_file variants,
@@ -53,90 +49,30 @@ const maxBodyBytes = 10 << 20
 //   - an attempt ends by its deadline, as a timeout, whatever the server
 //     does with the connection (a 101 response's included), and at once on
 //     Abort.
-type Client struct {
-	fast *fastClient // nil when the std path is used
-	std  *stdClient
-	// src gives a templated request's attempts their values: the index,
-	// the data row (client_template.go).
-	src *varSource
-}
-
-// Conn is one worker's connection: one keep-alive TCP connection, redialled
-// when needed, or a fresh connection per attempt when keep_alive is false.
-// A Conn is not safe for concurrent use; each worker has its own.
-type Conn interface {
-	// Do sends the request and reads the whole response, giving up at
-	// deadline. It returns the status code (0 when there was no complete
-	// response) and the outcome.
-	Do(deadline time.Time) (code int, o result.Outcome)
-	// Close closes the connection.
-	Close()
+type httpClient interface {
+	connector
+	// newConnWith returns a connection whose templated requests are
+	// written with vars as they are: a flow sets them for each step.
+	newConnWith(vars *template.Vars) Conn
 }
 
 // newClient builds the client of the probe name from req, which config has
-// validated: URL, method and headers are taken as they are. It takes the std
+// compiled: URL, method and headers are taken as they are. It takes the std
 // path when std says so (a flow step that captures a value reads its
-// response there) or when req needs it. The error names what could not be
-// set up (a credentials file, TLS settings); it does not dial.
-func newClient(req config.Request, name string, std bool) (*Client, error) {
+// response there) or when req needs it. src gives the attempts of the
+// client's own Conns their values (client_template.go); a flow, which sets
+// them itself, gives none. The error names what could not be set up (a
+// credentials file, TLS settings); it does not dial.
+func newClient(req config.Request, name string, std bool, src *varSource) (httpClient, error) {
 	req = literal(req)
 	u, err := requestURL(req)
 	if err != nil {
 		return nil, err
 	}
 	if std || needsStd(req, u) != "" {
-		std, err := newStdClient(req, u, name)
-		if err != nil {
-			return nil, err
-		}
-		return &Client{std: std, src: &varSource{}}, nil
+		return newStdClient(req, u, name, src)
 	}
-	fast, err := newFastClient(req, u)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{fast: fast, src: &varSource{}}, nil
-}
-
-// NewConn returns one worker's connection. It does not dial: the first Do
-// does. Its templated requests take the client's next values per attempt.
-func (c *Client) NewConn() Conn {
-	return c.newConn(template.NewVars(0), c.src)
-}
-
-// newConnWith returns a connection whose templated requests are written
-// with vars as they are: a flow sets them for each step.
-func (c *Client) newConnWith(vars *template.Vars) Conn {
-	return c.newConn(vars, nil)
-}
-
-func (c *Client) newConn(vars *template.Vars, src *varSource) Conn {
-	if c.fast != nil {
-		return c.fast.newConn(vars, src)
-	}
-	return c.std.newConn(vars, src)
-}
-
-// Close releases the connections of every Conn that is still open. Call it
-// once the workers have stopped; a Conn used afterwards redials.
-func (c *Client) Close() {
-	if c.fast != nil {
-		c.fast.close()
-		return
-	}
-	c.std.close()
-}
-
-// Abort cuts short every dial and request under way, from any goroutine,
-// and releases the connections: the load stops at once instead of a
-// timeout later. No Conn of the client can be used afterwards.
-func (c *Client) Abort() {
-	if c.fast != nil {
-		c.fast.abort()
-	} else {
-		c.std.abort()
-	}
-	c.Close()
+	return newFastClient(req, u, src)
 }
 
 // needsStd names the setting for which a request must go through net/http,
@@ -221,62 +157,6 @@ func requestPath(req config.Request, captures bool) string {
 	return "lean HTTP/1.1 client"
 }
 
-// userAgent is the User-Agent of every request unless headers set one.
-func userAgent() string {
-	v := version.Version
-	if v == "" {
-		v = "unknown"
-	}
-	return "loadprobe/" + v
-}
-
-// staticAuthorization resolves the configured credentials to the value of an
-// Authorization header, read once (files included), or "" when there are none.
-// A file that changes during the run is read again by the next run's client.
-// It follows prometheus/common: credentials and usernames are taken as read
-// from files with surrounding space trimmed, and the type defaults to Bearer.
-func staticAuthorization(hc commoncfg.HTTPClientConfig) (string, error) {
-	read := func(inline commoncfg.Secret, file string) (string, error) {
-		if file != "" {
-			return commoncfg.NewFileSecret(file).Fetch(context.Background())
-		}
-		return string(inline), nil
-	}
-	switch {
-	case hc.BasicAuth != nil:
-		user, err := read(commoncfg.Secret(hc.BasicAuth.Username), hc.BasicAuth.UsernameFile)
-		if err != nil {
-			return "", fmt.Errorf("basic_auth username: %w", err)
-		}
-		pass, err := read(hc.BasicAuth.Password, hc.BasicAuth.PasswordFile)
-		if err != nil {
-			return "", fmt.Errorf("basic_auth password: %w", err)
-		}
-		return basicAuth(user, pass), nil
-	case hc.Authorization != nil:
-		typ := strings.TrimSpace(hc.Authorization.Type)
-		if typ == "" {
-			typ = "Bearer"
-		}
-		cred, err := read(hc.Authorization.Credentials, hc.Authorization.CredentialsFile)
-		if err != nil {
-			return "", fmt.Errorf("authorization credentials: %w", err)
-		}
-		return typ + " " + cred, nil
-	case hc.BearerToken != "" || hc.BearerTokenFile != "":
-		cred, err := read(hc.BearerToken, hc.BearerTokenFile)
-		if err != nil {
-			return "", fmt.Errorf("bearer_token: %w", err)
-		}
-		return "Bearer " + cred, nil
-	}
-	return "", nil
-}
-
-func basicAuth(user, pass string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-}
-
 // invalidHost reports a name under .invalid, which RFC 6761 reserves to never
 // resolve; the client answers it without asking a resolver.
 func invalidHost(host string) bool {
@@ -301,7 +181,7 @@ func dial(ctx context.Context, addr string, deadline time.Time) (net.Conn, error
 }
 
 // connSet tracks the open connections of a client's Conns, so that
-// Client.Close can release them.
+// the client's Close can release them.
 type connSet[T comparable] struct {
 	mu  sync.Mutex
 	set map[T]struct{}

@@ -6,9 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"maps"
 	"net"
-	"net/textproto"
 	"net/url"
 	"runtime"
 	"slices"
@@ -44,11 +42,12 @@ type fastClient struct {
 	replayable bool
 	valid      *codeTable
 	conns      connSet[net.Conn]
-	aborted    context.Context // ends on Client.Abort: every dial gives up
+	aborted    context.Context // ends on Abort: every dial gives up
 	abort      context.CancelFunc
+	src        *varSource // the values of NewConn's attempts
 }
 
-func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
+func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient, error) {
 	auth, err := staticAuthorization(req.HTTPClientConfig)
 	if err != nil {
 		return nil, err
@@ -64,19 +63,8 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 			port = "443"
 		}
 	}
-	// Header names canonical, as net/http sends them; each value a
-	// template, which writes a fixed text unless the request is templated.
-	headers := make(map[string]*template.Template, len(req.Headers))
-	for k, v := range req.Headers {
-		h := template.Text(v)
-		if req.Templates != nil {
-			h = req.Templates.Headers[k]
-		}
-		headers[textproto.CanonicalMIMEHeaderKey(k)] = h
-	}
-	_, idempotencyKey := headers["Idempotency-Key"]
-	_, xIdempotencyKey := headers["X-Idempotency-Key"]
-	shape := serializeRequest(req, u, headers, auth)
+	headers := newHeaderSet(req, auth)
+	shape := serializeRequest(req, u, headers)
 	var request []byte
 	if req.Templates == nil {
 		// Fixed: serialized once, the whole request, as it is sent.
@@ -86,13 +74,14 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 	aborted, abort := context.WithCancel(context.Background())
 	return &fastClient{
 		aborted: aborted, abort: abort,
+		src:       src,
 		addr:      net.JoinHostPort(u.Hostname(), port),
 		tls:       tlsConfig,
 		request:   request,
 		shape:     shape,
 		head:      req.Method == "HEAD",
 		keepAlive: req.KeepAlive,
-		replayable: idempotencyKey || xIdempotencyKey ||
+		replayable: headers.has("Idempotency-Key") || headers.has("X-Idempotency-Key") ||
 			slices.Contains([]string{"GET", "HEAD", "OPTIONS", "TRACE"}, req.Method),
 		valid: newCodeTable(req),
 	}, nil
@@ -101,7 +90,7 @@ func newFastClient(req config.Request, u *url.URL) (*fastClient, error) {
 // serializeRequest writes the request's shape once, headers in a stable
 // order, with the framing and defaults net/http would add: what does not
 // vary as literal text, a templated URL or header value as its slots.
-func serializeRequest(req config.Request, u *url.URL, headers map[string]*template.Template, auth string) *requestShape {
+func serializeRequest(req config.Request, u *url.URL, headers headerSet) *requestShape {
 	uri := template.Text(u.RequestURI())
 	body := template.Text(string(req.Payload))
 	if t := req.Templates; t != nil {
@@ -112,19 +101,13 @@ func serializeRequest(req config.Request, u *url.URL, headers map[string]*templa
 		head = append(head, template.Text(name+": "), value, template.Text("\r\n"))
 	}
 	host := template.Text(strings.TrimSuffix(u.Host, ":")) // "example.com:" means the default port
-	if h, ok := headers["Host"]; ok {
-		host = h
+	if headers.host != nil {
+		host = headers.host
 	}
 	header("Host", host)
-	if _, ok := headers["User-Agent"]; !ok {
-		header("User-Agent", template.Text(userAgent()))
-	}
-	if _, ok := headers["Authorization"]; !ok && auth != "" {
-		header("Authorization", template.Text(auth))
-	}
-	for _, k := range slices.Sorted(maps.Keys(headers)) {
-		switch k {
-		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
+	for _, f := range headers.fields {
+		switch f.name {
+		case "Content-Length", "Transfer-Encoding", "Trailer":
 			// Framing is the client's, as in net/http.
 			continue
 		case "Connection":
@@ -132,7 +115,7 @@ func serializeRequest(req config.Request, u *url.URL, headers map[string]*templa
 				continue
 			}
 		}
-		header(k, headers[k])
+		header(f.name, f.value)
 	}
 	shape := &requestShape{head: template.Concat(head...), body: body, tail: "\r\n"}
 	_, fixed := body.Literal()
@@ -146,6 +129,12 @@ func serializeRequest(req config.Request, u *url.URL, headers map[string]*templa
 	return shape
 }
 
+// NewConn returns one worker's connection; its templated requests take
+// the client's next values per attempt.
+func (c *fastClient) NewConn() Conn { return c.newConn(template.NewVars(0), c.src) }
+
+func (c *fastClient) newConnWith(vars *template.Vars) Conn { return c.newConn(vars, nil) }
+
 // newConn returns a connection; vars are the values its templated
 // requests are written with, and src, when not nil, gives them each
 // attempt's before it is sent (nil: a flow gives them, per step).
@@ -153,7 +142,12 @@ func (c *fastClient) newConn(vars *template.Vars, src *varSource) Conn {
 	return &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
 }
 
-func (c *fastClient) close() {
+func (c *fastClient) Abort() {
+	c.abort()
+	c.Close()
+}
+
+func (c *fastClient) Close() {
 	for _, nc := range c.conns.drain() {
 		nc.Close()
 	}
@@ -203,7 +197,7 @@ func (fc *fastConn) Close() {
 func (fc *fastConn) roundTrip(deadline time.Time, request []byte) (code int, stale bool, err error) {
 	if fc.nc != nil {
 		if err := fc.nc.SetDeadline(deadline); err != nil {
-			fc.closeConn() // closed by Client.Close: dial again
+			fc.closeConn() // closed by the client's Close: dial again
 		}
 	}
 	if fc.nc == nil {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"strings"
 	"time"
@@ -40,17 +39,19 @@ import (
 // With oauth2 every Conn shares one RoundTripper, and with it one pool.
 
 type stdClient struct {
-	aborted context.Context // ends on Client.Abort: every request gives up
+	aborted context.Context // ends on Abort: every request gives up
 	abort   context.CancelFunc
+	src     *varSource // the values of NewConn's attempts
 	cfg     commoncfg.HTTPClientConfig
 	name    string
 	opts    []commoncfg.HTTPClientOption
-	tmpl    *http.Request // method, URL, Host and headers of every attempt
+	tmpl    *http.Request // method, URL, Host and fixed headers of every attempt
 	payload []byte
 	// templates are the parts of a templated request that vary per
 	// attempt, written into a copy of tmpl (client_template.go); nil when
-	// none does.
+	// none does. varying are its headers that do.
 	templates *config.RequestTemplates
+	varying   []headerField
 	follow    bool // follow redirects, to the same host only
 	valid     *codeTable
 
@@ -62,27 +63,25 @@ type stdClient struct {
 	rts    connSet[http.RoundTripper] // the Conns' own RoundTrippers
 }
 
-func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, error) {
+func newStdClient(req config.Request, u *url.URL, name string, src *varSource) (*stdClient, error) {
 	cfg := req.HTTPClientConfig
 	tmpl, err := http.NewRequest(req.Method, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	ua := true
-	for k, v := range req.Headers {
-		switch textproto.CanonicalMIMEHeaderKey(k) {
-		case "Host":
-			tmpl.Host = v
-			continue
-		case "User-Agent":
-			ua = false
-		}
-		tmpl.Header.Set(k, v)
+	// Credentials are the round tripper's to add (secret references,
+	// OAuth2), under a header set in headers as everywhere.
+	headers := newHeaderSet(req, "")
+	if headers.host != nil {
+		tmpl.Host, _ = headers.host.Literal() // config keeps Host literal
 	}
+	varying := headers.literal(tmpl.Header)
 	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
 		aborted: aborted, abort: abort,
+		src:       src,
 		templates: req.Templates,
+		varying:   varying,
 		cfg:       cfg,
 		name:      name,
 		tmpl:      tmpl,
@@ -94,9 +93,6 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 	c.opts = append(c.opts, commoncfg.WithDialContextFunc(func(ctx context.Context, _, addr string) (net.Conn, error) {
 		return dial(ctx, addr, time.Time{})
 	}))
-	if ua {
-		c.opts = append(c.opts, commoncfg.WithUserAgent(userAgent()))
-	}
 	if !req.KeepAlive {
 		c.opts = append(c.opts, commoncfg.WithKeepAlivesDisabled())
 	}
@@ -117,6 +113,12 @@ func newStdClient(req config.Request, u *url.URL, name string) (*stdClient, erro
 	return c, nil
 }
 
+// NewConn returns one worker's connection; its templated requests take
+// the client's next values per attempt.
+func (c *stdClient) NewConn() Conn { return c.newConn(template.NewVars(0), c.src) }
+
+func (c *stdClient) newConnWith(vars *template.Vars) Conn { return c.newConn(vars, nil) }
+
 // newConn returns a connection; vars and src are as on the lean client.
 func (c *stdClient) newConn(vars *template.Vars, src *varSource) Conn {
 	sc := &stdConn{c: c, rt: c.base, vars: vars, src: src}
@@ -132,7 +134,12 @@ func (c *stdClient) newConn(vars *template.Vars, src *varSource) Conn {
 	return sc
 }
 
-func (c *stdClient) close() {
+func (c *stdClient) Abort() {
+	c.abort()
+	c.Close()
+}
+
+func (c *stdClient) Close() {
 	for _, rt := range c.rts.drain() {
 		closeIdle(rt)
 	}

@@ -9,31 +9,14 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
-	"github.com/loadprobe/loadprobe/result"
 )
 
 // Templated requests (docs/templates.md, "Templates"). config
 // compiles them at load; the client serializes what does not vary once, as
 // for any request, and writes the rest per attempt: on the lean client into
-// buffers its connection keeps, on net/http into a copy of the request.
-
-// newConnector returns the connector of p: the client of its flow's steps,
-// its WebSocket sessions, or its HTTP request.
-func newConnector(p config.Probe, live result.Live) (connector, error) {
-	if len(p.Flow) > 0 {
-		return newFlowClient(p)
-	}
-	if isWebSocket(p.Request.URL) {
-		wl, _ := live.(result.WebSocketLive)
-		return newWSClient(p.Request, wl)
-	}
-	c, err := newClient(p.Request, p.Name, false)
-	if err != nil {
-		return nil, err
-	}
-	c.src = newVarSource(p)
-	return c, nil
-}
+// buffers its connection keeps, on net/http into a copy of the request, on
+// a WebSocket session into the message (and at each handshake, its URL and
+// headers).
 
 // varSource gives the attempts (or iterations) of a run their values: the
 // next index, and the next row of the probe's data.
@@ -130,10 +113,6 @@ func (c *stdClient) templated(req *http.Request, v *template.Vars) ([]byte, erro
 		return nil, err
 	}
 	req.URL = u
-	for name, h := range t.Headers {
-		if value := string(h.Append(nil, v)); http.CanonicalHeaderKey(name) != "Host" {
-			req.Header.Set(name, value)
-		}
-	}
+	render(req.Header, c.varying, v)
 	return t.Body.Append(nil, v), nil
 }

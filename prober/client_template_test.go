@@ -39,7 +39,7 @@ func TestTemplatedFastZeroAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.(*Client).fast == nil {
+	if _, fast := c.(*fastClient); !fast {
 		t.Fatal("a templated plain-http request left the lean client")
 	}
 	conn := c.NewConn()

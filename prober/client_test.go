@@ -149,29 +149,21 @@ func testRequest(rawURL string) config.Request {
 
 // newTestClient builds a client for path "fast" or "std", or lets newClient
 // choose ("").
-func newTestClient(tb testing.TB, req config.Request, path string) *Client {
+func newTestClient(tb testing.TB, req config.Request, path string) httpClient {
 	tb.Helper()
-	var c *Client
+	var c httpClient
+	var err error
+	u, _ := url.Parse(req.URL)
 	switch path {
 	case "":
-		var err error
-		if c, err = newClient(req, "test", false); err != nil {
-			tb.Fatal(err)
-		}
+		c, err = newClient(req, "test", false, &varSource{})
 	case "fast":
-		u, _ := url.Parse(req.URL)
-		fast, err := newFastClient(req, u)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		c = &Client{fast: fast}
+		c, err = newFastClient(req, u, &varSource{})
 	case "std":
-		u, _ := url.Parse(req.URL)
-		std, err := newStdClient(req, u, "test")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		c = &Client{std: std}
+		c, err = newStdClient(req, u, "test", &varSource{})
+	}
+	if err != nil {
+		tb.Fatal(err)
 	}
 	tb.Cleanup(c.Close)
 	return c
@@ -485,7 +477,7 @@ func TestClientPath(t *testing.T) {
 				tc.setup(&req)
 			}
 			got := "std"
-			if newTestClient(t, req, "").fast != nil {
+			if _, fast := newTestClient(t, req, "").(*fastClient); fast {
 				got = "fast"
 			}
 			if got != tc.want {
@@ -508,7 +500,7 @@ func TestClientInvalidConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("http://127.0.0.1:8080/")
 			tc.setup(&req)
-			if _, err := newClient(req, "test", false); err == nil {
+			if _, err := newClient(req, "test", false, &varSource{}); err == nil {
 				t.Error("newClient() did not fail")
 			}
 		})

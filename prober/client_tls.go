@@ -52,7 +52,7 @@ func tlsSecretRef(t commoncfg.TLSConfig) string {
 }
 
 // handshake runs the client side of a TLS handshake over nc, by the
-// deadline already set on nc, or until ctx ends (Client.Abort).
+// deadline already set on nc, or until ctx ends (the client's Abort).
 func handshake(ctx context.Context, nc net.Conn, cfg *tls.Config) (*tls.Conn, error) {
 	tc := tls.Client(nc, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {

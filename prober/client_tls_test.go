@@ -116,7 +116,7 @@ func tlsConn(t *testing.T, path, url string, tc commoncfg.TLSConfig) (Conn, int)
 	if path != "websocket" {
 		return newTestClient(t, httpsRequest(url, tc), path).NewConn(), http.StatusOK
 	}
-	ws, err := newWSClient(httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc), nil)
+	ws, err := newWSClient(httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestClientTLSConfigHonoured(t *testing.T) {
 func TestClientTLSKeepsItsConnection(t *testing.T) {
 	srv := newTLSTarget(t, nil)
 	c := newTestClient(t, httpsRequest(srv.url, commoncfg.TLSConfig{CAFile: srv.caFile}), "")
-	if c.fast == nil || c.fast.tls == nil {
+	if fast, ok := c.(*fastClient); !ok || fast.tls == nil {
 		t.Fatal("https without HTTP/2 is not on the fast path over TLS")
 	}
 	conn := c.NewConn()

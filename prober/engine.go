@@ -90,21 +90,14 @@ func plan(l config.Load, sh config.Shard) []stage {
 // from ending the process.
 const abandonAfter = 2 * time.Second
 
-// connector is what the engine needs of a Client.
-type connector interface {
-	NewConn() Conn
-	// Abort cuts short every attempt under way.
-	Abort()
-	Close()
-}
-
 // engine is the state of one run of one probe.
 type engine struct {
 	probe    config.Probe
 	opts     Options
 	live     result.Live
 	client   connector
-	conns    []Conn          // closed loop: one per worker, kept across steps
+	figures  levelFigures    // the client's figures per level; nil when it keeps none
+	conns    []link          // closed loop: one per worker, kept across steps
 	recs     []*stepRecorder // one per worker (or sender) up to recorderShards, merged at step end
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
@@ -125,26 +118,30 @@ type engine struct {
 
 // Run runs probe p once, step by step, and returns its result: the one
 // call a Go program needs to measure a target (see the package example).
-// p is a probe as config.Parse returns it, or config.DefaultProbe with a
-// name, a URL and a load set; Run does not check allowed_targets, which
-// is the config file's guard.
+// p is a probe as config.Parse returns it, or one built in Go from
+// config.DefaultProbe with a name, a URL and a load: Run compiles it first
+// (config.Compile) and returns an error, having sent nothing, when it is
+// not valid or its client cannot be built (a credentials file that cannot
+// be read, TLS settings). Run does not check allowed_targets, which is the
+// config file's guard.
 //
 // Run never panics on a misbehaving target: every attempt ends as an
 // outcome. Its result is "completed" only when every step ran its full
-// length (or "aborted" by abort.error_ratio, or "failed" when its client
-// cannot be built). When ctx ends the load stops at once and the result is
-// "canceled", with the steps that ran their full length; Run returns at most
-// abandonAfter after ctx ends, even if an attempt under way does not.
-func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
+// length (or "aborted" by abort.error_ratio). When ctx ends the load stops
+// at once and the result is "canceled", with the steps that ran their full
+// length; Run returns at most abandonAfter after ctx ends, even if an
+// attempt under way does not.
+func Run(ctx context.Context, p config.Probe, opts Options) (result.Result, error) {
+	p, err := config.Compile(p)
+	if err != nil {
+		return result.Result{}, err
+	}
 	started := time.Now()
 	client, err := newConnector(p, opts.Live)
 	if err != nil {
-		r := newResult(p, started)
-		r.Ended, r.Error = result.ResultFailed, err.Error()
-		r.DurationSeconds = time.Since(started).Seconds()
-		return r
+		return result.Result{}, fmt.Errorf("probe %q: %w", p.Name, err)
 	}
-	return run(ctx, p, opts, client, started)
+	return run(ctx, p, opts, client, started), nil
 }
 
 func newResult(p config.Probe, started time.Time) result.Result {
@@ -169,7 +166,10 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 	if e.live == nil {
 		e.live = result.NopLive{}
 	}
-	e.flowLive()
+	if steps, ok := client.(liveSteps); ok {
+		e.live = steps.useLive(e.live)
+	}
+	e.figures, _ = client.(levelFigures)
 	go func() {
 		<-ctx.Done()
 		// The requests under way are cut short: the load stops at once,
@@ -303,7 +303,9 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
 	closedLoop := e.probe.Load.Mode().ClosedLoop()
-	e.flowStart(measureFrom, end.Sub(measureFrom))
+	if e.figures != nil {
+		e.figures.startLevel(measureFrom, end.Sub(measureFrom))
+	}
 	var dropped int64
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
@@ -321,7 +323,9 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Level = st.fleetLevel
 	step.Started = start
 	step.Search = st.search
-	e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
+	if e.figures != nil {
+		e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
+	}
 	return step
 }
 
@@ -332,7 +336,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 // measureFrom.
 func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	for len(e.conns) < level {
-		e.conns = append(e.conns, e.client.NewConn())
+		e.conns = append(e.conns, newLink(e.client.NewConn()))
 	}
 	e.useRecorders(level, end.Sub(measureFrom))
 	timeout := time.Duration(e.probe.Request.Timeout)
@@ -345,7 +349,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	var wg sync.WaitGroup
 	wg.Add(level)
 	for w := 0; w < level; w++ {
-		go func(conn Conn, rec *stepRecorder) {
+		go func(conn link, rec *stepRecorder) {
 			defer wg.Done()
 			now := time.Now()
 			for now.Before(end) && !e.canceled() {
@@ -353,7 +357,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom, thought(conn))
+				e.observe(rec, o, code, now, finished, measureFrom, conn.thought())
 				now = finished
 			}
 		}(e.conns[w], e.recorder(w))
@@ -414,7 +418,7 @@ func (e *engine) settle(limit time.Duration, next int) time.Duration {
 	start := time.Now()
 	giveUp := e.settleBy(start, next)
 	if len(e.conns) == 0 {
-		e.conns = append(e.conns, e.client.NewConn())
+		e.conns = append(e.conns, newLink(e.client.NewConn()))
 	}
 	conn := e.conns[0]
 	timeout := time.Duration(e.probe.Request.Timeout)
@@ -431,7 +435,7 @@ func (e *engine) settle(limit time.Duration, next int) time.Duration {
 		code, o := conn.Do(deadline)
 		finished := time.Now()
 		e.live.InFlight(-1)
-		took := finished.Sub(sent) - thought(conn)
+		took := finished.Sub(sent) - conn.thought()
 		e.live.Attempt(o, code, took.Seconds())
 		if o.Responded() && took <= limit {
 			break

@@ -41,6 +41,16 @@ probes:
 	return cfg.Probes[0]
 }
 
+// mustRun runs p, which must be a valid probe.
+func mustRun(tb testing.TB, ctx context.Context, p config.Probe, opts Options) result.Result {
+	tb.Helper()
+	r, err := Run(ctx, p, opts)
+	if err != nil {
+		tb.Fatalf("Run: %v", err)
+	}
+	return r
+}
+
 func indent(s, prefix string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i, l := range lines {
@@ -71,7 +81,7 @@ func TestRunWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
 	p := probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
 step_duration: 2s
 warmup: 200ms`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 6 {
 		t.Fatalf("result %s with levels %v, want completed with 6 levels; error %q", r.Ended, levels(r), r.Error)
@@ -105,7 +115,7 @@ func TestRunShedFailsFirstAboveItsLimit(t *testing.T) {
 	url := demoTarget(t, target.Options{}) + "/shed"
 	p := probeFor(t, url, `concurrency: [2, 4, 8, 16, 32]
 step_duration: 1s`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
 		if s.Level <= 8 && s.ErrorRatio != 0 {
 			t.Errorf("level %g: error ratio %g, want no failure through 8", s.Level, s.ErrorRatio)
@@ -126,7 +136,7 @@ func TestRunLimitedCountsTheLimiterApartAndNamesTheCap(t *testing.T) {
 	p := probeFor(t, url, `concurrency: [1, 2, 4]
 step_duration: 3s`)
 	p.Abort.ErrorRatio = 1
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
 		if s.Responses[429] == 0 || s.Responses[503] != 0 {
 			t.Errorf("level %g: responses %v; want 429s and no 503", s.Level, s.Responses)
@@ -155,7 +165,7 @@ func TestRunClosedPortIsRefusedNotHealthy(t *testing.T) {
 	l.Close()
 	p := probeFor(t, url, `concurrency: [1, 2, 4]
 step_duration: 500ms`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	if len(r.Steps) == 0 {
 		t.Fatalf("no steps: %+v", r)
 	}
@@ -179,7 +189,7 @@ func TestRunSlowTargetTimesOut(t *testing.T) {
 	url := demoTarget(t, target.Options{}) + "/slow"
 	p := probeFor(t, url, `concurrency: [2]
 step_duration: 2s`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	s := r.Steps[0]
 	if s.Attempts < 2 || s.Errors["timeout"] != s.Attempts || len(s.Responses) != 0 {
 		t.Errorf("%d attempts, errors %v, responses %v; want every attempt a timeout", s.Attempts, s.Errors, s.Responses)
@@ -205,7 +215,7 @@ step_duration: 30s`)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			r := Run(ctx, p, Options{})
+			r := mustRun(t, ctx, p, Options{})
 			if r.Ended != result.ResultCanceled {
 				t.Errorf("result %s, want canceled", r.Ended)
 			}
@@ -227,7 +237,7 @@ func TestRunWarmupKeepsThroughputWhole(t *testing.T) {
 			p := probeFor(t, url, `concurrency: [8]
 step_duration: 3s
 warmup: `+warmup)
-			s := Run(context.Background(), p, Options{}).Steps[0]
+			s := mustRun(t, context.Background(), p, Options{}).Steps[0]
 			if !within(s.Throughput, 20, 0.10) || !within(s.InFlight, 8, 0.10) {
 				t.Errorf("throughput %.1f/s, in flight %.2f; want 20/s and 8 within 10%%", s.Throughput, s.InFlight)
 			}
@@ -338,7 +348,7 @@ func TestRunSettlesBetweenStepsAndAfterTheRamp(t *testing.T) {
 step_duration: 1s`)
 			p.Request.Timeout = model.Duration(200 * time.Millisecond)
 			p.Abort.ErrorRatio = 1
-			r := Run(context.Background(), p, Options{})
+			r := mustRun(t, context.Background(), p, Options{})
 			if len(r.Steps) != 3 {
 				t.Fatalf("levels %v, want 3", levels(r))
 			}
@@ -386,7 +396,7 @@ func TestOpenLoopHoldsItsRate(t *testing.T) {
 	url := demoTarget(t, target.Options{}) + "/noop"
 	p := probeFor(t, url, `rate: [1000]
 step_duration: 5s`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	s := r.Steps[0]
 	if !within(float64(s.Attempts)/5, 1000, 0.01) || !within(s.Throughput, 1000, 0.01) {
 		t.Errorf("%d attempts, throughput %.1f/s; want 1000/s within 1%%", s.Attempts, s.Throughput)
@@ -400,7 +410,7 @@ func TestOpenLoopRateRampFindsTheKnee(t *testing.T) {
 	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
 	p := probeFor(t, url, `rate: [100, 200, 300, 400, 500, 600]
 step_duration: 2s`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	if len(r.Steps) != 6 {
 		t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Ended, r.Error)
 	}
@@ -461,7 +471,7 @@ func TestOpenLoopChargesAStallToEveryRequestDueDuringIt(t *testing.T) {
 	url, _ := stallingTarget(t)
 	p := probeFor(t, url, `rate: [100]
 step_duration: 5s`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	s := r.Steps[0]
 	if s.Latency.P99 < 0.8 || s.Latency.P99 > 1.1 {
 		t.Errorf("p99 %.3fs, want near 1s: the stall is charged to the requests due during it", s.Latency.P99)
@@ -477,7 +487,7 @@ func TestOpenLoopDropsWhatFindsThePoolFull(t *testing.T) {
 step_duration: 5s
 max_in_flight: 10`)
 	live := &recordingLive{}
-	r := Run(context.Background(), p, Options{Live: live})
+	r := mustRun(t, context.Background(), p, Options{Live: live})
 	s := r.Steps[0]
 	// 100 requests are due during the 1s stall; 10 fill the pool, the rest are dropped.
 	if s.Dropped < 80 || s.Dropped > 95 || live.dropped != int(s.Dropped) {
@@ -519,7 +529,7 @@ func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
 	p := probeFor(t, url, `rate: [200]
 step_duration: 2s`)
 	live := &senderHolder{n: 100, hold: 300 * time.Millisecond}
-	r := Run(context.Background(), p, Options{Live: live})
+	r := mustRun(t, context.Background(), p, Options{Live: live})
 	if live.maxSendDelay < 0.3 {
 		t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)
 	}
@@ -534,7 +544,7 @@ func TestPhasesReportOneStepPerPhase(t *testing.T) {
   - {name: warm up, duration: 1s, rate: 50}
   - {name: ramp up, duration: 1s, rate: 50, ramp_to: 150}
   - {name: sustained, duration: 1s, rate: 150}`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	var names []string
 	for _, s := range r.Steps {
 		names = append(names, s.Name)
@@ -556,7 +566,7 @@ func TestPhaseRampingDownToZeroEnds(t *testing.T) {
 	p := probeFor(t, url, `phases:
   - {name: wind down, duration: 1s, rate: 15, ramp_to: 0}`)
 	start := time.Now()
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("a 1s phase ran %s", d)
 	}
@@ -624,7 +634,11 @@ func TestRunCutShortIsCanceled(t *testing.T) {
 					ended.Add(1)
 					go func() {
 						defer ended.Done()
-						results[i] = Run(ctx, p, Options{Progress: func(Progress) { once.Do(started.Done) }})
+						var err error
+						results[i], err = Run(ctx, p, Options{Progress: func(Progress) { once.Do(started.Done) }})
+						if err != nil {
+							t.Error(err)
+						}
 					}()
 				}
 				started.Wait() // every run is inside its step

@@ -14,8 +14,10 @@ import (
 )
 
 // Run a probe from Go: start from config.DefaultProbe, set a name, a URL
-// and a load, run it, read the result. Here the target is loadprobe's demo
-// target in an httptest server.
+// and a load, run it, read the result. Run checks the probe as a config
+// file's probes are checked, and returns an error, having sent nothing,
+// for one that is not valid. Here the target is loadprobe's demo target in
+// an httptest server.
 func Example() {
 	srv := httptest.NewServer(target.New(target.Options{}))
 	defer srv.Close()
@@ -26,7 +28,11 @@ func Example() {
 	p.Load.Concurrency = []int{1, 2}
 	p.Load.StepDuration = model.Duration(300 * time.Millisecond)
 
-	r := prober.Run(context.Background(), p, prober.Options{})
+	r, err := prober.Run(context.Background(), p, prober.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	fmt.Println(r.Name, r.Mode, r.Ended)
 	for _, s := range r.Steps {

@@ -39,7 +39,7 @@ type flowClient struct {
 type flowStep struct {
 	name     string
 	live     result.Live // the step's live series (flowLive); result.NopLive until a run gives them
-	client   *Client
+	client   httpClient
 	timeout  time.Duration
 	captures []flowCapture
 	think    *config.Think
@@ -69,7 +69,7 @@ func newFlowClient(p config.Probe) (*flowClient, error) {
 			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
 			slot++
 		}
-		c, err := newClient(st.Request, p.Name, len(fs.captures) > 0)
+		c, err := newClient(st.Request, p.Name, len(fs.captures) > 0, nil)
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -92,7 +92,13 @@ func (f *flowClient) captured() int {
 func (f *flowClient) NewConn() Conn {
 	c := &flowConn{f: f, vars: template.NewVars(f.captured())}
 	for _, st := range f.steps {
-		c.conns = append(c.conns, st.client.newConnWith(c.vars))
+		conn := st.client.newConnWith(c.vars)
+		var take capturer
+		if len(st.captures) > 0 {
+			take = conn.(capturer) // a step that captures is on net/http
+		}
+		c.conns = append(c.conns, conn)
+		c.capturers = append(c.capturers, take)
 		rec := newStepRecorder()
 		c.recs = append(c.recs, rec)
 		c.misses = append(c.misses, map[int]int64{})
@@ -122,9 +128,9 @@ func (f *flowClient) Close() {
 	}
 }
 
-// start begins a level: every user's step figures are emptied. No
+// startLevel begins a level: every user's step figures are emptied. No
 // iteration is under way (the engine waits for them between levels).
-func (f *flowClient) start(measureFrom time.Time, window time.Duration) {
+func (f *flowClient) startLevel(measureFrom time.Time, window time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.measureFrom, f.window = measureFrom, window
@@ -178,11 +184,12 @@ func (f *flowClient) figures(measured time.Duration) ([]result.FlowFigures, time
 type flowConn struct {
 	f           *flowClient
 	conns       []Conn
+	capturers   []capturer // by step: the step's Conn when it captures, else nil
 	vars        *template.Vars
 	recs        []*stepRecorder
 	misses      []map[int]int64 // by step and code: responses its captures found nothing in
 	measureFrom time.Time
-	thought     time.Duration // the think time of the last iteration
+	thinkTime   time.Duration // the think time of the last iteration
 	// thinkSum and iterations are those of the iterations started in the
 	// level's measured window: a virtual user is busy thinking too.
 	thinkSum   time.Duration
@@ -196,17 +203,17 @@ type flowConn struct {
 // own timeout.
 func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
 	c.f.src.row(c.vars)
-	c.thought = 0
+	c.thinkTime = 0
 	if started := time.Now(); !c.measureFrom.IsZero() && !started.Before(c.measureFrom) {
-		defer func() { c.thinkSum += c.thought; c.iterations++ }()
+		defer func() { c.thinkSum += c.thinkTime; c.iterations++ }()
 	}
 	for i := range c.f.steps {
 		st := &c.f.steps[i]
 		c.f.src.index(c.vars)
 		sent := time.Now()
 		missed := false
-		if len(st.captures) > 0 {
-			code, o = c.conns[i].(capturer).doCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
+		if take := c.capturers[i]; take != nil {
+			code, o = take.doCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
 				missed = !c.capture(st, h, body)
 				return !missed
 			})
@@ -240,7 +247,7 @@ func (c *flowConn) think(t *config.Think) bool {
 	if spread := int64(t.Max - t.Min); spread > 0 {
 		d += time.Duration(c.vars.Rand.Int64N(spread + 1))
 	}
-	c.thought += d
+	c.thinkTime += d
 	tm := time.NewTimer(d)
 	defer tm.Stop()
 	select {
@@ -319,25 +326,18 @@ func (c *flowConn) Close() {
 	}
 }
 
-// thought is the think time of the iteration conn just ran: latency
+// thought is the think time of the iteration the user ran last: latency
 // leaves it out (docs/templates.md, "Flows": iteration time without think time).
-func thought(conn Conn) time.Duration {
-	if c, ok := conn.(*flowConn); ok {
-		return c.thought
-	}
-	return 0
-}
+func (c *flowConn) thought() time.Duration { return c.thinkTime }
 
-// flowLive gives a flow's steps their live series, the request families
+// useLive gives a flow's steps their live series, the request families
 // with the step label. The engine's own Attempt, once per iteration, then
 // counts in none: a request family counts requests.
-func (e *engine) flowLive() {
-	if f, ok := e.client.(*flowClient); ok {
-		for i := range f.steps {
-			f.steps[i].live = e.live.Step(f.steps[i].name)
-		}
-		e.live = iterationLive{e.live}
+func (f *flowClient) useLive(live result.Live) result.Live {
+	for i := range f.steps {
+		f.steps[i].live = live.Step(f.steps[i].name)
 	}
+	return iterationLive{live}
 }
 
 // iterationLive is a flow's Live as the engine sees it: an iteration's
@@ -346,25 +346,14 @@ type iterationLive struct{ result.Live }
 
 func (iterationLive) Attempt(result.Outcome, int, float64) {}
 
-// flowStart and flowFigures bracket a level of a flow probe.
-func (e *engine) flowStart(measureFrom time.Time, window time.Duration) {
-	if f, ok := e.client.(*flowClient); ok {
-		f.start(measureFrom, window)
-	}
-}
-
 // flowFigures adds a flow's figures to the level's step: each step's own,
 // and, in a closed loop, the virtual users' think time to the users in
 // flight (Little's law over the whole iteration: a user who thinks is
 // busy), so that load_held_ratio judges the users the level asked for.
 // level is this replica's share of the level, which load_held_ratio reads.
 func (e *engine) flowFigures(step *result.Step, measured time.Duration, closedLoop bool, level float64) {
-	f, ok := e.client.(*flowClient)
-	if !ok {
-		return
-	}
 	var think time.Duration
-	step.Flow, think = f.figures(measured)
+	step.Flow, think = e.figures.figures(measured)
 	if closedLoop && level > 0 && think > 0 {
 		step.InFlight += step.Throughput * think.Seconds()
 		step.LoadHeldRatio = step.InFlight / level

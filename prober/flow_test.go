@@ -79,7 +79,7 @@ func TestFlowCarriesTheCapturedToken(t *testing.T) {
 	for _, load := range []string{"concurrency: [1, 4]", "rate: [50, 100]"} {
 		t.Run(load, func(t *testing.T) {
 			url, count := countingShop(t)
-			r := Run(context.Background(), shopFlow(t, url, "token", load), Options{})
+			r := mustRun(t, context.Background(), shopFlow(t, url, "token", load), Options{})
 			if r.Ended != result.ResultCompleted || len(r.Steps) != 2 {
 				t.Fatalf("run %s with %d steps: %s", r.Ended, len(r.Steps), r.Error)
 			}
@@ -115,7 +115,7 @@ func TestFlowCarriesTheCapturedToken(t *testing.T) {
 // and step item is never sent.
 func TestFlowCaptureThatFindsNothingEndsTheIteration(t *testing.T) {
 	url, count := countingShop(t)
-	r := Run(context.Background(), shopFlow(t, url, "no.such.path", "concurrency: [2]"), Options{})
+	r := mustRun(t, context.Background(), shopFlow(t, url, "no.such.path", "concurrency: [2]"), Options{})
 	if len(r.Steps) != 1 {
 		t.Fatalf("run %s with %d steps: %s", r.Ended, len(r.Steps), r.Error)
 	}
@@ -167,7 +167,7 @@ probes:
 			}
 			defer c.Close()
 			if f, ok := c.(*flowClient); ok {
-				f.start(time.Now(), time.Hour) // a level under way: every step is recorded
+				f.startLevel(time.Now(), time.Hour) // a level under way: every step is recorded
 			}
 			conn := c.NewConn()
 			defer conn.Close()
@@ -199,10 +199,11 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 	for range steps {
 		f.steps = append(f.steps, flowStep{live: result.NopLive{}})
 		c.conns = append(c.conns, nopConn{})
+		c.capturers = append(c.capturers, nil)
 		c.recs = append(c.recs, newStepRecorder())
 	}
 	f.conns = []*flowConn{c}
-	f.start(time.Now(), time.Hour)
+	f.startLevel(time.Now(), time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Do(time.Time{})
@@ -229,7 +230,7 @@ func TestShopExampleRuns(t *testing.T) {
 	url, count := countingShop(t)
 	yml := strings.ReplaceAll(example, "http://127.0.0.1:8080", url)
 	yml = strings.Replace(yml, "concurrency: [1, 2, 4, 8, 16], step_duration: 2s", "concurrency: [1, 4], step_duration: 300ms", 1)
-	r := Run(context.Background(), templatedProbe(t, yml), Options{})
+	r := mustRun(t, context.Background(), templatedProbe(t, yml), Options{})
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 2 || r.Steps[1].ErrorRatio != 0 || len(r.Steps[1].Flow) != 2 {
 		t.Fatalf("run %s: %+v", r.Ended, r.Steps)
 	}
@@ -259,7 +260,7 @@ func (l stepLive) Step(name string) result.Live { l.step = name; return l }
 func TestFlowLiveCountsRequestsByStep(t *testing.T) {
 	url, count := countingShop(t)
 	live := stepLive{mu: &sync.Mutex{}, counts: map[string]int{}}
-	Run(context.Background(), shopFlow(t, url, "token", "concurrency: [2]"), Options{Live: live})
+	mustRun(t, context.Background(), shopFlow(t, url, "token", "concurrency: [2]"), Options{Live: live})
 	live.mu.Lock()
 	defer live.mu.Unlock()
 	if live.counts[""] != 0 || live.counts["login"] != count("login") || live.counts["item"] != count("items") {
@@ -274,7 +275,7 @@ func TestFlowThinkTimeHoldsTheLevel(t *testing.T) {
 	url, _ := countingShop(t)
 	p := shopFlow(t, url, "token", "concurrency: [2]")
 	p.Flow[1].Think = &config.Think{Min: model.Duration(20 * time.Millisecond), Max: model.Duration(20 * time.Millisecond)}
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	if len(r.Steps) != 1 {
 		t.Fatalf("run %s: %s", r.Ended, r.Error)
 	}

@@ -3,7 +3,6 @@ package prober
 import (
 	"bufio"
 	"cmp"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -165,7 +164,7 @@ func TestHostileServers(t *testing.T) {
 				req := testRequest(s.url)
 				setup(&req)
 				client := newTestClient(t, req, "")
-				if got := fmt.Sprint(client.fast != nil); got != fmt.Sprint(path == "fast") {
+				if _, fast := client.(*fastClient); fast != (path == "fast") {
 					t.Fatalf("the request did not take the %s path", path)
 				}
 

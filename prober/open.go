@@ -57,7 +57,7 @@ func (st stage) offered(d time.Duration) float64 {
 // sender is one connection of the open loop and its recorder; it outlives
 // the stage that opened it.
 type sender struct {
-	conn  Conn
+	conn  link
 	rec   *stepRecorder
 	timer *time.Timer
 }
@@ -135,7 +135,7 @@ func (o *openStage) spawn() bool {
 		s = p.free[n-1]
 		p.free = p.free[:n-1]
 	} else {
-		s = &sender{conn: o.e.client.NewConn(), rec: o.e.recorder(len(p.all)), timer: time.NewTimer(time.Hour)}
+		s = &sender{conn: newLink(o.e.client.NewConn()), rec: o.e.recorder(len(p.all)), timer: time.NewTimer(time.Hour)}
 		s.timer.Stop()
 		p.all = append(p.all, s)
 	}
@@ -197,7 +197,7 @@ func (o *openStage) send(s *sender) {
 		e.live.InFlight(-1)
 		// Latency runs from the intended send time, so a stall is
 		// charged to every request that should have gone out during it.
-		e.observe(s.rec, out, code, due, finished, o.measureFrom, thought(s.conn))
+		e.observe(s.rec, out, code, due, finished, o.measureFrom, s.conn.thought())
 		if o.idle.Add(1) == 1 && int(o.running.Load()) >= e.pool.max {
 			o.full.end(finished.Sub(o.start))
 		}

@@ -11,10 +11,6 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-type noSource struct{}
-
-func (noSource) Snapshot() []result.ProbeState { return nil }
-
 // BenchmarkRecordAttempt is the per-request cost of recording one attempt
 // beside the request itself, as the engine pays it:
 //   - stats: the step figures only (engine.observe with no live metrics);
@@ -35,7 +31,7 @@ func BenchmarkRecordAttempt(b *testing.B) {
 	}
 	const window = 10 * time.Second
 	live := func() result.Live {
-		return collector.New(prometheus.NewRegistry(), noSource{}).Live("bench")
+		return collector.New(prometheus.NewRegistry()).Live("bench")
 	}
 	outcome := func(i int) (result.Outcome, int) {
 		if i&15 == 0 {

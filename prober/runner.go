@@ -2,15 +2,17 @@ package prober
 
 import (
 	"context"
+	"time"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// Runner runs one probe once and returns its result. Run is the Runner
-// that sends load; the scheduler takes a Runner, so that its tests can
-// give it one that sends none.
-type Runner func(ctx context.Context, p config.Probe, opts Options) result.Result
+// Runner runs one probe once and returns its result, or an error when the
+// probe cannot run at all. Run is the Runner that sends load; the
+// scheduler takes a Runner, so that its tests can give it one that sends
+// none.
+type Runner func(ctx context.Context, p config.Probe, opts Options) (result.Result, error)
 
 // Control is the control probe that checks a probe's run: the same
 // generator against a route that cannot saturate (docs/design.md, "The control probe").
@@ -28,8 +30,9 @@ type Control struct {
 // p's result as the control judges it (result.MarkControl). Both `run` and
 // the daemon run a probe this way; the one answer for a run that does not
 // end well:
-//   - p failed (its client could not be built) or was canceled: the control
-//     does not run, and p's result is returned as it is.
+//   - p could not run (the runner's error) or was canceled: the control
+//     does not run. A run that could not run is returned as a "failed"
+//     result, whose error says why; a canceled one as it is.
 //   - p completed, or was aborted by abort.error_ratio: its steps are
 //     whole, and the control runs right after it.
 //   - the control was canceled: p's result is canceled too. The run was
@@ -40,7 +43,7 @@ type Control struct {
 // The control of a search runs the levels the search measured, in order
 // of level: the generator is checked where the probe's load went.
 func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
-	r := run(ctx, p, opts)
+	r := run.orFailed(ctx, p, opts)
 	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled {
 		return r
 	}
@@ -51,7 +54,7 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	if r.Searched() {
 		cp.Load = sameLevels(cp.Load, r)
 	}
-	cr := run(ctx, cp, c.Options)
+	cr := run.orFailed(ctx, cp, c.Options)
 	if c.Ended != nil {
 		c.Ended(cr)
 	}
@@ -75,4 +78,16 @@ func sameLevels(l config.Load, r result.Result) config.Load {
 		}
 	}
 	return l
+}
+
+// orFailed runs p, and tells a run that could not run as a "failed" result.
+func (run Runner) orFailed(ctx context.Context, p config.Probe, opts Options) result.Result {
+	started := time.Now()
+	r, err := run(ctx, p, opts)
+	if err != nil {
+		r = newResult(p, started)
+		r.Ended, r.Error = result.ResultFailed, err.Error()
+		r.DurationSeconds = time.Since(started).Seconds()
+	}
+	return r
 }

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -26,22 +27,23 @@ func TestWithControl(t *testing.T) {
 	}{
 		{"both completed", result.ResultCompleted, result.ResultCompleted, true, result.ResultCompleted, false},
 		{"probe aborted", result.ResultAborted, result.ResultCompleted, true, result.ResultAborted, false},
-		{"probe failed", result.ResultFailed, result.ResultCompleted, false, result.ResultFailed, true},
+		// A probe that could not run is a failed result, valid never.
+		{"probe failed", result.ResultFailed, result.ResultCompleted, false, result.ResultFailed, false},
 		{"probe canceled", result.ResultCanceled, result.ResultCompleted, false, result.ResultCanceled, true},
 		{"control canceled", result.ResultCompleted, result.ResultCanceled, true, result.ResultCanceled, true},
 		{"control failed", result.ResultCompleted, result.ResultFailed, true, result.ResultCompleted, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ran, watched []string
-			run := Runner(func(_ context.Context, p config.Probe, _ Options) result.Result {
+			run := Runner(func(_ context.Context, p config.Probe, _ Options) (result.Result, error) {
 				ran = append(ran, p.Name)
+				if p.Name == "p" && tc.probe == result.ResultFailed || p.Name == "c" && tc.control == result.ResultFailed {
+					return result.Result{}, errors.New("no client")
+				}
 				if p.Name == "p" {
-					return knee("p", tc.probe)
+					return knee("p", tc.probe), nil
 				}
-				if tc.control == result.ResultFailed {
-					return result.Result{Name: "c", Ended: result.ResultFailed}
-				}
-				return knee("c", tc.control)
+				return knee("c", tc.control), nil
 			})
 			c := &Control{
 				Probe:   config.Probe{Name: "c"},
@@ -60,13 +62,16 @@ func TestWithControl(t *testing.T) {
 			if r.Ended != tc.want || r.Valid != tc.valid {
 				t.Errorf("result %s, valid %v; want %s, valid %v", r.Ended, r.Valid, tc.want, tc.valid)
 			}
+			if failed := r.Ended == result.ResultFailed; failed != (r.Error == "no client") || failed && r.Name != "p" {
+				t.Errorf("result %s of %q, error %q; a failed run says why, under the probe's name", r.Ended, r.Name, r.Error)
+			}
 		})
 	}
 	// Without a control, the probe's run alone.
 	n := 0
-	r := Runner(func(context.Context, config.Probe, Options) result.Result {
+	r := Runner(func(context.Context, config.Probe, Options) (result.Result, error) {
 		n++
-		return result.Result{Ended: result.ResultCompleted}
+		return result.Result{Ended: result.ResultCompleted}, nil
 	}).WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, nil)
 	if n != 1 || r.Ended != result.ResultCompleted {
 		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Ended)
@@ -77,16 +82,16 @@ func TestWithControl(t *testing.T) {
 // level, each once, whatever load its own config names.
 func TestWithControlOfASearchRunsItsLevels(t *testing.T) {
 	var controlLoad config.Load
-	run := Runner(func(_ context.Context, p config.Probe, _ Options) result.Result {
+	run := Runner(func(_ context.Context, p config.Probe, _ Options) (result.Result, error) {
 		if p.Name == "c" {
 			controlLoad = p.Load
-			return result.Result{Name: "c", Ended: result.ResultCompleted}
+			return result.Result{Name: "c", Ended: result.ResultCompleted}, nil
 		}
 		var steps []result.Step
 		for _, l := range []float64{1, 2, 4, 8, 16, 32, 12, 10, 10, 11} {
 			steps = append(steps, result.Step{Level: l, Search: result.SearchRefine})
 		}
-		return result.Result{Name: "p", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps}
+		return result.Result{Name: "p", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps}, nil
 	})
 	c := &Control{Probe: config.Probe{Name: "c", Load: config.Load{Concurrency: []int{1, 1024}, StepDuration: 7}}}
 	run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)

@@ -17,11 +17,11 @@ import (
 // and never more than twice the highest level that broke no rule.
 func TestSearchFindsThePoolsKnee(t *testing.T) {
 	url := demoTarget(t, target.Options{Workers: 12, WorkTime: 20 * time.Millisecond}) + "/work"
-	ramp := Run(context.Background(), probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
+	ramp := mustRun(t, context.Background(), probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
 step_duration: 1s`), Options{})
 	p := probeFor(t, url, `search: {concurrency: {from: 1, max: 256}, precision: 0.1}
 step_duration: 1s`)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 
 	if r.Ended != result.ResultCompleted || len(r.Steps) > 16 {
 		t.Fatalf("result %s with levels %v, want completed in at most 16 levels; error %q", r.Ended, levels(r), r.Error)
@@ -51,7 +51,7 @@ func TestSearchByRateFindsThePoolsBudget(t *testing.T) {
 	p := probeFor(t, url, `search: {rate: {from: 50, max: 5000}}
 step_duration: 1s`)
 	p.Rules.LatencyBudget = model.Duration(50 * time.Millisecond)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 
 	lb := r.BreakingPoints.LatencyBudget
 	if r.Ended != result.ResultCompleted || lb == nil {

@@ -26,7 +26,7 @@ func runShape(t *testing.T, route, load string) result.Result {
 	t.Helper()
 	p := probeFor(t, demoTarget(t, target.Options{})+route, load)
 	p.Abort.ErrorRatio = 1
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
 		t.Logf("%s level %g: goodput %.0f/s, error ratio %.3f, latency mean %.2fms p99 %.2fms, error latency %+v, responses %v, errors %v",
 			route, s.Level, s.Goodput, s.ErrorRatio, 1e3*s.Latency.Mean, 1e3*s.Latency.P99, s.ErrorLatency, s.Responses, s.Errors)
@@ -127,7 +127,7 @@ step_duration: 2s
 settle_timeout: 5s`)
 	p.Abort.ErrorRatio = 1
 	p.Request.Timeout = model.Duration(100 * time.Millisecond)
-	r := Run(context.Background(), p, Options{})
+	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
 		t.Logf("/collapse level %g: goodput %.0f/s, error ratio %.3f, settle %.2fs, errors %v", s.Level, s.Goodput, s.ErrorRatio, s.SettleSeconds, s.Errors)
 	}

@@ -78,7 +78,7 @@ step_duration: 1s
 warmup: 100ms`)
 	live := &concurrencyLive{}
 
-	r := Run(context.Background(), p, Options{Live: live, Shard: config.Shard{Index: 1, Count: 3}})
+	r := mustRun(t, context.Background(), p, Options{Live: live, Shard: config.Shard{Index: 1, Count: 3}})
 
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 1 {
 		t.Fatalf("result %s with levels %v, want completed with 1 level; error %q", r.Ended, levels(r), r.Error)
@@ -111,7 +111,7 @@ func TestShardIdlesThroughALevelBelowTheReplicaCount(t *testing.T) {
 step_duration: 3s`)
 		start := time.Now()
 
-		r := Run(context.Background(), p, Options{Shard: config.Shard{Index: 2, Count: 3}})
+		r := mustRun(t, context.Background(), p, Options{Shard: config.Shard{Index: 2, Count: 3}})
 
 		if got := time.Since(start); got != 6*time.Second {
 			t.Errorf("two idle steps of 3s took %s, want 6s", got)

@@ -21,6 +21,26 @@ import (
 // hands its request to seen; a raw loop over net/http's parser, so that a
 // hundred thousand requests take a second or two.
 func recordingServer(t *testing.T, seen func(*http.Request, []byte)) string {
+	return serveLoopback(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			body, _ := io.ReadAll(req.Body)
+			seen(req, body)
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// serveLoopback serves every connection to a loopback listener with
+// serve, which the connection is closed after, until the test ends. It
+// returns the listener's address.
+func serveLoopback(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,18 +60,7 @@ func recordingServer(t *testing.T, seen func(*http.Request, []byte)) string {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					body, _ := io.ReadAll(req.Body)
-					seen(req, body)
-					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"); err != nil {
-						return
-					}
-				}
+				serve(c)
 			}()
 		}
 	}()

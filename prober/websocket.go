@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,6 +14,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -47,11 +47,15 @@ func isWebSocket(rawURL string) bool {
 
 // wsClient opens the sessions of one probe's run.
 type wsClient struct {
-	url      string
-	header   http.Header
-	dialer   websocket.Dialer
+	url      *template.Template // the handshake's, rendered per handshake
+	headers  http.Header        // the handshake's fixed headers
+	varying  []headerField      // those rendered per handshake
+	message  *template.Template // rendered per message
+	fixed    bool               // the message does not vary: it is payload
 	payload  []byte
-	msgType  int
+	msgType  int        // of payload
+	src      *varSource // each message's values: {{index}}, the data row
+	dialer   websocket.Dialer
 	reuse    bool // keep_alive: one session for many messages
 	live     result.WebSocketLive
 	ctx      context.Context // ends on Abort: handshakes under way stop
@@ -59,44 +63,34 @@ type wsClient struct {
 	sessions connSet[*websocket.Conn]
 }
 
-// newWSClient builds the client from req: its headers, its static
-// credentials (read once, as on the HTTP fast path), its tls_config and
-// proxy. live may be nil.
-func newWSClient(req config.Request, live result.WebSocketLive) (*wsClient, error) {
-	u, err := url.Parse(req.URL)
+// newWSClient builds the client from req, which config has compiled: its
+// headers (headers.go), with its static credentials read once, as on the
+// HTTP fast path, its tls_config and proxy. Its URL, headers and message
+// are templates as on HTTP (client_template.go): a message is written with
+// the values of its attempt, a handshake with those of the attempt that
+// opens the session. live may be nil.
+func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) (*wsClient, error) {
+	req = literal(req)
+	u, err := requestURL(req)
 	if err != nil {
-		return nil, fmt.Errorf("url: %w", err)
+		return nil, err
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("url %q: no host", req.URL)
 	}
 	hc := req.HTTPClientConfig
-	if hc.OAuth2 != nil {
-		return nil, errors.New("oauth2 is not supported for WebSocket probes")
-	}
-	header := http.Header{}
-	for k, v := range req.Headers {
-		header.Set(k, v)
-	}
-	if header.Get("User-Agent") == "" {
-		header.Set("User-Agent", userAgent())
-	}
 	auth, err := staticAuthorization(hc)
 	if err != nil {
 		return nil, err
-	}
-	if auth != "" && header.Get("Authorization") == "" {
-		header.Set("Authorization", auth)
 	}
 	tlsConfig, err := commoncfg.NewTLSConfig(&hc.TLSConfig)
 	if err != nil {
 		return nil, fmt.Errorf("tls_config: %w", err)
 	}
 	c := &wsClient{
-		url:     req.URL,
-		header:  header,
-		payload: req.Payload,
-		msgType: websocket.TextMessage,
+		url: template.Text(req.URL), message: template.Text(string(req.Payload)),
+		headers: http.Header{},
+		src:     src,
 		reuse:   req.KeepAlive,
 		live:    live,
 		dialer: websocket.Dialer{
@@ -105,8 +99,18 @@ func newWSClient(req config.Request, live result.WebSocketLive) (*wsClient, erro
 			WriteBufferSize: 4096,
 		},
 	}
-	if !utf8.Valid(c.payload) {
-		c.msgType = websocket.BinaryMessage
+	if t := req.Templates; t != nil {
+		c.url, c.message = t.URL, t.Body
+	}
+	headers := newHeaderSet(req, auth)
+	if headers.host != nil {
+		host, _ := headers.host.Literal() // config keeps Host literal
+		c.headers.Set("Host", host)
+	}
+	c.varying = headers.literal(c.headers)
+	if msg, fixed := c.message.Literal(); fixed {
+		c.fixed, c.payload = true, []byte(msg)
+		c.msgType = messageType(c.payload)
 	}
 	switch {
 	case hc.ProxyURL.URL != nil:
@@ -121,8 +125,17 @@ func newWSClient(req config.Request, live result.WebSocketLive) (*wsClient, erro
 	return c, nil
 }
 
+// messageType sends text that is UTF-8 as a text message, and anything
+// else as a binary one.
+func messageType(msg []byte) int {
+	if utf8.Valid(msg) {
+		return websocket.TextMessage
+	}
+	return websocket.BinaryMessage
+}
+
 // NewConn returns one worker's session. It does not dial: the first Do does.
-func (c *wsClient) NewConn() Conn { return &wsConn{client: c} }
+func (c *wsClient) NewConn() Conn { return &wsConn{client: c, vars: template.NewVars(0)} }
 
 // Abort cuts short the handshakes under way and closes every session.
 func (c *wsClient) Abort() {
@@ -152,12 +165,23 @@ func closeSession(s *websocket.Conn) {
 type wsConn struct {
 	client  *wsClient
 	session *websocket.Conn
+	vars    *template.Vars // the values of the attempt under way
+	msg     []byte         // a templated message, written anew per attempt
 }
 
 // Do sends one message and reads the next one whole, opening the session
 // first when it is not open. A reply counts as a response with code 101;
 // a refused upgrade as an http_error with the server's code.
 func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
+	c := w.client
+	msg, msgType := c.payload, c.msgType
+	if c.src != nil {
+		c.src.attempt(w.vars)
+	}
+	if !c.fixed {
+		w.msg = c.message.Append(w.msg[:0], w.vars)
+		msg, msgType = w.msg, messageType(w.msg)
+	}
 	if w.session == nil {
 		if code, o := w.open(deadline); o != result.Success {
 			return code, o
@@ -166,7 +190,7 @@ func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
 	s := w.session
 	_ = s.SetWriteDeadline(deadline)
 	_ = s.SetReadDeadline(deadline)
-	if err := s.WriteMessage(w.client.msgType, w.client.payload); err != nil {
+	if err := s.WriteMessage(msgType, msg); err != nil {
 		return 0, w.fail(err)
 	}
 	_, r, err := s.NextReader()
@@ -185,9 +209,15 @@ func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
 // open runs the handshake, bounded by deadline, and counts it.
 func (w *wsConn) open(deadline time.Time) (code int, o result.Outcome) {
 	c := w.client
+	header := c.headers
+	if len(c.varying) > 0 {
+		header = c.headers.Clone()
+		render(header, c.varying, w.vars)
+	}
+	url := string(c.url.Append(nil, w.vars))
 	ctx, cancel := context.WithDeadline(c.ctx, deadline)
 	start := time.Now()
-	s, resp, err := c.dialer.DialContext(ctx, c.url, c.header)
+	s, resp, err := c.dialer.DialContext(ctx, url, header)
 	took := time.Since(start).Seconds()
 	cancel()
 	switch {

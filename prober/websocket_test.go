@@ -72,7 +72,7 @@ func TestWebSocketSessionRampFailsFirstAboveTheLimit(t *testing.T) {
 step_duration: 500ms`)
 	p.Abort.ErrorRatio = 1
 	live := newWSLive()
-	r := Run(context.Background(), p, Options{Live: live})
+	r := mustRun(t, context.Background(), p, Options{Live: live})
 	logSteps(t, r)
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 3 {
 		t.Fatalf("result %s, %d steps (%s); want 3 completed", r.Ended, len(r.Steps), r.Error)
@@ -109,7 +109,7 @@ func TestWebSocketEchoRampReportsRoundTrips(t *testing.T) {
 	p := probeFor(t, wsURL(t, "/ws"), `concurrency: [1, 2, 4, 8]
 step_duration: 500ms`)
 	live := newWSLive()
-	r := Run(context.Background(), p, Options{Live: live})
+	r := mustRun(t, context.Background(), p, Options{Live: live})
 	logSteps(t, r)
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 4 {
 		t.Fatalf("result %s, %d steps (%s); want 4 completed", r.Ended, len(r.Steps), r.Error)
@@ -152,7 +152,7 @@ func TestWebSocketRefusedUpgradeIsAnHTTPError(t *testing.T) {
 			p := probeFor(t, wsURL(t, tc.route), `concurrency: [1]
 step_duration: 300ms`)
 			live := newWSLive()
-			r := Run(context.Background(), p, Options{Live: live})
+			r := mustRun(t, context.Background(), p, Options{Live: live})
 			s := r.Steps[0]
 			if s.Attempts == 0 || s.HTTPErrors[tc.code] != s.Attempts || s.Errors["closed"] != 0 {
 				t.Errorf("%d attempts, http errors %v, errors %v; want every attempt an http_error %d", s.Attempts, s.HTTPErrors, s.Errors, tc.code)
@@ -176,7 +176,7 @@ func TestWebSocketDeadPortIsRefused(t *testing.T) {
 	p := probeFor(t, url, `concurrency: [1, 2]
 step_duration: 300ms`)
 	live := newWSLive()
-	r := Run(context.Background(), p, Options{Live: live})
+	r := mustRun(t, context.Background(), p, Options{Live: live})
 	s := r.Steps[0]
 	if s.Attempts == 0 || s.Errors["refused"] != s.Attempts || r.Ended != result.ResultAborted {
 		t.Errorf("%d attempts, errors %v, result %s; want every attempt refused and the ramp aborted", s.Attempts, s.Errors, r.Ended)
@@ -218,7 +218,7 @@ func TestWebSocketOpenLoopSpreadsOverItsSessions(t *testing.T) {
 sessions: 4
 step_duration: 1s`)
 			live := newWSLive()
-			r := Run(context.Background(), p, Options{Live: live, Shard: tc.shard})
+			r := mustRun(t, context.Background(), p, Options{Live: live, Shard: tc.shard})
 			logSteps(t, r)
 			s := r.Steps[0]
 			if s.Dropped == 0 || s.ErrorRatio != 0 || s.Responses[101] != s.Attempts {
@@ -291,7 +291,7 @@ func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("ws" + strings.TrimPrefix(srv.URL, "http"))
 			req.Headers, req.HTTPClientConfig = tc.headers, tc.client
-			ws, err := newWSClient(req, nil)
+			ws, err := newWSClient(req, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +332,7 @@ func TestWebSocketSessionEndsAreClassified(t *testing.T) {
 step_duration: 500ms`)
 			p.Request.Timeout = model.Duration(100 * time.Millisecond)
 			live := newWSLive()
-			r := Run(context.Background(), p, Options{Live: live})
+			r := mustRun(t, context.Background(), p, Options{Live: live})
 			s := r.Steps[0]
 			if s.Attempts < 2 || s.Errors[tc.want.String()] != s.Attempts {
 				t.Errorf("%d attempts, errors %v; want every attempt %s", s.Attempts, s.Errors, tc.want)
@@ -375,7 +375,7 @@ step_duration: 30s`)
 		}
 		cancel() // every session waits for its first reply
 	}()
-	r := Run(ctx, p, Options{})
+	r := mustRun(t, ctx, p, Options{})
 	if r.Ended != result.ResultCanceled || r.Error != "" {
 		t.Errorf("result %s (%q); want canceled, with no attempt left behind", r.Ended, r.Error)
 	}
@@ -387,7 +387,7 @@ func TestWebSocketWithoutKeepAliveOpensASessionPerMessage(t *testing.T) {
 step_duration: 300ms`)
 	p.Request.KeepAlive = false
 	live := newWSLive()
-	r := Run(context.Background(), p, Options{Live: live})
+	r := mustRun(t, context.Background(), p, Options{Live: live})
 	s := r.Steps[0]
 	if s.Attempts == 0 || s.Responses[101] != s.Attempts {
 		t.Errorf("%d attempts, responses %v; want every round trip answered", s.Attempts, s.Responses)

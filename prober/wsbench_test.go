@@ -43,9 +43,9 @@ func BenchmarkWebSocketRoundTrips(b *testing.B) {
 	})
 	b.Run("loadprobe", func(b *testing.B) {
 		p := probeFor(b, url, fmt.Sprintf("concurrency: [%d]\nstep_duration: %s", sessions, model.Duration(hold)))
-		p.Request.Payload = payload
+		p.Request.Body = string(payload)
 		measureRoundTrips(b, func() int64 {
-			r := Run(context.Background(), p, Options{})
+			r := mustRun(b, context.Background(), p, Options{})
 			if len(r.Steps) != 1 || r.Steps[0].ErrorRatio != 0 {
 				b.Fatalf("run %s (%s): %+v", r.Ended, r.Error, r.Steps)
 			}

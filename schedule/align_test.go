@@ -29,7 +29,7 @@ func alignBubble(t *testing.T, sh config.Shard, f func(t *testing.T, s *Schedule
 		t0 := time.Now()
 		var mu sync.Mutex
 		var runs []alignedRun
-		run := func(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
+		run := func(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
 			ar := alignedRun{probe: p.Name, called: time.Since(t0), due: -1}
 			if !opts.Align.IsZero() {
 				ar.due = opts.Align.Sub(t0)
@@ -40,12 +40,11 @@ func alignBubble(t *testing.T, sh config.Shard, f func(t *testing.T, s *Schedule
 			return fakeRun(ctx, p, opts)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := New(ctx, run, &recObserver{t0: t0}, nil, discardLogger)
+		s, err := New(ctx, Options{Run: run, Observer: &recObserver{t0: t0}, Logger: discardLogger, Shard: sh})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.lookup = fakeLookup
-		s.SetShard(sh)
 		time.Sleep(17 * time.Second)
 		f(t, s, func() []alignedRun {
 			synctest.Wait()

@@ -16,7 +16,7 @@
 //     restarts. A canceled run (shutdown, reload) is never the last run,
 //     never stored.
 //
-// It sends no load itself: it calls the prober.Runner given to New
+// It sends no load itself: it calls the prober.Runner given to New (Options.Run)
 // (prober.Run in the daemon, a fake in its tests) through
 // Runner.WithControl.
 package schedule

@@ -9,17 +9,9 @@ import (
 )
 
 // FleetJudge reads back the fleet's run that r, this replica's finished
-// run of p, was part of (fleet.Reader.Judge). It returns when ctx ends.
+// run of p, was part of (fleet.Reader.Judge); see Options.FleetJudge. It
+// returns when ctx ends.
 type FleetJudge func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet
-
-// SetFleetJudge makes the scheduler judge every finished run (completed or
-// aborted) of a scheduled probe as part of its fleet's, once the run is
-// kept: the fleet's figures join the run's result when they are read. A
-// continuous probe's runs are not judged: each replaces the last one's step
-// series within seconds, before a scrape can be counted on to see them, and
-// a fixed canary load has no breaking points to find. Call it before the
-// first Apply; the daemon does on the replica with ordinal 0.
-func (s *Scheduler) SetFleetJudge(judge FleetJudge) { s.judge = judge }
 
 // judgeFleet judges r in a goroutine of its own, so that the probe's next
 // run is not held up by the wait for the other shards' series; Wait waits

@@ -14,16 +14,16 @@ import (
 // once the run is kept, without holding up the next run, and the fleet's
 // figures join that run's result; a continuous probe's runs are not judged.
 func TestFleetJudgeJoinsTheRunsResult(t *testing.T) {
-	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
-		var mu sync.Mutex
-		judged := map[string]int{}
-		s.SetFleetJudge(func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet {
-			mu.Lock()
-			judged[p.Name]++
-			mu.Unlock()
-			time.Sleep(3 * time.Second) // waiting for the last scrape
-			return &result.Fleet{Shards: 3, Replicas: 3, Valid: true, Steps: r.Steps}
-		})
+	var mu sync.Mutex
+	judged := map[string]int{}
+	judge := func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet {
+		mu.Lock()
+		judged[p.Name]++
+		mu.Unlock()
+		time.Sleep(3 * time.Second) // waiting for the last scrape
+		return &result.Fleet{Shards: 3, Replicas: 3, Valid: true, Steps: r.Steps}
+	}
+	bubble(t, Options{FleetJudge: judge}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, `probes:
   - name: a
     request: {url: "http://127.0.0.1/work"}

@@ -53,7 +53,7 @@ type Scheduler struct {
 	obs    Observer
 	logger *slog.Logger
 	store  *Store       // nil: results are not kept across restarts
-	shard  config.Shard // this replica's part of a fleet; see SetShard
+	shard  config.Shard // this replica's part of a fleet
 	judge  FleetJudge   // nil: runs are not judged as a fleet's (fleet.go)
 
 	// lookup resolves a host name to its addresses; tests replace it.
@@ -92,15 +92,38 @@ type probeLoop struct {
 	due time.Time
 }
 
-// New returns a scheduler whose runs stop when ctx ends. run runs each
-// probe (prober.Run sends the load). With a store, it starts from the
-// results the store holds.
-func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, logger *slog.Logger) (*Scheduler, error) {
+// Options are what a Scheduler is built with.
+type Options struct {
+	// Run runs each probe: prober.Run sends the load.
+	Run      prober.Runner
+	Observer Observer
+	// Store keeps the latest results across restarts; nil keeps none.
+	Store  *Store
+	Logger *slog.Logger // nil: nothing is logged
+	// Shard makes every run, controls included, send the shard's share
+	// of each level (docs/fleet.md); zero: a lone loadprobe.
+	Shard config.Shard
+	// FleetJudge, when set, judges every finished run (completed or
+	// aborted) of a scheduled probe as part of its fleet's, once the run
+	// is kept: the fleet's figures join the run's result when they are
+	// read. A continuous probe's runs are not judged: each replaces the
+	// last one's step series within seconds, before a scrape can be
+	// counted on to see them, and a fixed canary load has no breaking
+	// points to find. The daemon sets it on the replica with ordinal 0.
+	FleetJudge FleetJudge
+}
+
+// New returns a scheduler whose runs stop when ctx ends. With a store, it
+// starts from the results the store holds.
+func New(ctx context.Context, o Options) (*Scheduler, error) {
+	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	store := o.Store
 	s := &Scheduler{
-		run: run, obs: obs, logger: logger, store: store, ctx: ctx,
+		run: o.Run, obs: o.Observer, logger: logger, store: store, ctx: ctx,
+		shard: o.Shard, judge: o.FleetJudge,
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
@@ -125,11 +148,6 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 	}
 	return s, nil
 }
-
-// SetShard makes every run, controls included, send the shard's share of
-// each level (docs/fleet.md, "Shards"). Call it before the first
-// Apply.
-func (s *Scheduler) SetShard(sh config.Shard) { s.shard = sh }
 
 // Apply schedules the probes of cfg: a new probe starts now, an unchanged
 // one goes on untouched, a changed or removed one has its run canceled

@@ -27,22 +27,22 @@ import (
 // fakeRun is a prober.Runner that sends no load: a run takes one
 // step_duration per level of the bubble's clock and completes, or is
 // canceled stopTime after ctx ends (a real run takes a moment to cut its
-// attempts short). A probe named "fails" fails after 1ms, as a probe whose
-// client cannot be built does.
-func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
+// attempts short). A probe named "fails" cannot run: an error after 1ms,
+// as from a probe whose client cannot be built.
+func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
+	if p.Name == "fails" {
+		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
+		return result.Result{}, errors.New("its client cannot be built")
+	}
 	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
 	r.Ended = fakeSteps(ctx, p, opts, &r)
 	r.DurationSeconds = time.Since(r.Started).Seconds()
-	return r
+	return r, nil
 }
 
 const stopTime = 10 * time.Millisecond
 
 func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *result.Result) result.RunResult {
-	if p.Name == "fails" {
-		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
-		return result.ResultFailed
-	}
 	levels := slices.Clone(p.Load.Rate)
 	for _, c := range p.Load.Concurrency {
 		levels = append(levels, float64(c))
@@ -191,14 +191,15 @@ func schedConfig(t *testing.T, probes string) *config.Config {
 	return cfg
 }
 
-// bubble runs f in a synctest bubble with a scheduler that runs probes
-// with fakeRun and keeps results in store (nil: none), and stops it at the
+// bubble runs f in a synctest bubble with a scheduler built with o, which
+// runs probes with fakeRun and tells a recObserver, and stops it at the
 // end; synctest.Test fails if any of its goroutines outlives the stop.
-func bubble(t *testing.T, store *Store, f func(t *testing.T, s *Scheduler, obs *recObserver)) {
+func bubble(t *testing.T, o Options, f func(t *testing.T, s *Scheduler, obs *recObserver)) {
 	synctest.Test(t, func(t *testing.T) {
 		obs := &recObserver{t0: time.Now()}
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := New(ctx, fakeRun, obs, store, discardLogger)
+		o.Run, o.Observer, o.Logger = fakeRun, obs, discardLogger
+		s, err := New(ctx, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +254,7 @@ func TestSchedulerHostExclusivity(t *testing.T) {
 		{"two hosts", "http://127.0.0.1:8080", "http://127.0.0.2:8080", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+			bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 				s.Apply(schedConfig(t, fmt.Sprintf(twoProbes, tc.a, tc.b)))
 				after(2 * time.Second)
 				evs := obs.snapshot()
@@ -308,7 +309,7 @@ probes:
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+			bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 				s.Apply(schedConfig(t, tc.yml))
 				after(2 * time.Second)
 				evs := obs.snapshot()
@@ -332,7 +333,7 @@ probes:
 // canary's run under way: the canary asks again the moment its run ends
 // but does not jump the queue. Otherwise the canary runs back to back.
 func TestSchedulerContinuousProbeDoesNotStarveAnother(t *testing.T) {
-	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, `probes:
   - name: canary
     request: {url: "http://127.0.0.1/work"}
@@ -369,7 +370,7 @@ func TestSchedulerContinuousProbeDoesNotStarveAnother(t *testing.T) {
 func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
 	for _, jitter := range []time.Duration{0, 10 * time.Second} {
 		t.Run(fmt.Sprint("jitter ", jitter), func(t *testing.T) {
-			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+			bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 				if err := s.Trigger("a"); !errors.Is(err, ErrUnknownProbe) {
 					t.Errorf("Trigger before any config = %v, want ErrUnknownProbe", err)
 				}
@@ -432,7 +433,7 @@ func TestSchedulerContinuous(t *testing.T) {
 		{"fails", result.ResultFailed, func(prev span) time.Duration { return prev.start + failedRetry }},
 	} {
 		t.Run(tc.probe, func(t *testing.T) {
-			bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+			bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 				s.Apply(schedConfig(t, `probes:
   - name: `+tc.probe+`
     request: {url: "http://127.0.0.1/work"}
@@ -466,7 +467,7 @@ func TestSchedulerReloadMidRun(t *testing.T) {
     request: {url: "http://127.0.0.2/work"}
     load: {concurrency: [1, 2], step_duration: %s}
 `
-	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, "probes:\n"+a+fmt.Sprintf(b, "3s")))
 		after(200 * time.Millisecond)
 		aStarted := state(t, s, "a").Current.Started
@@ -510,7 +511,7 @@ func TestSchedulerRemovedProbe(t *testing.T) {
     request: {url: "http://127.0.0.2/work"}
     load: {concurrency: [1, 2], step_duration: 3s}
 `
-	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, both))
 		after(time.Second)
 		s.Apply(schedConfig(t, onlyA))
@@ -553,7 +554,7 @@ func TestSchedulerRemovedProbe(t *testing.T) {
 // own reservation: no other run takes the control's host meanwhile, and
 // the probe's run shows as running until the control ends.
 func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
-	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, `probes:
   - name: p
     request: {url: "http://127.0.0.1/work"}
@@ -614,7 +615,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
     request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 3s}
 `
-	bubble(t, store, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{Store: store}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, cfg))
 		after(time.Second)
 		st := state(t, s, "a")
@@ -630,7 +631,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 		t.Errorf("after a shutdown mid-run the store holds %+v, %v; want the stored run", states, err)
 	}
 
-	bubble(t, store, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{Store: store}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, cfg))
 		after(7 * time.Second)
 	})
@@ -642,7 +643,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 // No goroutine outlives its probe once a reload removes it (bubble checks
 // the same once the scheduler's context ends).
 func TestSchedulerLeavesNoGoroutines(t *testing.T) {
-	bubble(t, nil, func(t *testing.T, s *Scheduler, obs *recObserver) {
+	bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		ignore := goleak.IgnoreCurrent()
 		cfg := schedConfig(t, `probes:
   - name: ramp

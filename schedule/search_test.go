@@ -16,14 +16,14 @@ import (
 func TestSchedulerKeepsWhatASearchStepIsFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const doing = "refining the knee between 8 and 12"
-		run := func(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
+		run := func(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
 			opts.Progress(prober.Progress{Probe: p.Name, Step: 7, Steps: 24, Level: 10, Search: doing})
 			time.Sleep(time.Second)
 			return result.Result{Name: p.Name, Mode: p.Load.Mode(), Ended: result.ResultCompleted, Started: time.Now(),
-				Steps: []result.Step{{Level: 10, Search: result.SearchRefine}}}
+				Steps: []result.Step{{Level: 10, Search: result.SearchRefine}}}, nil
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := New(ctx, run, &recObserver{t0: time.Now()}, nil, discardLogger)
+		s, err := New(ctx, Options{Run: run, Observer: &recObserver{t0: time.Now()}, Logger: discardLogger})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func TestStoreCorruptFileIsAnErrorNamingIt(t *testing.T) {
 	}
 	// A scheduler starts without the results it cannot read, and sets the
 	// file aside rather than overwriting it with the next run.
-	if _, err := New(t.Context(), fakeRun, &recObserver{}, s, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := New(t.Context(), Options{Run: fakeRun, Observer: &recObserver{}, Store: s, Logger: slog.New(slog.DiscardHandler)}); err != nil {
 		t.Fatalf("New on a corrupt store = %v, want it to start", err)
 	}
 	if kept, err := os.ReadFile(path + ".corrupt"); err != nil || string(kept) != "\x00\x00" {
