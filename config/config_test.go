@@ -34,6 +34,8 @@ var badConfigs = map[string]string{
 	"duplicate-name.yml":            "testdata/bad/duplicate-name.yml:8: probes[1].name: duplicate probe name \"work\" (first used by probes[0])",
 	"empty-levels.yml":              "testdata/bad/empty-levels.yml:7: probes[0].load.concurrency: at least one level is required",
 	"error-ratio-budget.yml":        "testdata/bad/error-ratio-budget.yml:9: probes[0].rules.error_ratio_budget: must be in [0, 1) (got 1)",
+	"generator-cpu-budget.yml":      "testdata/bad/generator-cpu-budget.yml:9: probes[0].rules.generator_cpu_budget: must be in (0, 1] (got 1.5)",
+	"max-parallel-runs-zero.yml":    "testdata/bad/max-parallel-runs-zero.yml:2: max_parallel_runs: must be positive (got 0)",
 	"glob-ipv6-brackets.yml":        "testdata/bad/glob-ipv6-brackets.yml:3: allowed_targets: \"[::1]\" is a one-character class: write an IPv6 host without brackets (\"::1\")",
 	"glob-with-port.yml":            "testdata/bad/glob-with-port.yml:1: allowed_targets: \"127.0.0.1:8080\" has a port: globs match the host alone",
 	"glob-with-scheme.yml":          "testdata/bad/glob-with-scheme.yml:2: allowed_targets: \"http://127.0.0.1\" is not a host glob: give the host alone, without scheme or path",
