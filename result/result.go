@@ -18,7 +18,7 @@ type Result struct {
 	BreakingPoints  BreakingPoints `json:"breaking_points"`
 	Capacity        *Point         `json:"capacity"`
 	// FallsPastPeak is true when goodput at a higher level than capacity's
-	// fell out of the knee's band of it (docs/measurement.md, "Capacity").
+	// fell more than 10% below it (docs/measurement.md, "Capacity").
 	FallsPastPeak bool     `json:"falls_past_peak"`
 	Valid         bool     `json:"valid"`
 	Diagnosis     []string `json:"diagnosis"`
