@@ -32,7 +32,9 @@ var (
 	stepInFlight = desc("step_in_flight",
 		"Little's law estimate of requests in flight in the step: throughput × mean latency.", probeLevelL...)
 	stepLoadHeld = desc("step_load_held_ratio",
-		"How much of the requested load the step held: in-flight / connections (closed loop), achieved / offered rate (open loop). Far below 1 means the level was not really tested.", probeLevelL...)
+		"How much of the requested load the generator held in the step: attempts in flight, each from its send to its outcome, / connections (closed loop); requests sent / offered rate (open loop). Far below 1 means the level was not really tested.", probeLevelL...)
+	stepGeneratorCPU = desc("step_generator_cpu_ratio",
+		"The process's CPU use over the step's load divided by the CPU it may use (GOMAXPROCS, within the cgroup quota); at or above rules.generator_cpu_budget the step is generator-limited. 0 where not measured.", probeLevelL...)
 	stepResponses = desc("step_responses",
 		"Responses received in the step, by HTTP status code.", "probe", "level", "code")
 	stepErrors = desc("step_errors",
@@ -45,11 +47,13 @@ var (
 	peakThroughput = desc("peak_throughput",
 		"Highest goodput of the last run, in successful responses per second.", probeL...)
 	capacityLevel = desc("capacity_level",
-		"Highest load level of the last run that stayed within the latency and error budgets; absent when none did.", probeL...)
+		"Load level at which the last run reached its capacity: the highest goodput among the levels within the latency and error budgets; absent when none was within them.", probeL...)
 	capacityThroughput = desc("capacity_throughput",
-		"Goodput at the capacity level of the last run, in successful responses per second; the figure capacity alerts follow.", probeL...)
+		"The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.", probeL...)
 	runValid = desc("run_valid",
-		"1 when the last run held its load at every level up to the first failure and the control probe did not flag the generator, else 0.", probeL...)
+		"1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.", probeL...)
+	probeInfo = desc("probe_info",
+		"1 for each configured probe: what its config says it is (mode: concurrency, rate, phases; continuous: true or false).", "probe", "mode", "continuous")
 	runDuration = desc("run_duration_seconds",
 		"Length of the last run, in seconds.", probeL...)
 	lastCompleted = desc("run_last_completed_timestamp_seconds",
@@ -61,10 +65,10 @@ var (
 
 	allResultDescs = []*prometheus.Desc{
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
-		stepInFlight, stepLoadHeld, stepResponses, stepErrors,
+		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors,
 		breakingLevel, breakingThroughput, peakThroughput, capacityLevel,
 		capacityThroughput, runValid, runDuration, lastCompleted, expectedMin,
-		scheduleInterval,
+		scheduleInterval, probeInfo,
 	}
 )
 
@@ -101,6 +105,7 @@ func collectProbe(ch chan<- prometheus.Metric, ps result.ProbeState) {
 		interval = 0
 	}
 	gauge(ch, scheduleInterval, interval, name)
+	gauge(ch, probeInfo, 1, name, string(ps.Probe.Load.Mode()), strconv.FormatBool(ps.Probe.Schedule.Continuous))
 	if ps.Probe.Expect.MinCapacity != 0 {
 		gauge(ch, expectedMin, ps.Probe.Expect.MinCapacity, name)
 	}
@@ -163,6 +168,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		gauge(ch, stepErrorRatio, s.ErrorRatio, name, level)
 		gauge(ch, stepInFlight, s.InFlight, name, level)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
+		gauge(ch, stepGeneratorCPU, s.GeneratorCPURatio, name, level)
 		for code, n := range s.Responses {
 			gauge(ch, stepResponses, float64(n), name, level, strconv.Itoa(code))
 		}
