@@ -40,6 +40,7 @@ var families = map[string][]string{
 	"loadprobe_step_load_held_ratio":      {"probe", "level"},
 	"loadprobe_step_responses":            {"probe", "level", "code"},
 	"loadprobe_step_errors":               {"probe", "level", "reason"},
+	"loadprobe_step_generator_cpu_ratio":  {"probe", "level"},
 	// per run
 	"loadprobe_breaking_point_level":                 {"probe", "rule"},
 	"loadprobe_breaking_point_throughput":            {"probe", "rule"},
@@ -53,6 +54,7 @@ var families = map[string][]string{
 	"loadprobe_runs_total":                           {"probe", "result"},
 	"loadprobe_running":                              {"probe"},
 	"loadprobe_schedule_interval_seconds":            {"probe"},
+	"loadprobe_probe_info":                           {"probe", "mode", "continuous"},
 	// fleet (DESIGN.md "Beyond one machine"; the fleet_ families on replica 0 only)
 	"loadprobe_shard_info":                      {"shard", "shards"},
 	"loadprobe_step_started_timestamp_seconds":  {"probe", "level"},
