@@ -42,6 +42,7 @@ func shardsOf(info model.Vector, shards int) (map[target]int, []string) {
 // part is one shard's step at one level, as its series say.
 type part struct {
 	throughput, goodput, inFlight, held, share float64
+	cpu                                        float64 // generator_cpu_ratio of the shard's process
 	started                                    float64 // Unix seconds; 0 when not exported
 	count, sum                                 float64 // the latency summary's
 	quantiles                                  map[float64]float64
@@ -86,6 +87,8 @@ func partsOf(steps model.Vector, shards map[target]int) parts {
 			p.held = v
 		case "loadprobe_step_share":
 			p.share = v
+		case "loadprobe_step_generator_cpu_ratio":
+			p.cpu = v
 		case "loadprobe_step_started_timestamp_seconds":
 			p.started = v
 		case "loadprobe_step_latency_seconds_count":
