@@ -168,7 +168,11 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 		}
 	}
 	if r.Capacity != nil {
-		fmt.Fprintf(w, "capacity: %.1f/s at %s", r.Capacity.Throughput, r.Mode.Level(r.Capacity.Level))
+		fmt.Fprintf(w, "capacity: %.1f/s at %s (the highest goodput within the budgets", r.Capacity.Throughput, r.Mode.Level(r.Capacity.Level))
+		if r.FallsPastPeak {
+			fmt.Fprint(w, "; goodput falls past it")
+		}
+		fmt.Fprint(w, ")")
 	} else {
 		fmt.Fprint(w, "capacity: none (no level was within the budgets)")
 	}
@@ -221,7 +225,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Steps[a].Level, r.Steps[b].Level) })
 		searchCols = "step\tsearch\t"
 	}
-	fmt.Fprintf(tw, "%s%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\t\n", searchCols, first, lq.Label, errCol)
+	fmt.Fprintf(tw, "%s%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\tload held\tgen cpu\t\n", searchCols, first, lq.Label, errCol)
 	for _, i := range order {
 		s := r.Steps[i]
 		if searchCols != "" {
@@ -243,9 +247,13 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		if s.Succeeded() == 0 {
 			mean, lat = "-", "-" // no successful response to measure
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t\n",
+		cpu := fmt.Sprintf("%.0f%%", 100*s.GeneratorCPURatio)
+		if s.OverlappingRuns > 0 {
+			cpu += fmt.Sprintf(" +%d runs", s.OverlappingRuns) // other runs' load overlapped the step
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
 			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
-			counts(s.Responses), counts(s.Errors), s.InFlight)
+			counts(s.Responses), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
 	}
 	tw.Flush()
 }

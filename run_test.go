@@ -59,7 +59,8 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 	}
 	testkit.Contains(t, "the table", stdout,
 		"probe work: concurrency ramp, completed",
-		"connections", "goodput", "p99", "in-flight",
+		"connections", "goodput", "p99", "in-flight", "load held", "gen cpu",
+		"connections (the highest goodput within the budgets",
 		"knee            4 connections",
 		"latency budget  never",
 		"first failure   never",

@@ -50,11 +50,12 @@ func step(level, goodput float64) result.Step {
 		Latency: result.Latency{
 			Mean: 0.007, P50: 0.006, P90: 0.009, P95: 0.01, P99: 0.012, P999: 0.015, Max: 0.02,
 		},
-		Responses:     map[int]int64{200: 75, 503: 5},
-		HTTPErrors:    map[int]int64{503: 5},
-		Errors:        map[string]int64{"timeout": 20},
-		InFlight:      3.5,
-		LoadHeldRatio: 0.875,
+		Responses:         map[int]int64{200: 75, 503: 5},
+		HTTPErrors:        map[int]int64{503: 5},
+		Errors:            map[string]int64{"timeout": 20},
+		InFlight:          3.5,
+		LoadHeldRatio:     0.875,
+		GeneratorCPURatio: 0.25,
 	}
 }
 
@@ -79,11 +80,12 @@ var resultFamilies = []string{
 	"loadprobe_step_throughput", "loadprobe_step_goodput", "loadprobe_step_latency_seconds",
 	"loadprobe_step_latency_mean_seconds", "loadprobe_step_error_ratio", "loadprobe_step_in_flight",
 	"loadprobe_step_load_held_ratio", "loadprobe_step_responses", "loadprobe_step_errors",
+	"loadprobe_step_generator_cpu_ratio",
 	"loadprobe_breaking_point_level", "loadprobe_breaking_point_throughput", "loadprobe_breaking_point_lower_level",
 	"loadprobe_peak_throughput", "loadprobe_capacity_level", "loadprobe_capacity_throughput",
 	"loadprobe_run_valid", "loadprobe_run_duration_seconds",
 	"loadprobe_run_last_completed_timestamp_seconds", "loadprobe_expected_min_capacity",
-	"loadprobe_schedule_interval_seconds",
+	"loadprobe_schedule_interval_seconds", "loadprobe_probe_info",
 }
 
 const stepsHeader = `
@@ -99,7 +101,9 @@ const stepsHeader = `
 # TYPE loadprobe_step_latency_mean_seconds gauge
 # HELP loadprobe_step_latency_seconds Latency of the successful responses in the step, in seconds, as a summary; quantile 1 is the maximum.
 # TYPE loadprobe_step_latency_seconds summary
-# HELP loadprobe_step_load_held_ratio How much of the requested load the step held: in-flight / connections (closed loop), achieved / offered rate (open loop). Far below 1 means the level was not really tested.
+# HELP loadprobe_step_generator_cpu_ratio The process's CPU use over the step's load divided by the CPU it may use (GOMAXPROCS, within the cgroup quota); at or above rules.generator_cpu_budget the step is generator-limited. 0 where not measured.
+# TYPE loadprobe_step_generator_cpu_ratio gauge
+# HELP loadprobe_step_load_held_ratio How much of the requested load the generator held in the step: attempts in flight, each from its send to its outcome, / connections (closed loop); requests sent / offered rate (open loop). Far below 1 means the level was not really tested.
 # TYPE loadprobe_step_load_held_ratio gauge
 # HELP loadprobe_step_responses Responses received in the step, by HTTP status code.
 # TYPE loadprobe_step_responses gauge
@@ -113,6 +117,7 @@ func stepSeries(level string, goodput, throughput string) string {
 	return r.Replace(`
 loadprobe_step_error_ratio{level="LEVEL",probe="work"} 0.25
 loadprobe_step_errors{level="LEVEL",probe="work",reason="timeout"} 20
+loadprobe_step_generator_cpu_ratio{level="LEVEL",probe="work"} 0.25
 loadprobe_step_goodput{level="LEVEL",probe="work"} GOODPUT
 loadprobe_step_in_flight{level="LEVEL",probe="work"} 3.5
 loadprobe_step_latency_mean_seconds{level="LEVEL",probe="work"} 0.007
@@ -144,10 +149,10 @@ loadprobe_breaking_point_level{probe="work",rule="latency_budget"} 0.5
 # TYPE loadprobe_breaking_point_throughput gauge
 loadprobe_breaking_point_throughput{probe="work",rule="knee"} 500
 loadprobe_breaking_point_throughput{probe="work",rule="latency_budget"} 40
-# HELP loadprobe_capacity_level Highest load level of the last run that stayed within the latency and error budgets; absent when none did.
+# HELP loadprobe_capacity_level Load level at which the last run reached its capacity: the highest goodput among the levels within the latency and error budgets; absent when none was within them.
 # TYPE loadprobe_capacity_level gauge
 loadprobe_capacity_level{probe="work"} 4
-# HELP loadprobe_capacity_throughput Goodput at the capacity level of the last run, in successful responses per second; the figure capacity alerts follow.
+# HELP loadprobe_capacity_throughput The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.
 # TYPE loadprobe_capacity_throughput gauge
 loadprobe_capacity_throughput{probe="work"} 500
 # HELP loadprobe_expected_min_capacity The probe's expect.min_capacity, in successful responses per second; absent when not set.
@@ -162,12 +167,17 @@ loadprobe_run_duration_seconds{probe="work"} 12.5
 # HELP loadprobe_run_last_completed_timestamp_seconds Unix time at which the last completed run ended; absent before the first.
 # TYPE loadprobe_run_last_completed_timestamp_seconds gauge
 loadprobe_run_last_completed_timestamp_seconds{probe="work"} 1.7000000125e+09
-# HELP loadprobe_run_valid 1 when the last run held its load at every level up to the first failure and the control probe did not flag the generator, else 0.
+# HELP loadprobe_run_valid 1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.
 # TYPE loadprobe_run_valid gauge
 loadprobe_run_valid{probe="work"} 1
 `
 
+// intervalExposition is what the config alone gives: the interval and what
+// the probe is.
 const intervalExposition = `
+# HELP loadprobe_probe_info What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.
+# TYPE loadprobe_probe_info gauge
+loadprobe_probe_info{continuous="false",mode="concurrency",probe="work"} 1
 # HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.
 # TYPE loadprobe_schedule_interval_seconds gauge
 loadprobe_schedule_interval_seconds{probe="work"} 3600
@@ -207,7 +217,7 @@ func TestBeforeFirstRun(t *testing.T) {
 func TestStepsFollowCurrentRun(t *testing.T) {
 	reg, src, _ := newTest(t)
 	last := completedRun()
-	stepFamilies := resultFamilies[:9]
+	stepFamilies := resultFamilies[:10]
 
 	// A new run under way with no step finished yet leaves the last run's
 	// step series in place (a continuous probe's runs are one step each),
@@ -246,7 +256,7 @@ func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
 	r := completedRun()
 	r.Steps = []result.Step{step(1, 10), step(1, 20)} // two phases at the same rate
 	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:9]...); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:10]...); err != nil {
 		t.Fatal(err)
 	}
 }

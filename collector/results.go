@@ -19,15 +19,16 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 // Prometheus, each shard's, to sum them (fleet/parts.go). The latency
 // summary's series add _count and _sum to its name.
 const (
-	StepThroughputName = namespace + "_step_throughput"
-	StepGoodputName    = namespace + "_step_goodput"
-	StepLatencyName    = namespace + "_step_latency_seconds"
-	StepInFlightName   = namespace + "_step_in_flight"
-	StepLoadHeldName   = namespace + "_step_load_held_ratio"
-	StepResponsesName  = namespace + "_step_responses"
-	StepErrorsName     = namespace + "_step_errors"
-	StepStartedName    = namespace + "_step_started_timestamp_seconds"
-	StepShareName      = namespace + "_step_share"
+	StepThroughputName   = namespace + "_step_throughput"
+	StepGoodputName      = namespace + "_step_goodput"
+	StepLatencyName      = namespace + "_step_latency_seconds"
+	StepInFlightName     = namespace + "_step_in_flight"
+	StepLoadHeldName     = namespace + "_step_load_held_ratio"
+	StepGeneratorCPUName = namespace + "_step_generator_cpu_ratio"
+	StepResponsesName    = namespace + "_step_responses"
+	StepErrorsName       = namespace + "_step_errors"
+	StepStartedName      = namespace + "_step_started_timestamp_seconds"
+	StepShareName        = namespace + "_step_share"
 )
 
 var (
@@ -47,7 +48,9 @@ var (
 	stepInFlight = desc(StepInFlightName,
 		"Little's law estimate of requests in flight in the step: throughput × mean latency.", probeLevelL...)
 	stepLoadHeld = desc(StepLoadHeldName,
-		"How much of the requested load the step held: in-flight / connections (closed loop), achieved / offered rate (open loop). Far below 1 means the level was not really tested.", probeLevelL...)
+		"How much of the requested load the generator held in the step: attempts in flight, each from its send to its outcome, / connections (closed loop); requests sent / offered rate (open loop). Far below 1 means the level was not really tested.", probeLevelL...)
+	stepGeneratorCPU = desc(StepGeneratorCPUName,
+		"The process's CPU use over the step's load divided by the CPU it may use (GOMAXPROCS, within the cgroup quota); at or above rules.generator_cpu_budget the step is generator-limited. 0 where not measured.", probeLevelL...)
 	stepResponses = desc(StepResponsesName,
 		"Responses received in the step, by HTTP status code.", "probe", "level", "code")
 	stepErrors = desc(StepErrorsName,
@@ -62,11 +65,11 @@ var (
 	peakThroughput = desc(namespace+"_peak_throughput",
 		"Highest goodput of the last run, in successful responses per second.", probeL...)
 	capacityLevel = desc(namespace+"_capacity_level",
-		"Highest load level of the last run that stayed within the latency and error budgets; absent when none did.", probeL...)
+		"Load level at which the last run reached its capacity: the highest goodput among the levels within the latency and error budgets; absent when none was within them.", probeL...)
 	capacityThroughput = desc(namespace+"_capacity_throughput",
-		"Goodput at the capacity level of the last run, in successful responses per second; the figure capacity alerts follow.", probeL...)
+		"The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.", probeL...)
 	runValid = desc(namespace+"_run_valid",
-		"1 when the last run held its load at every level up to the first failure and the control probe did not flag the generator, else 0.", probeL...)
+		"1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.", probeL...)
 	runDuration = desc(namespace+"_run_duration_seconds",
 		"Length of the last run, in seconds.", probeL...)
 	lastCompleted = desc(namespace+"_run_last_completed_timestamp_seconds",
@@ -80,7 +83,7 @@ var (
 
 	allResultDescs = []*prometheus.Desc{
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
-		stepInFlight, stepLoadHeld, stepResponses, stepErrors,
+		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
 		capacityThroughput, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo,
@@ -190,6 +193,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		gauge(ch, stepErrorRatio, s.ErrorRatio, name, level)
 		gauge(ch, stepInFlight, s.InFlight, name, level)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
+		gauge(ch, stepGeneratorCPU, s.GeneratorCPURatio, name, level)
 		for code, n := range s.Responses {
 			gauge(ch, stepResponses, float64(n), name, level, strconv.Itoa(code))
 		}

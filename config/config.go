@@ -13,7 +13,11 @@ type Config struct {
 	AllowedTargets []string `yaml:"allowed_targets"`
 	MaxConcurrency int      `yaml:"max_concurrency"`
 	MaxRate        float64  `yaml:"max_rate"`
-	Probes         []Probe  `yaml:"probes"`
+	// MaxParallelRuns bounds the ramps, searches and profiles of this
+	// process under way at once: two of them share one generator's CPU, and
+	// each would read the other's load as the target's (docs/measurement.md).
+	MaxParallelRuns int     `yaml:"max_parallel_runs"`
+	Probes          []Probe `yaml:"probes"`
 }
 
 // Probe is one scheduled load probe.
@@ -121,6 +125,9 @@ type Rules struct {
 	LatencyQuantile  float64        `yaml:"latency_quantile"`
 	LatencyBudget    model.Duration `yaml:"latency_budget"`
 	ErrorRatioBudget float64        `yaml:"error_ratio_budget"`
+	// GeneratorCPUBudget is the generator_cpu_ratio at or above which a
+	// step is generator-limited (docs/measurement.md).
+	GeneratorCPUBudget float64 `yaml:"generator_cpu_budget"`
 }
 
 // Abort stops a ramp from escalating to protect the target.
@@ -190,8 +197,9 @@ func (l Load) Peak() float64 {
 // Defaults: a key absent from the file keeps its default (see decoder).
 var (
 	defaultConfig = Config{
-		MaxConcurrency: 4096,
-		MaxRate:        100000,
+		MaxConcurrency:  4096,
+		MaxRate:         100000,
+		MaxParallelRuns: 1,
 	}
 	DefaultRequest = Request{
 		Method:    "GET",
@@ -207,9 +215,10 @@ var (
 		SettleTimeout: model.Duration(30 * time.Second),
 	}
 	DefaultRules = Rules{
-		KneeFraction:    0.95,
-		LatencyQuantile: 0.99,
-		LatencyBudget:   model.Duration(200 * time.Millisecond),
+		KneeFraction:       0.95,
+		LatencyQuantile:    0.99,
+		LatencyBudget:      model.Duration(200 * time.Millisecond),
+		GeneratorCPUBudget: 0.9,
 	}
 	// defaultSearch is a search section's defaults: each breaking point
 	// within 10%, in at most 24 levels (a doubling ramp 1…1024 measures 11).

@@ -124,6 +124,8 @@ var badConfigs = map[string]string{
 	"flow-and-request.yml":            "testdata/bad/flow-and-request.yml:6: probes[0].flow: flow and request are exclusive: a flow's steps carry their requests",
 	"flow-capture-later.yml":          "testdata/bad/flow-capture-later.yml:8: probes[0].flow[0].request.headers.Authorization: {{.token}}: \"token\" is neither a column of data nor a value captured by an earlier step",
 	"flow-capture-regex.yml":          "testdata/bad/flow-capture-regex.yml:8: probes[0].flow[0].capture.token.regex: \"token\\\": \\\"[^\\\"]+\\\"\" has no group: the first group is the value captured\ntestdata/bad/flow-capture-regex.yml:9: probes[0].flow[0].think: min must be at least 0 and max at least min (got 2s to 1s)",
+	"generator-cpu-budget.yml":        "testdata/bad/generator-cpu-budget.yml:9: probes[0].rules.generator_cpu_budget: must be in (0, 1] (got 1.5)",
+	"max-parallel-runs-zero.yml":      "testdata/bad/max-parallel-runs-zero.yml:2: max_parallel_runs: must be positive (got 0)",
 }
 
 func TestLoadBadConfigs(t *testing.T) {

@@ -32,6 +32,9 @@ func (v *validator) config(c *Config, dir string) {
 	if !(c.MaxRate > 0) || math.IsInf(c.MaxRate, 1) {
 		v.errorf(keyPath{"max_rate"}, "must be a positive number (got %s)", num(c.MaxRate))
 	}
+	if c.MaxParallelRuns <= 0 {
+		v.errorf(keyPath{"max_parallel_runs"}, "must be positive (got %d)", c.MaxParallelRuns)
+	}
 
 	// An empty probe list is valid: the daemon then serves its own metrics
 	// and waits for a reload that adds probes.
@@ -286,6 +289,9 @@ func (v *validator) rules(r *Rules, p keyPath) {
 	v.positive(p.to("latency_budget"), r.LatencyBudget)
 	if !(r.ErrorRatioBudget >= 0 && r.ErrorRatioBudget < 1) {
 		v.errorf(p.to("error_ratio_budget"), "must be in [0, 1) (got %s)", num(r.ErrorRatioBudget))
+	}
+	if !(r.GeneratorCPUBudget > 0 && r.GeneratorCPUBudget <= 1) {
+		v.errorf(p.to("generator_cpu_budget"), "must be in (0, 1] (got %s)", num(r.GeneratorCPUBudget))
 	}
 }
 

@@ -24,7 +24,9 @@ import (
 func fleetConfig(t *testing.T, n int, step string) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("allowed_targets: [\"127.0.0.*\"]\nprobes:\n")
+	// All n run at once, each on its host: these tests are about many runs
+	// under way together, not about max_parallel_runs.
+	fmt.Fprintf(&b, "allowed_targets: [\"127.0.0.*\"]\nmax_parallel_runs: %d\nprobes:\n", n)
 	for i := range n {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", 10+i))
 		if err != nil {

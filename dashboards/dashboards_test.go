@@ -40,6 +40,7 @@ var families = map[string][]string{
 	"loadprobe_step_load_held_ratio":      {"probe", "level"},
 	"loadprobe_step_responses":            {"probe", "level", "code"},
 	"loadprobe_step_errors":               {"probe", "level", "reason"},
+	"loadprobe_step_generator_cpu_ratio":  {"probe", "level"},
 	// per run
 	"loadprobe_breaking_point_level":                 {"probe", "rule"},
 	"loadprobe_breaking_point_throughput":            {"probe", "rule"},

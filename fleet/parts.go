@@ -44,6 +44,7 @@ func shardsOf(info model.Vector, shards int) (map[target]int, []string) {
 // part is one shard's step at one level, as its series say.
 type part struct {
 	throughput, goodput, inFlight, held, share float64
+	cpu                                        float64 // generator_cpu_ratio of the shard's process
 	started                                    float64 // Unix seconds; 0 when not exported
 	count, sum                                 float64 // the latency summary's
 	quantiles                                  map[float64]float64
@@ -73,6 +74,7 @@ var gauges = map[model.LabelValue]func(*part) *float64{
 	collector.StepInFlightName:           func(p *part) *float64 { return &p.inFlight },
 	collector.StepLoadHeldName:           func(p *part) *float64 { return &p.held },
 	collector.StepShareName:              func(p *part) *float64 { return &p.share },
+	collector.StepGeneratorCPUName:       func(p *part) *float64 { return &p.cpu },
 	collector.StepStartedName:            func(p *part) *float64 { return &p.started },
 	collector.StepLatencyName + "_count": func(p *part) *float64 { return &p.count },
 	collector.StepLatencyName + "_sum":   func(p *part) *float64 { return &p.sum },

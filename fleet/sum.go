@@ -71,6 +71,9 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 		s.Throughput += pt.throughput
 		s.Goodput += pt.goodput
 		s.InFlight += pt.inFlight
+		// The busiest replica's generator: one saturated shard is enough to
+		// make the fleet's level the generators' rather than the target's.
+		s.GeneratorCPURatio = max(s.GeneratorCPURatio, pt.cpu)
 		for code, v := range pt.responses {
 			n := int64(math.Round(v))
 			s.Responses[code] += n
@@ -98,11 +101,10 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 	if s.Attempts > 0 {
 		s.ErrorRatio = float64(failed) / float64(s.Attempts)
 	}
-	switch {
-	case p.Load.Mode().ClosedLoop() && s.Level > 0:
-		s.LoadHeldRatio = s.InFlight / s.Level // Little's law over the fleet
-	case share > 0:
-		s.LoadHeldRatio = heldShare / share // each shard's achieved rate over its offered one
+	if share > 0 {
+		// Each shard's held load over its share of the level: the
+		// generators' view, as on one replica (docs/measurement.md).
+		s.LoadHeldRatio = heldShare / share
 	}
 	if count > 0 {
 		s.Latency = mixture(found)

@@ -85,7 +85,9 @@ var mayBeEmpty = map[string]string{
 	"loadprobe-probe.json|panel Flow steps: responses per second by step and status code / A":      noStep,
 	"loadprobe-overview.json|panel Fleet results / C":                                              "the fleet's latency budget may never be exceeded (no latency_budget breaking point)",
 	"loadprobe-overview.json|panel Fleet results / D":                                              "no level of the fleet may have failed (no first_failure breaking point)",
-	"rules.yml|record probe:loadprobe_load:steady15m":                                              "a ramp is not a steady load; only probes that held one load level in the window (continuous canaries) have this series",
+	"rules.yml|record probe:loadprobe_load:steady15m":                                              "a ramp is not a steady load; only continuous probes (loadprobe_probe_info{continuous=\"true\"}) that applied load in the window have this series",
+	"rules.yml|record probe:loadprobe_valid_run_completed:timestamp":                               "present only while the last run is valid and a run has completed; a generator-limited run on a busy machine is not valid",
+	"rules.yml|record probe:loadprobe_valid_runs:count7d":                                          "counts the completed valid runs: none while no valid run has completed",
 }
 
 // noStep: the step label is set only by a flow's steps, and a flow's steps

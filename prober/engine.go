@@ -22,6 +22,10 @@ type Options struct {
 	// at fixed offsets from it (align.go); zero: each step starts as soon
 	// as the last one has settled.
 	Align time.Time
+	// Overlapping, when set, counts the other runs of the process whose
+	// load overlapped this one's since a time: a step records it as
+	// overlapping_runs (docs/measurement.md). The scheduler sets it.
+	Overlapping func(since time.Time) int
 }
 
 // Progress is what a watcher sees of a run under way.
@@ -307,11 +311,13 @@ func (e *engine) runStage(i int, st stage) result.Step {
 		e.figures.startLevel(measureFrom, end.Sub(measureFrom))
 	}
 	var dropped int64
+	cpu := startCPUWatch()
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
 	} else {
 		dropped = e.openLoop(st, start, measureFrom, end)
 	}
+	cpuRatio := cpu.ratio()
 	close(done)
 	e.total.reset()
 	for _, rec := range e.recs {
@@ -323,8 +329,12 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Level = st.fleetLevel
 	step.Started = start
 	step.Search = st.search
+	step.GeneratorCPURatio = cpuRatio
+	if e.opts.Overlapping != nil {
+		step.OverlappingRuns = e.opts.Overlapping(start)
+	}
 	if e.figures != nil {
-		e.flowFigures(&step, end.Sub(measureFrom), closedLoop, st.level)
+		e.flowFigures(&step, end.Sub(measureFrom), closedLoop)
 	}
 	return step
 }
@@ -357,7 +367,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 				code, o := conn.Do(now.Add(timeout))
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom, conn.thought())
+				e.observe(rec, o, code, now, finished, measureFrom, conn.thought(), heldWithin(now, finished, measureFrom, end))
 				now = finished
 			}
 		}(e.conns[w], e.recorder(w))
@@ -369,14 +379,16 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // started inside the measured window, in the step figures. from is the
 // time latency is measured from: the send time in closed loop, the
 // intended send time in open loop. think is the think time of a flow's
-// iteration, which its latency leaves out.
-func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time, think time.Duration) {
+// iteration, which its latency leaves out. held is the part of the
+// attempt's send-to-outcome time inside the measured window (closed loop).
+func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time, think, held time.Duration) {
 	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}
 	latency := finished.Sub(from) - think
 	e.live.Attempt(o, code, latency.Seconds())
 	rec.mu.Lock()
+	rec.held += held
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
 	} else if o.Responded() && !finished.Before(measureFrom) {
@@ -384,6 +396,19 @@ func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, fi
 	}
 	rec.mu.Unlock()
 	e.attempts.Add(1)
+}
+
+// heldWithin is the part of [sent, finished] inside [from, until]: the
+// time an attempt held its connection's load during the measured window,
+// answered or not (a request waiting for its timeout is held load).
+func heldWithin(sent, finished, from, until time.Time) time.Duration {
+	if sent.Before(from) {
+		sent = from
+	}
+	if finished.After(until) {
+		finished = until
+	}
+	return max(finished.Sub(sent), 0)
 }
 
 // useRecorders clears the recorders for the step's measured window,

@@ -427,8 +427,9 @@ step_duration: 2s`)
 			t.Errorf("%g req/s: load held %.2f below capacity", s.Level, s.LoadHeldRatio)
 		}
 		if s.Level > 400 {
-			if s.LoadHeldRatio >= 0.9 {
-				t.Errorf("%g req/s: load held %.2f, want below 0.9 past the knee", s.Level, s.LoadHeldRatio)
+			// The generator still sent every request; fewer came back.
+			if s.LoadHeldRatio < 0.95 || s.Throughput >= 0.9*s.Level {
+				t.Errorf("%g req/s: load held %.2f, %.0f responses/s; want all sent and below 90%% back past the knee", s.Level, s.LoadHeldRatio, s.Throughput)
 			}
 			prev := r.Steps[i-1]
 			if s.Dropped <= prev.Dropped && s.Latency.P99 <= prev.Latency.P99 {

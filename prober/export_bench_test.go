@@ -26,7 +26,7 @@ func NewRecording(live result.Live, measureFrom time.Time, window time.Duration)
 
 // Observe is engine.observe.
 func (r *Recording) Observe(o result.Outcome, code int, from, finished time.Time) {
-	r.e.observe(r.rec, o, code, from, finished, r.measureFrom, 0)
+	r.e.observe(r.rec, o, code, from, finished, r.measureFrom, 0, 0)
 }
 
 // Live is the live recorder the engine feeds.

@@ -349,13 +349,12 @@ func (iterationLive) Attempt(result.Outcome, int, float64) {}
 // flowFigures adds a flow's figures to the level's step: each step's own,
 // and, in a closed loop, the virtual users' think time to the users in
 // flight (Little's law over the whole iteration: a user who thinks is
-// busy), so that load_held_ratio judges the users the level asked for.
-// level is this replica's share of the level, which load_held_ratio reads.
-func (e *engine) flowFigures(step *result.Step, measured time.Duration, closedLoop bool, level float64) {
+// busy). load_held_ratio already counts each iteration whole, think time
+// included, from its start to its end.
+func (e *engine) flowFigures(step *result.Step, measured time.Duration, closedLoop bool) {
 	var think time.Duration
 	step.Flow, think = e.figures.figures(measured)
-	if closedLoop && level > 0 && think > 0 {
+	if closedLoop && think > 0 {
 		step.InFlight += step.Throughput * think.Seconds()
-		step.LoadHeldRatio = step.InFlight / level
 	}
 }

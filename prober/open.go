@@ -197,7 +197,7 @@ func (o *openStage) send(s *sender) {
 		e.live.InFlight(-1)
 		// Latency runs from the intended send time, so a stall is
 		// charged to every request that should have gone out during it.
-		e.observe(s.rec, out, code, due, finished, o.measureFrom, s.conn.thought())
+		e.observe(s.rec, out, code, due, finished, o.measureFrom, s.conn.thought(), 0)
 		if o.idle.Add(1) == 1 && int(o.running.Load()) >= e.pool.max {
 			o.full.end(finished.Sub(o.start))
 		}

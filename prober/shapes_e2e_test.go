@@ -140,3 +140,55 @@ settle_timeout: 5s`)
 		t.Errorf("a collapse named a depletion:\n%s", d)
 	}
 }
+
+// /limited at 10 connections for 4s, each run starting half-way into a
+// wall-clock second after a quiet spell, as a step after a settle does: its
+// first second holds two of the limiter's windows (800 successes, a token
+// bucket's burst), the three others 400. Every run names the cap near 400/s.
+// (Three runs in a row here; six by hand, see docs/measurement.md.)
+func TestLimitedNamesTheCapAfterABurst(t *testing.T) {
+	url := demoTarget(t, target.Options{}) + "/limited"
+	p := probeFor(t, url, `concurrency: [10]
+step_duration: 4s`)
+	p.Abort.ErrorRatio = 1
+	for run := range 3 {
+		now := time.Now()
+		time.Sleep(now.Truncate(time.Second).Add(1500 * time.Millisecond).Sub(now))
+		r := mustRun(t, context.Background(), p, Options{})
+		if len(r.Steps) != 1 {
+			t.Fatalf("run %d: levels %v (%s: %s)", run+1, levels(r), r.Ended, r.Error)
+		}
+		t.Logf("run %d: per second %v", run+1, r.Steps[0].PerSecond)
+		d := diagnosis(r)
+		m := pinnedRate.FindStringSubmatch(d)
+		if m == nil {
+			t.Errorf("run %d: no cap named:\n%s", run+1, d)
+			continue
+		}
+		if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.LimitedRate, 0.05) {
+			t.Errorf("run %d: cap named at %v/s, want near %d/s", run+1, v, target.LimitedRate)
+		}
+	}
+}
+
+// /slow answers after 3s; with a 1s timeout at 1 connection every attempt
+// times out. The generator held its connection all the time, so the run is
+// valid and the diagnosis names the timeouts and the target, not the
+// generator.
+func TestSlowTargetIsNotTheGenerators(t *testing.T) {
+	r := runShape(t, "/slow", `concurrency: [1]
+step_duration: 3s`)
+	if len(r.Steps) != 1 {
+		t.Fatalf("levels %v (%s: %s)", levels(r), r.Ended, r.Error)
+	}
+	s, d := r.Steps[0], diagnosis(r)
+	if !r.Valid || !within(s.LoadHeldRatio, 1, 0.1) || s.Errors["timeout"] == 0 {
+		t.Errorf("valid %v, load held %.2f, timeouts %d; want a valid run that held its load and timed out:\n%s", r.Valid, s.LoadHeldRatio, s.Errors["timeout"], d)
+	}
+	if !strings.Contains(d, "(timeout)") || !strings.Contains(d, "the target collapsed, not the generator") {
+		t.Errorf("the diagnosis does not name the timeouts and the target:\n%s", d)
+	}
+	if strings.Contains(d, "did not hold") || strings.Contains(d, "generator-limited") {
+		t.Errorf("the diagnosis blames the generator:\n%s", d)
+	}
+}

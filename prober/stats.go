@@ -128,6 +128,9 @@ type stepRecorder struct {
 	until     time.Duration
 	answered  int64
 	succeeded int64
+	// held sums, over the attempts, the part of each one's time from its
+	// send to its outcome that fell inside the window (closed loop).
+	held time.Duration
 }
 
 func newStepRecorder() *stepRecorder {
@@ -181,7 +184,7 @@ func (r *stepRecorder) reset() {
 	clear(r.codes[:])
 	clear(r.errCodes[:])
 	r.seconds = r.seconds[:0]
-	r.until, r.answered, r.succeeded = 0, 0, 0
+	r.until, r.answered, r.succeeded, r.held = 0, 0, 0, 0
 }
 
 // within sets the end of the measured window, after reset. Throughput and
@@ -212,6 +215,7 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	r.until = max(r.until, o.until)
 	r.answered += o.answered
 	r.succeeded += o.succeeded
+	r.held += o.held
 	for i, n := range o.outcomes {
 		r.outcomes[i] += n
 	}
@@ -232,7 +236,9 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 
 // summarize turns a merged recorder into the Step figures of docs/results.md.
 // measured is the measured window (step_duration - warmup); level is the
-// configured level; closedLoop says how load_held_ratio is computed.
+// configured level; closedLoop says how load_held_ratio is computed: the
+// attempts' held time over level × window (closed loop), the attempts sent
+// per second over level (open loop).
 //
 // Every recorded attempt counts in the totals and the rates. PerSecond holds
 // one entry for each whole second of the measured window: a partial last
@@ -276,7 +282,8 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 		st.Errors[o.String()] = r.outcomes[o]
 	}
 	// Little's law, over every response, failed or not: an attempt without
-	// a response has no latency to contribute.
+	// a response has no latency to contribute. It is what the target
+	// served; load_held_ratio below is what the generator held.
 	if n := r.success.n + r.httpErr.n; n > 0 {
 		st.InFlight = st.Throughput * float64(r.success.sum+r.httpErr.sum) / 1e9 / float64(n)
 	}
@@ -284,10 +291,11 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 	case level <= 0:
 		// Nothing was asked for, so nothing was missed.
 		st.LoadHeldRatio = 1
+	case secs <= 0:
 	case closedLoop:
-		st.LoadHeldRatio = st.InFlight / level
+		st.LoadHeldRatio = r.held.Seconds() / secs / level
 	default:
-		st.LoadHeldRatio = st.Throughput / level
+		st.LoadHeldRatio = float64(attempts) / secs / level
 	}
 
 	n := int(measured / time.Second)

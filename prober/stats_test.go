@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"math"
@@ -35,6 +36,8 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	r.record(result.Refused, 0, 0, 1700*ms)
 	// Second 2 is empty; the partial second 3 (the window is 3.5s) holds one reset.
 	r.record(result.Reset, 0, 0, 3200*ms)
+	// The engine adds each attempt's held time (see TestLoadHeldCountsHeldTime).
+	r.held = 7 * time.Second
 
 	st := r.summarize(4, "", 3500*ms, true)
 
@@ -90,8 +93,8 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	if want := st.Throughput * 0.040; !approx(st.InFlight, want, 1e-12) {
 		t.Errorf("in flight = %v, want %v", st.InFlight, want)
 	}
-	if want := st.InFlight / 4; !approx(st.LoadHeldRatio, want, 1e-12) {
-		t.Errorf("load held = %v, want %v", st.LoadHeldRatio, want)
+	if want := 7 / 3.5 / 4; !approx(st.LoadHeldRatio, want, 1e-12) {
+		t.Errorf("load held = %v, want the held time over 4 connections × 3.5s, %v", st.LoadHeldRatio, want)
 	}
 	wantSeconds := []result.Second{{Second: 0, Success: 3, Failure: 1}, {Second: 1, Success: 1, Failure: 2}, {Second: 2}}
 	if !slices.Equal(st.PerSecond, wantSeconds) {
@@ -99,8 +102,8 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	}
 
 	open := r.summarize(2, "", 3500*ms, false)
-	if want := open.Throughput / 2; !approx(open.LoadHeldRatio, want, 1e-12) {
-		t.Errorf("open-loop load held = %v, want achieved/offered %v", open.LoadHeldRatio, want)
+	if want := 8 / 3.5 / 2; !approx(open.LoadHeldRatio, want, 1e-12) {
+		t.Errorf("open-loop load held = %v, want sent/offered %v", open.LoadHeldRatio, want)
 	}
 }
 
@@ -341,10 +344,39 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 	if bp.Knee != nil || bp.LatencyBudget != nil || r.Capacity != nil {
 		t.Errorf("knee, latency_budget, capacity = %+v, %+v, %+v; want none", bp.Knee, bp.LatencyBudget, r.Capacity)
 	}
-	if r.Valid || r.PeakThroughput != 0 {
-		t.Errorf("valid, peak = %v, %v; want false, 0", r.Valid, r.PeakThroughput)
+	// Valid: no level below the first failure (1) to judge, and a refused
+	// connection is the target's finding, not the generator's failure.
+	if !r.Valid || r.PeakThroughput != 0 {
+		t.Errorf("valid, peak = %v, %v; want true, 0", r.Valid, r.PeakThroughput)
 	}
 	if all := strings.Join(r.Diagnosis, "\n"); !strings.Contains(all, "first failure at 1 connection: refused on 100% of attempts (the server never answered: connection refused)") {
 		t.Errorf("diagnosis:\n%s", all)
+	}
+}
+
+// TestLoadHeldCountsHeldTime: load_held_ratio counts every attempt from its
+// send to its outcome, inside the window: one waiting for its timeout is
+// held load, though Little's law over the responses sees none of it.
+func TestLoadHeldCountsHeldTime(t *testing.T) {
+	e := &engine{live: result.NopLive{}, ctx: context.Background()}
+	rec := newStepRecorder()
+	window := 4 * time.Second
+	rec.within(window)
+	from := time.Now()
+	until := from.Add(window)
+	// One connection: a timeout begun in the warmup, 3 more timeouts of 1s
+	// each, and the last one still waiting at the end of the window.
+	sent := from.Add(-500 * time.Millisecond)
+	for range 5 {
+		done := sent.Add(time.Second)
+		e.observe(rec, result.Timeout, 0, sent, done, from, 0, heldWithin(sent, done, from, until))
+		sent = done
+	}
+	st := rec.summarize(1, "", window, true)
+	if !approx(st.LoadHeldRatio, 1, 1e-9) || st.InFlight != 0 {
+		t.Errorf("load held %v, in flight %v; want 1 (every moment of the window waited on an attempt) and 0 (no response)", st.LoadHeldRatio, st.InFlight)
+	}
+	if got := heldWithin(from.Add(time.Second), from.Add(2*time.Second), from, until); got != time.Second {
+		t.Errorf("an attempt inside the window held %v, want 1s", got)
 	}
 }

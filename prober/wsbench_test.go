@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,26 +61,17 @@ func measureRoundTrips(b *testing.B, loop func() (roundTrips int64)) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	cpu0 := processCPU(b)
+	cpu0 := processCPU()
 	start := time.Now()
 	for range b.N {
 		n += loop()
 	}
 	wall := time.Since(start)
-	cpu := processCPU(b) - cpu0
+	cpu := processCPU() - cpu0
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(n)/cpu.Seconds(), "roundtrips/cpu-s")
 	b.ReportMetric(float64(n)/wall.Seconds(), "roundtrips/s")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n), "allocs/roundtrip")
-}
-
-// processCPU is the user and system time this process has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // bareLoop is the least a generator can do with gorilla/websocket: each of

@@ -40,6 +40,7 @@ type analysis struct {
 	quantile     Quantile
 	budget       float64 // seconds
 	errBudget    float64
+	cpuBudget    float64
 	peak         int
 	knee         int
 	latency      int
@@ -60,16 +61,17 @@ type analysis struct {
 //     profile (warm up, ramp up, sustained, ...) it would only name the first
 //     phase run near the top rate. It stays nil. latency_budget and
 //     first_failure apply to phases as to levels, in the order they ran.
-//   - Capacity is the highest level within both budgets among the steps
-//     before the first breach of either (a step with no attempt at all is a
-//     breach too: nothing shows it within budget). A level above a breach
-//     that happens to read clean again is past the breaking point; counting
-//     it would let one lucky level raise the number capacity alerts follow.
-//     For a ramp that is the step just below the first breach; for phases,
-//     the highest rate among the phases before it (the first on a tie).
+//   - Capacity is the highest goodput among the steps before the first
+//     breach of either budget (a step with no attempt at all is a breach
+//     too: nothing shows it within budget), the first on a tie. A level
+//     above a breach that happens to read clean again is past the breaking
+//     point; counting it would let one lucky level raise the number
+//     capacity alerts follow. FallsPastPeak says that a higher level than
+//     capacity's read more than pastPeakDrop below its goodput.
 //   - Valid needs at least one step: a run that measured nothing is not a
-//     valid measurement. Otherwise every step up to and including the first
-//     failure (all steps when nothing failed) must have held its load.
+//     valid measurement. Otherwise every step below the first failure (all
+//     steps when nothing failed) must have held its load, and no step may
+//     be generator-limited (docs/measurement.md).
 //   - The rules read the levels in order of level (a search runs them out
 //     of order); a level measured twice counts by its later measurement
 //     (ByLevel).
@@ -90,6 +92,7 @@ func Analyze(r *Result, rules config.Rules) {
 		FirstFailure:  a.breakingPoint(a.failure),
 	}
 	r.Capacity = a.point(a.capacity)
+	r.FallsPastPeak = a.fallsPastPeak() >= 0
 	r.Valid = a.valid()
 	r.Diagnosis = a.diagnose()
 }
@@ -98,6 +101,7 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, capacity: -1}
 	a.kneeFraction = rules.KneeFraction
 	a.quantile, a.budget = LatencyRule(rules)
+	a.cpuBudget = rules.GeneratorCPUBudget
 	a.errBudget = max(rules.ErrorRatioBudget, 0)
 	if math.IsNaN(a.errBudget) {
 		a.errBudget = 0
@@ -130,7 +134,7 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 		if a.overLatency(s) || a.overErrors(s) || s.Attempts == 0 {
 			break
 		}
-		if a.capacity < 0 || s.Level > steps[a.capacity].Level {
+		if a.capacity < 0 || s.Goodput > steps[a.capacity].Goodput {
 			a.capacity = i
 		}
 	}
@@ -195,7 +199,9 @@ func ByLevel(m config.Mode, steps []Step) []Step {
 }
 
 // held reports whether the generator put s's load on the target. In closed
-// loop that is Little's-law in-flight against the connections asked for. In
+// loop that is load_held_ratio: its attempts in flight, each from its send
+// to its outcome (one waiting for its timeout is held load), against the
+// connections asked for. In
 // open loop it is the requests sent (or dropped for want of room under
 // max_in_flight) against the offered rate: an achieved rate below the offered
 // one is what the target did, a finding of the run (see shortfallLine), not
@@ -210,22 +216,62 @@ func (a *analysis) held(s Step) bool {
 // sentRate is the requests per second an open-loop step scheduled and sent or dropped.
 func sentRate(s Step) float64 { return float64(s.Attempts+s.Dropped) / s.DurationSeconds }
 
-// validUpTo is the last step whose load-holding counts toward validity.
-func (a *analysis) validUpTo() int {
+// judged is the steps whose load-holding counts toward validity: those
+// below the first failure. At and past it the target, not the generator,
+// decides how much of the load is held.
+func (a *analysis) judged() []Step {
 	if a.failure >= 0 {
-		return a.failure
+		return a.r.Steps[:a.failure]
 	}
-	return len(a.r.Steps) - 1
+	return a.r.Steps
 }
 
 func (a *analysis) valid() bool {
 	if len(a.r.Steps) == 0 {
 		return false
 	}
-	for _, s := range a.r.Steps[:a.validUpTo()+1] {
+	for _, s := range a.judged() {
 		if !a.held(s) {
 			return false
 		}
 	}
+	for _, s := range a.r.Steps {
+		if a.generatorLimited(s) {
+			return false
+		}
+	}
 	return true
+}
+
+// generatorLimited reports whether s's figures may be the generator's
+// rather than the target's: the process used at least generator_cpu_budget
+// of the CPU it may use, or another run's load overlapped the step's. A
+// step where the ratio was not measured (0) is judged on overlap alone.
+func (a *analysis) generatorLimited(s Step) bool {
+	return s.OverlappingRuns > 0 || a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget
+}
+
+// pastPeakDrop is how far goodput must fall below capacity's, at a higher
+// level, for the report to say it falls past it: twice the knee rule's
+// default band, so that a busy machine's noise (7.7% seen at 8 connections
+// on a pool of 4) does not raise it, while the Universal Scalability Law's
+// fall from 365/s to 303/s (17%) does.
+const pastPeakDrop = 0.10
+
+// fallsPastPeak is the step of lowest goodput above capacity's level whose
+// goodput fell more than pastPeakDrop below capacity's; -1 when none did
+// (or for phases, a profile rather than an escalating ramp).
+func (a *analysis) fallsPastPeak() int {
+	if a.capacity < 0 || a.r.Mode == config.ModePhases {
+		return -1
+	}
+	steps, c := a.r.Steps, a.r.Steps[a.capacity]
+	low := -1
+	for i := a.capacity + 1; i < len(steps); i++ {
+		s := steps[i]
+		if s.Level > c.Level && s.Goodput < (1-pastPeakDrop)*c.Goodput && (low < 0 || s.Goodput < steps[low].Goodput) {
+			low = i
+		}
+	}
+	return low
 }

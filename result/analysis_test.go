@@ -23,7 +23,8 @@ func rep(n int, v int64) []int64 {
 
 // mk builds a step from its per-second counts, as summarize would: failures
 // of kind (a status code or a reason), the given p99 (the other quantiles
-// scaled from it) and a load held of 0.95 unless the test says otherwise.
+// scaled from it) and a load held of 0.95 unless the test says otherwise;
+// Little's law over the responses reads the held load's share answered.
 func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step {
 	s := Step{
 		Level:           level,
@@ -63,7 +64,9 @@ func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step 
 		q := p99.Seconds()
 		s.Latency = Latency{Mean: q / 2, P50: q / 2, P90: q * 0.8, P95: q * 0.9, P99: q, P999: q * 1.2, Max: q * 1.5}
 	}
-	s.InFlight = s.Throughput * s.Latency.Mean
+	if s.Attempts > 0 {
+		s.InFlight = s.LoadHeldRatio * level * float64(responses) / float64(s.Attempts)
+	}
 	return s
 }
 
@@ -75,7 +78,8 @@ func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millise
 
 // reference reproduces the reference ramp of docs/design.md: knee at 4, latency budget at
 // 128, first failure at 512, where most attempts timed out and 47 were in
-// flight.
+// flight by Little's law over the responses, while the generator kept all
+// 512 connections waiting on them.
 func reference() *Result {
 	levels := []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
 	goodput := []int64{100, 200, 398, 405, 404, 403, 400, 395, 390}
@@ -85,7 +89,7 @@ func reference() *Result {
 		r.Steps = append(r.Steps, clean(levels[i], g, ms(p99[i])))
 	}
 	last := mk(512, rep(5, 52), rep(5, 400), "timeout", ms(900))
-	last.InFlight, last.LoadHeldRatio = 47, 47.0/512
+	last.InFlight, last.LoadHeldRatio = 47, 0.98
 	r.Steps = append(r.Steps, last)
 	return r
 }
@@ -103,6 +107,13 @@ func TestAnalysis(t *testing.T) {
 	lowHeld.Steps = lowHeld.Steps[:5]
 	lowHeld.Steps[1].LoadHeldRatio, lowHeld.Steps[1].InFlight = 0.5, 1
 
+	// The Universal Scalability Law's shape: goodput peaks, then falls
+	// while every level stays within both budgets.
+	usl := &Result{Mode: config.ModeConcurrency}
+	for i, l := range []float64{1, 6, 12, 24, 48} {
+		usl.Steps = append(usl.Steps, clean(l, []int64{40, 200, 310, 365, 303}[i], ms(20+float64(i)*20)))
+	}
+
 	tests := []struct {
 		name        string
 		r           *Result
@@ -118,22 +129,34 @@ func TestAnalysis(t *testing.T) {
 			name: "reference ramp", r: reference(), rules: config.DefaultRules,
 			peak: 405,
 			bp:   BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395), FirstFailure: pt(512, 52)},
-			// 64 is the highest level within both budgets; 128 broke the latency budget.
-			capacity: pt(64, 400),
-			valid:    false, // 512 held 9% of its load
+			// The best goodput below 128, which broke the latency budget.
+			capacity: pt(8, 405),
+			// 512, the first failure, is not judged; and there the generator
+			// held its load while the target let it time out.
+			valid: true,
 			diagnosis: []string{
 				"throughput stopped improving at 4 connections (the knee: goodput 398/s, within 95% of the 405/s peak); p99 grows from 10.2ms to 900ms after it (at 512 connections)",
 				"p99 latency exceeded the 200ms budget at 128 connections (the latency budget: p99 320ms, goodput 395/s)",
 				"first failure at 512 connections: timeout on 88% of attempts (the client's own deadline passed first)",
-				"capacity 400/s at 64 connections: the highest level within the 200ms p99 budget and without a failed attempt",
-				"at 512 connections only 47 requests were in flight (load held 9.2%), 88% of attempts got no response (timeout): the run did not hold the load it claims",
+				"capacity 405/s at 8 connections: the highest goodput within the 200ms p99 budget and without a failed attempt; goodput falls past it, to 52/s at 512 connections (87% less)",
+				"at 512 connections the generator held its load (load held 98%) but only 47 requests were in flight by Little's law over the responses: 88% of attempts got no response (timeout): the target collapsed, not the generator",
+			},
+			notInAnyOne: []string{"did not hold", "generator-limited"},
+		},
+		{
+			name: "capacity is the best goodput within budgets, not the highest level's",
+			r:    usl, rules: config.DefaultRules,
+			peak: 365, bp: BreakingPoints{Knee: pt(24, 365)},
+			capacity: pt(24, 365), valid: true,
+			diagnosis: []string{
+				"capacity 365/s at 24 connections: the highest goodput within the 200ms p99 budget and without a failed attempt; goodput falls past it, to 303/s at 48 connections (17% less)",
 			},
 		},
 		{
 			name: "never-fired rules stay nil", r: heldRef, rules: config.DefaultRules,
 			peak:     405,
 			bp:       BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395)},
-			capacity: pt(64, 400),
+			capacity: pt(8, 405),
 			valid:    true,
 			diagnosis: []string{
 				"no attempt failed at any level",
@@ -143,19 +166,35 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "all refused",
 			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
-				heldAt(mk(1, rep(5, 0), rep(5, 2000), "refused", 0), 0),
-				heldAt(mk(2, rep(5, 0), rep(5, 2100), "refused", 0), 0),
+				heldAt(mk(1, rep(5, 0), rep(5, 2000), "refused", 0), 0.9),
+				heldAt(mk(2, rep(5, 0), rep(5, 2100), "refused", 0), 0.9),
 			}},
 			rules: config.DefaultRules,
 			bp:    BreakingPoints{FirstFailure: pt(1, 0)},
-			valid: false,
+			// Nothing below the first failure to judge: the finding is the
+			// target's, and a sound one.
+			valid: true,
 			diagnosis: []string{
 				"no successful response at any level: no throughput curve, no knee",
 				"no response at any level: the 200ms p99 budget could not be judged",
 				"first failure at 1 connection: refused on 100% of attempts (the server never answered: connection refused)",
 				"no capacity: no level was within the 200ms p99 budget and without a failed attempt",
-				"at 1 connection only 0 requests were in flight (load held 0%), 100% of attempts got no response (refused): the run did not hold the load it claims",
+				"at 1 connection the generator held its load (load held 90%) but only 0 requests were in flight by Little's law over the responses: 100% of attempts got no response (refused): the target collapsed, not the generator (also 2 connections)",
 			},
+		},
+		{
+			name: "a target slower than the timeout: held load, timeouts, valid",
+			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+				heldAt(mk(1, rep(4, 0), rep(4, 1), "timeout", 0), 1),
+			}},
+			rules: config.DefaultRules,
+			bp:    BreakingPoints{FirstFailure: pt(1, 0)},
+			valid: true,
+			diagnosis: []string{
+				"first failure at 1 connection: timeout on 100% of attempts (the client's own deadline passed first)",
+				"at 1 connection the generator held its load (load held 100%) but only 0 requests were in flight by Little's law over the responses: 100% of attempts got no response (timeout): the target collapsed, not the generator",
+			},
+			notInAnyOne: []string{"did not hold", "generator-limited"},
 		},
 		{
 			name: "cap",
@@ -197,7 +236,7 @@ func TestAnalysis(t *testing.T) {
 			}},
 			rules: config.DefaultRules,
 			peak:  200, bp: BreakingPoints{Knee: pt(2, 200), FirstFailure: pt(4, 0)},
-			capacity: pt(2, 200), valid: false,
+			capacity: pt(2, 200), valid: true,
 			diagnosis: []string{
 				"no failures below 4 connections, then only failures, every second from it on: a cliff (refused: the server never answered: connection refused)",
 			},
@@ -252,9 +291,9 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "low load held before the first failure makes the run invalid",
 			r:    lowHeld, rules: config.DefaultRules,
-			peak: 405, bp: BreakingPoints{Knee: pt(4, 398)}, capacity: pt(16, 404), valid: false,
+			peak: 405, bp: BreakingPoints{Knee: pt(4, 398)}, capacity: pt(8, 405), valid: false,
 			diagnosis: []string{
-				"at 2 connections only 1 request was in flight (load held 50%): the run did not hold the load it claims",
+				"at 2 connections the generator kept only 1 attempt in flight (load held 50%): the run did not hold the load it claims",
 			},
 		},
 		{
@@ -271,7 +310,7 @@ func TestAnalysis(t *testing.T) {
 			diagnosis: []string{
 				"knee: not computed for phases",
 				`first failure in phase "sustained" (5 req/s): 500 on 8% of attempts (the server failed)`,
-				`capacity 3/s in phase "ramp up" (3 req/s): the highest level within`,
+				`capacity 3/s in phase "ramp up" (3 req/s): the highest goodput within`,
 				"p99 latency stayed within the 200ms budget in every phase (highest: 5ms in phase \"warm up\" (1 req/s))",
 			},
 		},
@@ -290,7 +329,7 @@ func TestAnalysis(t *testing.T) {
 				"throughput still rising at the last level, 800 req/s (goodput 776/s, the peak)",
 				"p99 latency exceeded the 200ms budget at 800 req/s",
 				"first failure at 800 req/s (error ratio 3%, above the 1% budget): 500 on 3% of attempts (the server failed)",
-				"capacity 398/s at 400 req/s: the highest level within the 200ms p99 budget and the 1% error budget",
+				"capacity 398/s at 400 req/s: the highest goodput within the 200ms p99 budget and the 1% error budget",
 			},
 		},
 		{
@@ -380,7 +419,7 @@ func TestAnalysisNeverFiredIsJSONNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"latency_budget":null`, `"first_failure":null`, `"knee":{"level":4,"throughput":398,"bracket":[2,4]}`, `"capacity":{"level":32,"throughput":403}`} {
+	for _, want := range []string{`"latency_budget":null`, `"first_failure":null`, `"knee":{"level":4,"throughput":398,"bracket":[2,4]}`, `"capacity":{"level":8,"throughput":405}`, `"falls_past_peak":false`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s: %s", want, b)
 		}
@@ -408,7 +447,7 @@ func TestAnalysisRulesAreApplied(t *testing.T) {
 	Analyze(r, rules)
 	checkPoint(t, "knee", r.BreakingPoints.Knee, pt(2, 200))
 	checkPoint(t, "latency_budget", r.BreakingPoints.LatencyBudget, pt(64, 400))
-	checkPoint(t, "capacity", r.Capacity, pt(32, 403))
+	checkPoint(t, "capacity", r.Capacity, pt(8, 405))
 	if !strings.Contains(strings.Join(r.Diagnosis, "\n"), "p95 latency exceeded the 100ms budget at 64 connections (the latency budget: p95 108ms") {
 		t.Errorf("diagnosis:\n%s", strings.Join(r.Diagnosis, "\n"))
 	}

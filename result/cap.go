@@ -29,6 +29,7 @@ const (
 func (a *analysis) capLine(tl []tick) string {
 	steps := a.r.Steps
 	var succ, att []float64
+	var leading []bool // the second opens its step: where a full bucket bursts
 	var failing int
 	var failSteps []Step
 	for _, t := range tl {
@@ -39,7 +40,7 @@ func (a *analysis) capLine(tl []tick) string {
 			failSteps = append(failSteps, steps[t.step])
 		}
 		s, f := float64(t.success), float64(t.failure)
-		succ, att = append(succ, s), append(att, s+f)
+		succ, att, leading = append(succ, s), append(att, s+f), append(leading, t.sec == 0)
 		if t.failure > 0 {
 			failing++
 		}
@@ -52,22 +53,28 @@ func (a *analysis) capLine(tl []tick) string {
 		return ""
 	}
 	// The steady seconds: all but a few outliers, such as the burst a
-	// limiter admits at the start of a step after a quiet settle.
-	var steadyS, steadyA []float64
+	// limiter admits at the start of a step after a quiet settle (a token
+	// bucket starts full), which every level may show.
+	var steadyS, steadyA, burstS, burstA []float64
 	var sumS, sumA float64
 	for i, v := range succ {
-		if math.Abs(v-m) <= max(capTolerance*m, 1) {
+		switch {
+		case math.Abs(v-m) <= max(capTolerance*m, 1):
 			steadyS, steadyA = append(steadyS, v), append(steadyA, att[i])
 			sumS, sumA = sumS+v, sumA+att[i]
+		case leading[i] && v > m:
+			burstS, burstA = append(burstS, v), append(burstA, att[i])
 		}
 	}
-	if outliers := len(succ) - len(steadyS); len(steadyS) < 3 || outliers > max(1, len(succ)/10) {
+	outliers := len(succ) - len(steadyS) - len(burstS)
+	if len(steadyS) < 3 || outliers > max(1, len(succ)/10) {
 		return ""
 	}
 	// Telling a cap's stillness from a coin's noise at a steady rate takes
 	// four seconds: with fewer, a coin is that still too often.
 	coin := len(steadyS) >= 4 && tooSteadyForACoin(steadyS, sumS/sumA, sumA/float64(len(steadyA)))
-	if !stillerThanAttempts(steadyS, steadyA) && !coin {
+	burst := burstThenPinned(burstS, burstA, sumS/sumA)
+	if !stillerThanAttempts(steadyS, steadyA) && !coin && !burst {
 		return "" // successes move with attempts: a failure probability, not a cap
 	}
 	top := topKind(failSteps...)
@@ -81,6 +88,24 @@ func (a *analysis) capLine(tl []tick) string {
 	}
 	return fmt.Sprintf("successes pinned near %s/s while %s took the rest: %s (%s from %s on; %s: %s)",
 		fmtNum(m), top.plural(), verdict, every, a.levelText(failSteps[0]), top.name(), top.meaning())
+}
+
+// burstThenPinned reports whether the leading seconds above the steady
+// successes (burstS of burstA attempts) let through far more than the
+// steady seconds' share p of their attempts: more than five binomial
+// standard deviations above p·attempts in each. A fixed failure
+// probability cannot give that, while a token bucket that starts full
+// does: its burst, then its rate.
+func burstThenPinned(burstS, burstA []float64, p float64) bool {
+	if len(burstS) == 0 || !(p > 0 && p < 1) {
+		return false
+	}
+	for i, s := range burstS {
+		if s-p*burstA[i] <= 5*math.Sqrt(burstA[i]*p*(1-p)) {
+			return false
+		}
+	}
+	return true
 }
 
 // stillerThanAttempts reports whether successes per second hold still

@@ -58,3 +58,30 @@ func collapseCause(steps []Step) string {
 	}
 	return share + k.meaning()
 }
+
+// targetCollapseLine names the closed-loop levels where the generator held
+// its load but Little's law over the responses reads far below the level:
+// most attempts got no answer in time. That is the target's collapse (the
+// reference: 47 in flight at 512 connections), never the generator's
+// failure (docs/measurement.md, "Load held, and Little's law").
+func (a *analysis) targetCollapseLine() string {
+	if !a.r.Mode.ClosedLoop() {
+		return ""
+	}
+	var fell []Step
+	for _, s := range a.r.Steps {
+		if s.Level > 0 && s.Attempts > 0 && a.held(s) && s.InFlight < heldRatio*s.Level {
+			fell = append(fell, s)
+		}
+	}
+	if len(fell) == 0 {
+		return ""
+	}
+	s := fell[0]
+	line := fmt.Sprintf("%s the generator held its load (load held %s) but only %s requests were in flight by Little's law over the responses",
+		a.at(s), fmtPct(s.LoadHeldRatio), fmtNum(s.InFlight))
+	if noResp := noResponses(s); noResp > 0 {
+		line += fmt.Sprintf(": %s of attempts got no response (%s)", fmtPct(float64(noResp)/float64(s.Attempts)), topReason(s))
+	}
+	return line + ": the target collapsed, not the generator" + a.also(fell[1:])
+}

@@ -36,7 +36,9 @@ func (a *analysis) diagnose() []string {
 	}
 	add(a.capacityLine())
 	add(a.shortfallLine())
+	add(a.targetCollapseLine())
 	add(a.heldLine())
+	add(a.generatorLine())
 	return out
 }
 
@@ -48,7 +50,7 @@ func (a *analysis) shortfallLine() string {
 	}
 	var short []Step
 	for _, s := range a.r.Steps {
-		if s.LoadHeldRatio < heldRatio {
+		if s.Level > 0 && s.Throughput < heldRatio*s.Level {
 			short = append(short, s)
 		}
 	}
@@ -56,7 +58,7 @@ func (a *analysis) shortfallLine() string {
 		return ""
 	}
 	s := short[0]
-	line := fmt.Sprintf("%s only %s responses per second came back (load held %s", a.at(s), fmtNum(s.Throughput), fmtPct(s.LoadHeldRatio))
+	line := fmt.Sprintf("%s only %s responses per second came back (%s of the offered rate", a.at(s), fmtNum(s.Throughput), fmtPct(s.Throughput/s.Level))
 	if s.Dropped > 0 {
 		line += fmt.Sprintf(", %d requests dropped at max_in_flight", s.Dropped)
 	}
@@ -189,14 +191,19 @@ func (a *analysis) capacityLine() string {
 		return "no capacity: no level was within " + budgets
 	}
 	s := a.r.Steps[a.capacity]
-	return fmt.Sprintf("capacity %s/s %s: the highest level within %s", fmtNum(s.Goodput), a.at(s), budgets)
+	line := fmt.Sprintf("capacity %s/s %s: the highest goodput within %s", fmtNum(s.Goodput), a.at(s), budgets)
+	if low := a.fallsPastPeak(); low >= 0 {
+		f := a.r.Steps[low]
+		line += fmt.Sprintf("; goodput falls past it, to %s/s %s (%s less)", fmtNum(f.Goodput), a.at(f), fmtPct(1-f.Goodput/s.Goodput))
+	}
+	return line
 }
 
-// heldLine names the levels that make the run invalid: those up to the first
-// failure that did not hold their load.
+// heldLine names the levels that make the run invalid: those below the
+// first failure that did not hold their load.
 func (a *analysis) heldLine() string {
 	var bad []Step
-	for _, s := range a.r.Steps[:a.validUpTo()+1] {
+	for _, s := range a.judged() {
 		if !a.held(s) {
 			bad = append(bad, s)
 		}
@@ -210,11 +217,11 @@ func (a *analysis) heldLine() string {
 	case s.Attempts == 0:
 		line = fmt.Sprintf("%s no attempt completed", a.at(s))
 	case a.r.Mode.ClosedLoop():
-		n, were := fmtNum(s.InFlight), "requests were"
+		n, attempts := fmtNum(s.LoadHeldRatio*s.Level), "attempts"
 		if n == "1" {
-			were = "request was"
+			attempts = "attempt"
 		}
-		line = fmt.Sprintf("%s only %s %s in flight (load held %s)", a.at(s), n, were, fmtPct(s.LoadHeldRatio))
+		line = fmt.Sprintf("%s the generator kept only %s %s in flight (load held %s)", a.at(s), n, attempts, fmtPct(s.LoadHeldRatio))
 	default:
 		line = fmt.Sprintf("%s the generator sent only %s requests per second", a.at(s), fmtNum(sentRate(s)))
 	}

@@ -17,8 +17,11 @@ type Result struct {
 	PeakThroughput  float64        `json:"peak_throughput"`
 	BreakingPoints  BreakingPoints `json:"breaking_points"`
 	Capacity        *Point         `json:"capacity"`
-	Valid           bool           `json:"valid"`
-	Diagnosis       []string       `json:"diagnosis"`
+	// FallsPastPeak is true when goodput at a higher level than capacity's
+	// fell more than 10% below it (docs/measurement.md, "Capacity").
+	FallsPastPeak bool     `json:"falls_past_peak"`
+	Valid         bool     `json:"valid"`
+	Diagnosis     []string `json:"diagnosis"`
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
 	// Fleet is the fleet's run, on the replica with ordinal 0 of a fleet
@@ -69,7 +72,14 @@ type Step struct {
 	InFlight      float64          `json:"in_flight"`
 	LoadHeldRatio float64          `json:"load_held_ratio"`
 	SettleSeconds float64          `json:"settle_seconds"`
-	PerSecond     []Second         `json:"per_second"`
+	// GeneratorCPURatio is the process's CPU time over the step's load
+	// divided by the CPU it may use in that time; 0 where not measured
+	// (docs/measurement.md, "The generator watches itself").
+	GeneratorCPURatio float64 `json:"generator_cpu_ratio"`
+	// OverlappingRuns counts the other runs of the process whose load
+	// overlapped the step's.
+	OverlappingRuns int      `json:"overlapping_runs"`
+	PerSecond       []Second `json:"per_second"`
 	// Open loop only: scheduled requests not sent because max_in_flight was reached.
 	Dropped int64 `json:"dropped,omitempty"`
 	// Started is when the step's load began: the replicas of a fleet

@@ -80,6 +80,40 @@ func TestShapes(t *testing.T) {
 			not:   []string{"no depletion, cap or cliff"},
 		},
 		{
+			// A token bucket starts full: its first second lets through
+			// the burst and the rate, then only the rate.
+			name:  "cap after a leading burst, one level",
+			mode:  config.ModeConcurrency,
+			steps: []Step{mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
+			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity (failures every second from 10 connections on"},
+			not:   []string{"no depletion, cap or cliff"},
+		},
+		{
+			name: "cap after a leading burst at every level",
+			mode: config.ModeConcurrency,
+			steps: []Step{
+				mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1)),
+				mk(20, []int64{790, 401, 400, 399}, []int64{30100, 31800, 32500, 31900}, "429", ms(1)),
+				mk(40, []int64{805, 400, 400, 400}, []int64{33100, 33800, 33500, 33900}, "429", ms(1)),
+			},
+			want: []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
+			not:  []string{"no depletion, cap or cliff"},
+		},
+		{
+			name:  "a flat cap over four seconds",
+			mode:  config.ModeConcurrency,
+			steps: []Step{mk(10, []int64{400, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
+			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
+		},
+		{
+			// A first second with twice the attempts and the same share of
+			// successes is a coin, not a burst.
+			name:  "a busier first second under a fixed failure probability is not a cap",
+			mode:  config.ModeRate,
+			steps: []Step{mk(1000, []int64{1400, 700, 690, 705}, []int64{600, 300, 310, 295}, "503", ms(1))},
+			not:   []string{"pinned"},
+		},
+		{
 			name: "cap across levels, shedding",
 			mode: config.ModeRate,
 			steps: []Step{

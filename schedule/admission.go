@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loadprobe/loadprobe/config"
 )
@@ -20,12 +21,18 @@ type claim struct {
 	keys []string
 	conc int
 	rate float64
+	// What parallel.go needs: whether the probe runs back to back, its
+	// loop, and its peak level; and when it ran (zero end: under way).
+	continuous bool
+	closedLoop bool
+	peak       float64
+	start, end time.Time
 }
 
 // claimFor is the claim of a run of p, and of its control when it has one:
 // the control runs within the probe's reservation.
 func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasControl bool) *claim {
-	c := &claim{}
+	c := &claim{continuous: p.Schedule.Continuous, closedLoop: p.Load.Mode().ClosedLoop(), peak: p.Load.Peak()}
 	probes := []config.Probe{p}
 	if hasControl {
 		probes = append(probes, control)
@@ -81,6 +88,7 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 			}
 			s.usedConc += c.conc
 			s.usedRate += c.rate
+			s.started(c)
 			s.leave(c)
 			s.mu.Unlock()
 			return true
@@ -103,7 +111,7 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 
 // grantable reports whether c may take its reservation now. Callers hold s.mu.
 func (s *Scheduler) grantable(c *claim) bool {
-	if s.conflicts(c, 0, 0) {
+	if s.conflicts(c, 0, 0) || !s.parallelOK(c) {
 		return false
 	}
 	for _, e := range s.queue {
@@ -111,8 +119,9 @@ func (s *Scheduler) grantable(c *claim) bool {
 			return true
 		}
 		// An earlier waiter keeps its place: c must not take its host,
-		// nor the room under the caps it will need.
-		if shareKey(e, c) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
+		// its slot among the parallel runs, nor the room under the caps
+		// it will need.
+		if shareKey(e, c) || s.crowds(c, e) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
 			return false
 		}
 	}
@@ -157,6 +166,7 @@ func (s *Scheduler) release(c *claim) {
 	}
 	s.usedConc -= c.conc
 	s.usedRate -= c.rate
+	s.ended(c)
 	s.wake()
 	s.mu.Unlock()
 }

@@ -27,8 +27,9 @@ func TestFleetJudgeJoinsTheRunsResult(t *testing.T) {
 		s.Apply(schedConfig(t, `probes:
   - name: a
     request: {url: "http://127.0.0.1/work"}
-    load: {concurrency: [1, 2], step_duration: 1s}
+    load: {concurrency: [1, 100], step_duration: 1s}
     schedule: {interval: 1m}
+  # Small beside a (1 connection against 100): they run together.
   - name: c
     request: {url: "http://127.0.0.2/work"}
     load: {concurrency: [1], step_duration: 1s}

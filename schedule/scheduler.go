@@ -78,6 +78,8 @@ type Scheduler struct {
 	usedRate float64
 	freed    chan struct{} // closed and replaced whenever the waiters must look again
 	queue    []*claim      // runs waiting in acquire, in the order they came
+	active   []*claim      // the runs under way (parallel.go)
+	recent   []*claim      // those and the ended runs that may overlap one of their steps
 }
 
 // probeLoop is the goroutine that schedules one probe.
@@ -325,7 +327,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 	if hasControl {
 		ctl = &control
 	}
-	r := s.runWithControl(ctx, l, ctl)
+	r := s.runWithControl(ctx, l, ctl, func(since time.Time) int { return s.overlapping(c, since) })
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	// As at the start: the state first, then the Observer.
@@ -351,7 +353,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 
 // runWithControl runs l's probe and its control (nil: none) with the
 // scheduler's runner, keeping the run under way in l's state as it goes.
-func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *config.Probe) result.Result {
+func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *config.Probe, overlapping func(time.Time) int) result.Result {
 	p := l.probe
 	// Every view of this run carries one start time: the scheduler's.
 	started := time.Now()
@@ -364,7 +366,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Ended: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	align := s.alignAt(l)
-	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, OnStep: func(partial result.Result) {
+	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, Overlapping: overlapping, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}, Progress: func(pr prober.Progress) { s.setDoing(l, pr.Search) }}
@@ -375,7 +377,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 		// the same server, right after the probe.
 		ctl = &prober.Control{
 			Probe:   *control,
-			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Align: controlAlign(align, p)},
+			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Align: controlAlign(align, p), Overlapping: overlapping},
 			Started: func(shown result.Result) {
 				restamp(&shown)
 				shown.Ended = result.ResultRunning

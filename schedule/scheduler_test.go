@@ -48,13 +48,18 @@ func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *resu
 		levels = append(levels, float64(c))
 	}
 	for i, level := range levels {
+		start := time.Now()
 		select {
 		case <-time.After(time.Duration(p.Load.StepDuration)):
 		case <-ctx.Done():
 			time.Sleep(stopTime)
 			return result.ResultCanceled
 		}
-		r.Steps = append(r.Steps, result.Step{Level: level})
+		step := result.Step{Level: level, Started: start}
+		if opts.Overlapping != nil {
+			step.OverlappingRuns = opts.Overlapping(start)
+		}
+		r.Steps = append(r.Steps, step)
 		if opts.OnStep != nil && i < len(levels)-1 {
 			partial := *r
 			partial.Ended = result.ResultRunning
@@ -180,10 +185,15 @@ func overlap(a, b span) bool {
 }
 
 // schedConfig parses a config whose probes' URLs are written in full.
+// Unless it says otherwise, up to 10 ramps run at once: most tests here are
+// about hosts, caps and timing, not about max_parallel_runs (parallel_test.go).
 func schedConfig(t *testing.T, probes string) *config.Config {
 	t.Helper()
 	yml := `allowed_targets: ["127.0.0.1", "127.0.0.2", "localhost"]
 ` + probes
+	if !strings.Contains(probes, "max_parallel_runs") {
+		yml = "max_parallel_runs: 10\n" + yml
+	}
 	cfg, err := config.Parse("sched.yml", []byte(yml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yml)

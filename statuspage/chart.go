@@ -144,7 +144,7 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		for i, s := range steps {
 			if s.Level == p.Level {
 				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
-					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Mode.Level(p.Level)}
+					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Mode.Level(p.Level) + ": the highest goodput within the budgets"}
 				break
 			}
 		}

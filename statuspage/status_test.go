@@ -41,6 +41,7 @@ func finished(name string, started time.Time) *result.Result {
 		FirstFailure:  &result.Point{Level: 16, Throughput: 300},
 	}
 	r.Capacity = &result.Point{Level: 4, Throughput: 400}
+	r.FallsPastPeak = true // 300/s at 16
 	r.Diagnosis = []string{"throughput stopped improving at 4 connections", "a <b>bold</b> claim"}
 	return r
 }
@@ -69,11 +70,11 @@ func TestStatusPage(t *testing.T) {
 		`<td class="knee">4 connections (400/s)</td>`,
 		`<td class="latency-budget">8 connections (405/s)</td>`,
 		`<td class="first-failure">16 connections (300/s)</td>`,
-		`<td class="capacity">4 connections (400/s)</td>`,
+		`<td class="capacity">4 connections (400/s)<div class="sub falls">goodput falls past it</div></td>`,
 		// The chart's hover titles name levels as run's table does.
 		`<title>1 connection: goodput 100/s</title>`,
 		`<title>16 connections: p99 500ms</title>`,
-		`<title>capacity 400/s at 4 connections</title>`,
+		`<title>capacity 400/s at 4 connections: the highest goodput within the budgets</title>`,
 		`idle, next in 59m`,
 		`running, step 2 of 3`,
 		`(version=1.2.3)`, `href="/metrics"`,

@@ -1,0 +1,65 @@
+package result
+
+import (
+	"testing"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// TestGeneratorLimited: a step whose generator CPU ratio reaches the budget,
+// or that another run's load overlapped, makes the run invalid, and the
+// diagnosis names the step and the cause; one just below the budget does not.
+func TestGeneratorLimited(t *testing.T) {
+	ramp := func(cpu []float64, overlap []int) *Result {
+		r := &Result{Mode: config.ModeConcurrency}
+		for i, l := range []float64{1, 50} {
+			s := clean(l, []int64{5000, 9000}[i], ms(2))
+			s.GeneratorCPURatio, s.OverlappingRuns = cpu[i], overlap[i]
+			r.Steps = append(r.Steps, s)
+		}
+		return r
+	}
+	tight := config.DefaultRules
+	tight.GeneratorCPUBudget = 0.5
+	for _, tc := range []struct {
+		name      string
+		r         *Result
+		rules     config.Rules
+		valid     bool
+		diagnosis []string
+		not       []string
+	}{
+		{
+			name: "CPU at the budget", r: ramp([]float64{0.31, 0.9}, []int{0, 0}), rules: config.DefaultRules,
+			diagnosis: []string{"generator-limited at 50 connections (generator CPU 90% of what it may use, budget 90%): the figures there may be the generator's, not the target's; the run is not valid"},
+		},
+		{
+			name: "CPU just below the budget", r: ramp([]float64{0.31, 0.89}, []int{0, 0}), rules: config.DefaultRules,
+			valid: true, not: []string{"generator-limited"},
+		},
+		{
+			name: "the probe's own budget", r: ramp([]float64{0.31, 0.6}, []int{0, 0}), rules: tight,
+			diagnosis: []string{"generator-limited at 50 connections (generator CPU 60% of what it may use, budget 50%)"},
+		},
+		{
+			name: "another run overlapped", r: ramp([]float64{0.1, 0.2}, []int{1, 0}), rules: config.DefaultRules,
+			diagnosis: []string{"generator-limited at 1 connection (1 other run's load overlapped it)"},
+		},
+		{
+			name: "both, on two steps", r: ramp([]float64{0.1, 0.95}, []int{2, 3}), rules: config.DefaultRules,
+			diagnosis: []string{"generator-limited at 1 connection (2 other runs' load overlapped it), 50 connections (generator CPU 95% of what it may use, budget 90%; 3 other runs' load overlapped it)"},
+		},
+		{
+			name: "not measured", r: ramp([]float64{0, 0}, []int{0, 0}), rules: config.DefaultRules,
+			valid: true, not: []string{"generator-limited"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			Analyze(tc.r, tc.rules)
+			if tc.r.Valid != tc.valid {
+				t.Errorf("valid = %v, want %v", tc.r.Valid, tc.valid)
+			}
+			checkDiagnosis(t, tc.r.Diagnosis, tc.diagnosis, tc.not)
+		})
+	}
+}
