@@ -30,6 +30,9 @@ type Control struct {
 // end well:
 //   - p failed (its client could not be built) or was canceled: the control
 //     does not run, and p's result is returned as it is.
+//   - p was stopped by a guard or the pause switch: the control does not
+//     run either (the target suffers, or all load is to stop), and p's
+//     result is returned as it is.
 //   - p completed, or was aborted by abort.error_ratio: its steps are
 //     whole, and the control runs right after it.
 //   - the control was canceled: p's result is canceled too. The run was
@@ -38,7 +41,8 @@ type Control struct {
 //     it (a control that found no knee leaves p as it is).
 func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
 	r := run(ctx, p, opts)
-	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled {
+	stopped := r.Abort != nil && r.Abort.By != result.ByErrorRatio
+	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled || stopped {
 		return r
 	}
 	if c.Started != nil {

@@ -128,6 +128,9 @@ type stepRecorder struct {
 	until     time.Duration
 	answered  int64
 	succeeded int64
+	// win counts the live guards' current window (liveguard.go), drained
+	// by them; untouched without a live guard.
+	win windowTally
 }
 
 func newStepRecorder() *stepRecorder {

@@ -68,7 +68,17 @@ type analysis struct {
 //   - Valid needs at least one step: a run that measured nothing is not a
 //     valid measurement. Otherwise every step up to and including the first
 //     failure (all steps when nothing failed) must have held its load.
+//   - A step cut short by a guard or the pause switch is left out of every
+//     figure: it is no whole measurement of its level.
 func Analyze(r *Result, rules config.Rules) {
+	if whole := r.Whole(); len(whole) < len(r.Steps) {
+		w := *r
+		w.Steps = whole
+		Analyze(&w, rules)
+		w.Steps = r.Steps
+		*r = w
+		return
+	}
 	a := newAnalysis(r, rules)
 
 	r.PeakThroughput = 0
