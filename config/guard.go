@@ -94,7 +94,7 @@ const maxGuardFor = 1000
 func (v *validator) guard(c *Config, pr *Probe, p keyPath, dir string) {
 	g := &pr.Guard
 	v.positive(p.to("window"), g.Window)
-	if s := pr.Load.StepDuration; len(pr.Load.Phases) == 0 && g.Window > s && s > 0 {
+	if s := pr.Load.StepDuration; g.Live() && len(pr.Load.Phases) == 0 && g.Window > s && s > 0 {
 		v.errorf(p.to("window"), "is longer than step_duration (%s): no window of a step would be judged", s)
 	}
 	if !(g.ErrorRatio >= 0 && g.ErrorRatio < 1) {
