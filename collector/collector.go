@@ -43,6 +43,7 @@ type Collector struct {
 	running     *prometheus.GaugeVec
 	waited      *prometheus.CounterVec
 	ws          *wsFamilies
+	guards      *guardFamilies
 
 	mu    sync.Mutex
 	live  map[string]*Live
@@ -114,9 +115,10 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 			Name:      "run_wait_seconds_total",
 			Help:      "Seconds runs spent waiting to start: for another probe against the same host to finish, or for room under max_concurrency / max_rate.",
 		}, []string{"probe"}),
-		ws:    newWSFamilies(),
-		live:  map[string]*Live{},
-		steps: map[[2]string]*Live{},
+		ws:     newWSFamilies(),
+		guards: newGuardFamilies(),
+		live:   map[string]*Live{},
+		steps:  map[[2]string]*Live{},
 	}
 	reg.MustRegister(
 		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
@@ -124,6 +126,7 @@ func New(reg prometheus.Registerer, src Source) *Collector {
 		newResultCollector(src),
 	)
 	reg.MustRegister(c.ws.collectors()...)
+	reg.MustRegister(c.guards.collectors()...)
 	return c
 }
 
@@ -176,6 +179,7 @@ func (c *Collector) Forget(probe string) {
 	c.running.DeletePartialMatch(l)
 	c.waited.DeletePartialMatch(l)
 	c.ws.forget(l)
+	c.guards.forget(l)
 }
 
 func (c *Collector) get(probe string) *Live {
