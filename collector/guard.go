@@ -81,13 +81,17 @@ func (l *Live) GuardError(name string) {
 	l.c.guards.errors.WithLabelValues(l.probe, name).Inc()
 }
 
-// RegisterPaused registers loadprobe_paused on reg and returns it.
-func RegisterPaused(reg prometheus.Registerer) prometheus.Gauge {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
+// RegisterPaused registers loadprobe_paused on reg, read from paused at
+// each scrape.
+func RegisterPaused(reg prometheus.Registerer, paused func() bool) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: namespace,
 		Name:      "paused",
 		Help:      "1 while the pause switch (POST /-/pause, --paused) holds all load, else 0.",
-	})
-	reg.MustRegister(g)
-	return g
+	}, func() float64 {
+		if paused() {
+			return 1
+		}
+		return 0
+	}))
 }

@@ -38,6 +38,7 @@ type Options struct {
 	Web             *web.FlagConfig // listen addresses and --web.config.file
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
+	Paused          bool            // --paused: start with the pause switch on
 	Shard           config.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
 	Fleet           FleetOptions    // where replica 0 reads the fleet's runs back (--fleet.*)
 	Logger          *slog.Logger
@@ -99,6 +100,10 @@ func New(o Options) (*Daemon, error) {
 		return nil, err
 	}
 	d.sched = sched
+	if o.Paused {
+		sched.Pause()
+	}
+	collector.RegisterPaused(d.reg, sched.Paused)
 	sched.SetShard(o.Shard)
 	collector.RegisterShard(d.reg, o.Shard)
 	if err := d.setUpFleet(); err != nil {
@@ -241,6 +246,7 @@ func (d *Daemon) apply() {
 	d.sched.Apply(cfg)
 	for _, p := range cfg.Probes {
 		d.coll.Live(p.Name)
+		d.coll.DeclareGuards(p)
 	}
 }
 

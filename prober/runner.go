@@ -35,6 +35,8 @@ type Control struct {
 //     result is returned as it is.
 //   - p completed, or was aborted by abort.error_ratio: its steps are
 //     whole, and the control runs right after it.
+//   - the control was stopped by a guard or the pause switch: p's result
+//     is aborted with the control's abort, unjudged.
 //   - the control was canceled: p's result is canceled too. The run was
 //     cut short before it could be checked; it is no result to keep.
 //   - the control completed, aborted or failed: MarkControl judges p by
@@ -54,6 +56,10 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	}
 	if cr.Ended == result.ResultCanceled {
 		r.Ended = result.ResultCanceled
+		return r
+	}
+	if a := cr.Abort; a != nil && a.By != result.ByErrorRatio {
+		r.Ended, r.Abort, r.Error = result.ResultAborted, a, "the control: "+cr.Error
 		return r
 	}
 	result.MarkControl(&r, cr)

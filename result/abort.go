@@ -35,7 +35,7 @@ type Abort struct {
 func (a Abort) Text() string {
 	switch a.By {
 	case ByPause:
-		return "paused"
+		return "the pause switch"
 	case ByPrometheus:
 		return fmt.Sprintf("Prometheus guard %s at %.4g", a.Guard, a.Value)
 	case ByErrorRatio:

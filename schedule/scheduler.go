@@ -78,6 +78,9 @@ type Scheduler struct {
 	usedRate float64
 	freed    chan struct{} // closed and replaced whenever the waiters must look again
 	queue    []*claim      // runs waiting in acquire, in the order they came
+
+	paused  bool          // the pause switch (pause.go)
+	resumed chan struct{} // closed by Resume
 }
 
 // probeLoop is the goroutine that schedules one probe.
@@ -87,6 +90,9 @@ type probeLoop struct {
 	trigger chan struct{}
 	done    chan struct{}
 	state   result.ProbeState // guarded by Scheduler.mu
+	// stopRun ends the run under way (or waiting for its host) with a
+	// cause; nil between runs. Guarded by Scheduler.mu.
+	stopRun context.CancelCauseFunc
 	// due is when the run under way was due: the boundary it aligns to
 	// on a fleet's replica (align.go). The loop's goroutine alone uses it.
 	due time.Time
@@ -121,6 +127,9 @@ func New(ctx context.Context, run prober.Runner, obs Observer, store *Store, log
 		}
 		for _, st := range states {
 			s.kept[st.Probe.Name] = st
+		}
+		if store.Paused() {
+			s.Pause()
 		}
 	}
 	return s, nil
@@ -272,8 +281,11 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 			return
 		}
 		started := time.Now()
-		outcome := s.runOnce(ctx, l)
+		outcome, paused := s.runOnce(ctx, l)
 		next = s.nextRun(l.probe, started, time.Now(), outcome)
+		if paused {
+			next = s.triggeredRun(time.Now()) // run again once resumed
+		}
 		if !sched.Continuous || outcome == result.ResultFailed {
 			s.mu.Lock()
 			l.state.Next = next
@@ -284,22 +296,28 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 }
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
-// control, and keeps the result. It returns the run's result.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult {
+// control. It returns the run's result, and whether the pause switch cut
+// it short.
+func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) (result.RunResult, bool) {
 	p := l.probe
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
 	s.mu.Unlock()
+	ctx, ok := s.unpaused(ctx, l)
+	if !ok {
+		return result.ResultCanceled, false
+	}
+	defer s.runEnded(l)
 	control, hasControl := s.control(p)
 	c := s.claimFor(ctx, p, control, hasControl)
 	waitStart := time.Now()
-	ok := s.acquire(ctx, c)
+	ok = s.acquire(ctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
 	s.mu.Lock()
 	l.state.Waiting = false
 	s.mu.Unlock()
 	if !ok {
-		return result.ResultCanceled
+		return result.ResultCanceled, cutByPause(ctx)
 	}
 	defer s.release(c)
 
@@ -328,7 +346,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 	}
 	s.judgeFleet(ctx, l, r)
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Ended, "duration", duration)
-	return r.Ended
+	return r.Ended, cutByPause(ctx)
 }
 
 // runWithControl runs l's probe and its control (nil: none) with the
