@@ -303,21 +303,21 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) (result.RunResult
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
 	s.mu.Unlock()
-	ctx, ok := s.unpaused(ctx, l)
+	rctx, ok := s.unpaused(ctx, l) // the run's: the pause switch ends it
 	if !ok {
 		return result.ResultCanceled, false
 	}
 	defer s.runEnded(l)
 	control, hasControl := s.control(p)
-	c := s.claimFor(ctx, p, control, hasControl)
+	c := s.claimFor(rctx, p, control, hasControl)
 	waitStart := time.Now()
-	ok = s.acquire(ctx, c)
+	ok = s.acquire(rctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
 	s.mu.Lock()
 	l.state.Waiting = false
 	s.mu.Unlock()
 	if !ok {
-		return result.ResultCanceled, cutByPause(ctx)
+		return result.ResultCanceled, cutByPause(rctx)
 	}
 	defer s.release(c)
 
@@ -325,7 +325,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) (result.RunResult
 	if hasControl {
 		ctl = &control
 	}
-	r := s.runWithControl(ctx, l, ctl)
+	r := s.runWithControl(rctx, l, ctl)
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	// As at the start: the state first, then the Observer.
@@ -346,7 +346,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) (result.RunResult
 	}
 	s.judgeFleet(ctx, l, r)
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Ended, "duration", duration)
-	return r.Ended, cutByPause(ctx)
+	return r.Ended, cutByPause(rctx)
 }
 
 // runWithControl runs l's probe and its control (nil: none) with the
