@@ -136,9 +136,11 @@ type engine struct {
 //
 // Run never panics on a misbehaving target: every attempt ends as an
 // outcome. Its result is "completed" only when every step ran its full
-// length (or "aborted" by abort.error_ratio, or "failed" when its client
-// cannot be built). When ctx ends the load stops at once and the result is
-// "canceled", with the steps that ran their full length; Run returns at most
+// length ("aborted" by abort.error_ratio or a guard, "failed" when its
+// client cannot be built). When ctx ends the load stops at once and the
+// result is "canceled", with the steps that ran their full length, or
+// "aborted" with the cut step too when ctx ended with a *result.Stop as its
+// cause (the pause switch; docs/guards.md). Run returns at most
 // abandonAfter after ctx ends, even if an attempt under way does not.
 func Run(ctx context.Context, p config.Probe, opts Options) result.Result {
 	started := time.Now()
