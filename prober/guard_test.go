@@ -153,11 +153,10 @@ func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
 // standInPrometheus answers /api/v1/query with one series of value(),
 // or with the vector series[] when set; it counts every request.
 type standInPrometheus struct {
-	value    func() string
-	series   []string
-	queries  atomic.Int64
-	other    atomic.Int64
-	lastSeen atomic.Int64
+	value   func() string
+	series  []string
+	queries atomic.Int64
+	other   atomic.Int64
 }
 
 func (p *standInPrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
