@@ -280,12 +280,17 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 		if ctx.Err() != nil {
 			return
 		}
+		rctx, ok := s.unpaused(ctx, l) // held while paused; the switch ends rctx
+		if !ok {
+			return
+		}
 		started := time.Now()
-		outcome, paused := s.runOnce(ctx, l)
+		outcome := s.runOnce(ctx, rctx, l)
 		next = s.nextRun(l.probe, started, time.Now(), outcome)
-		if paused {
+		if cutByPause(rctx) {
 			next = s.triggeredRun(time.Now()) // run again once resumed
 		}
+		s.runEnded(l)
 		if !sched.Continuous || outcome == result.ResultFailed {
 			s.mu.Lock()
 			l.state.Next = next
@@ -296,28 +301,24 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 }
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
-// control. It returns the run's result, and whether the pause switch cut
-// it short.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) (result.RunResult, bool) {
+// control, and keeps the result. It returns the run's result. rctx is the
+// run's context, which the pause switch ends; the fleet's judge of the run
+// outlives it, until ctx ends.
+func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunResult {
 	p := l.probe
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
 	s.mu.Unlock()
-	rctx, ok := s.unpaused(ctx, l) // the run's: the pause switch ends it
-	if !ok {
-		return result.ResultCanceled, false
-	}
-	defer s.runEnded(l)
 	control, hasControl := s.control(p)
 	c := s.claimFor(rctx, p, control, hasControl)
 	waitStart := time.Now()
-	ok = s.acquire(rctx, c)
+	ok := s.acquire(rctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
 	s.mu.Lock()
 	l.state.Waiting = false
 	s.mu.Unlock()
 	if !ok {
-		return result.ResultCanceled, cutByPause(rctx)
+		return result.ResultCanceled
 	}
 	defer s.release(c)
 
@@ -346,7 +347,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) (result.RunResult
 	}
 	s.judgeFleet(ctx, l, r)
 	s.logger.Info("Run ended", "probe", p.Name, "result", r.Ended, "duration", duration)
-	return r.Ended, cutByPause(rctx)
+	return r.Ended
 }
 
 // runWithControl runs l's probe and its control (nil: none) with the

@@ -27,7 +27,8 @@ import (
 // fakeRun is a prober.Runner that sends no load: a run takes one
 // step_duration per level of the bubble's clock and completes, or is
 // canceled stopTime after ctx ends (a real run takes a moment to cut its
-// attempts short). A probe named "fails" fails after 1ms, as a probe whose
+// attempts short), or aborted when ctx ended with a *result.Stop (the
+// pause switch), as prober.Run is. A probe named "fails" fails after 1ms, as a probe whose
 // client cannot be built does.
 func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) result.Result {
 	r := result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: time.Now(), Steps: []result.Step{}, Diagnosis: []string{}}
@@ -52,6 +53,11 @@ func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *resu
 		case <-time.After(time.Duration(p.Load.StepDuration)):
 		case <-ctx.Done():
 			time.Sleep(stopTime)
+			var stop *result.Stop
+			if errors.As(context.Cause(ctx), &stop) {
+				r.Abort = &stop.Abort
+				return result.ResultAborted
+			}
 			return result.ResultCanceled
 		}
 		r.Steps = append(r.Steps, result.Step{Level: level})
