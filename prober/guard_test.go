@@ -143,8 +143,10 @@ func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
 				if r.Capacity != nil || r.BreakingPoints.FirstFailure != nil || r.BreakingPoints.LatencyBudget != nil {
 					t.Errorf("the cut step was taken for a whole one: capacity %+v, breaking points %+v", r.Capacity, r.BreakingPoints)
 				}
-			} else if r.Capacity == nil || r.Capacity.Level != tc.whole[len(tc.whole)-1] {
-				t.Errorf("capacity %+v, want the last whole level %g", r.Capacity, tc.whole[len(tc.whole)-1])
+			} else if top := tc.whole[len(tc.whole)-1]; r.Capacity == nil || r.Capacity.Level != top ||
+				r.BreakingPoints.Knee == nil || r.BreakingPoints.Knee.Level != top || r.BreakingPoints.FirstFailure != nil {
+				t.Errorf("capacity %+v, breaking points %+v: want the knee and capacity at the last whole level %g, no failure from the cut step",
+					r.Capacity, r.BreakingPoints, top)
 			}
 		})
 	}
