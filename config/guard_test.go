@@ -27,7 +27,7 @@ func TestGuardBadConfigs(t *testing.T) {
 		name, guard, want string
 	}{
 		{"window zero", "      window: 0s\n", "g.yml:10: probes[0].guard.window: must be positive (got 0s)"},
-		{"window beyond the step", "      window: 6s\n", "g.yml:10: probes[0].guard.window: is longer than step_duration (5s): no window of a step would be judged"},
+		{"window beyond the step", "      window: 6s\n      error_ratio: 0.5\n", "g.yml:10: probes[0].guard.window: is longer than step_duration (5s): no window of a step would be judged"},
 		{"error ratio one", "      error_ratio: 1\n", "g.yml:10: probes[0].guard.error_ratio: must be in [0, 1) (got 1; 0: no error-ratio guard)"},
 		{"latency quantile", "      latency: {quantile: 1, max: 2s}\n", "g.yml:10: probes[0].guard.latency.quantile: must be in (0, 1) (got 1)"},
 		{"latency without max", "      latency: {quantile: 0.99}\n", "g.yml:10: probes[0].guard.latency.max: must be positive (got 0s)"},
