@@ -75,6 +75,8 @@ var mayBeEmpty = map[string]string{
 	"loadprobe-probe.json|panel Open loop: send delay / A":                                         "loadprobe_send_delay_seconds is observed by open-loop probes only",
 	"loadprobe-probe.json|panel Open loop: send delay / B":                                         "loadprobe_send_delay_seconds is observed by open-loop probes only",
 	"loadprobe-probe.json|panel WebSocket handshakes per second by outcome / A":                    "only WebSocket probes count handshakes",
+	"loadprobe-probe.json|panel Guards: last value and breaches / A":                               "only probes with guards evaluate them; the panels are evaluated for work, which has none",
+	"loadprobe-probe.json|panel Guards: last value and breaches / B":                               "only probes with guards evaluate them; the panels are evaluated for work, which has none",
 	"loadprobe-probe.json|panel WebSocket handshake duration / A":                                  "only WebSocket probes time handshakes",
 	"loadprobe-probe.json|panel WebSocket handshake duration / B":                                  "only WebSocket probes time handshakes",
 	"loadprobe-probe.json|panel WebSocket sessions closed by the server, by close code / A":        "only WebSocket probes whose server closed a session count close codes",
