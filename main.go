@@ -40,6 +40,7 @@ type globalFlags struct {
 	web             *web.FlagConfig
 	enableLifecycle *bool
 	storagePath     *string
+	paused          *bool
 	shard           *config.Shard        // --shard (shard.go)
 	fleet           *daemon.FleetOptions // --fleet.* (fleet.go)
 }
@@ -55,7 +56,8 @@ func newApp() (*kingpin.Application, *globalFlags) {
 	g.configFile = app.Flag("config.file", "loadprobe configuration file.").Default("loadprobe.yml").String()
 	g.configCheck = app.Flag("config.check", "Validate the configuration file and exit: 0 when it is valid, 1 when it is not.").Bool()
 	g.web = kingpinflag.AddFlags(app, defaultListenAddress)
-	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload and POST /api/v1/probes/NAME/run.").Bool()
+	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload, /-/pause, /-/resume and /api/v1/probes/NAME/run.").Bool()
+	g.paused = app.Flag("paused", "Start with the pause switch on: no load is sent until POST /-/resume.").Bool()
 	g.shard = addShardFlag(app)
 	g.fleet = addFleetFlags(app)
 	g.storagePath = app.Flag("storage.path", "Directory where the latest results are kept, so a restarted daemon serves them at once. Empty: keep none.").Default("").String()
@@ -178,6 +180,7 @@ func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*daemon
 		Web:             g.web,
 		EnableLifecycle: *g.enableLifecycle,
 		StoragePath:     *g.storagePath,
+		Paused:          *g.paused,
 		Shard:           *g.shard,
 		Fleet:           *g.fleet,
 		Logger:          logger,

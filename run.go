@@ -118,10 +118,15 @@ func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
 }
 
 // expectationsHold says whether a run did what its probe's expect asks:
-// it completed (or stopped escalating on its abort rule) and, when
-// min_capacity is set, its capacity reached it.
+// it completed (or stopped escalating on its abort rule, which a ramp past
+// its breaking point does) and, when min_capacity is set, its capacity
+// reached it. A run a guard or the pause switch stopped did not: the
+// target suffered, or the run was cut short (docs/guards.md).
 func expectationsHold(p config.Probe, r result.Result) bool {
 	if r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted {
+		return false
+	}
+	if r.Abort != nil && r.Abort.By != result.ByErrorRatio {
 		return false
 	}
 	if p.Expect.MinCapacity > 0 {
@@ -234,6 +239,9 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		lvl := config.FormatLevel(s.Level)
 		if s.Name != "" {
 			lvl = s.Name
+		}
+		if s.Cut {
+			lvl += " (cut)" // its figures cover the part before the stop
 		}
 		errLat := ""
 		switch {

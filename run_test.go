@@ -40,6 +40,21 @@ probes:
 	return file
 }
 
+// guardedConfig is a ramp on answers that all fail, which its live guard
+// stops in its first window.
+func guardedConfig(t *testing.T, target string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "guarded.yml")
+	testkit.WriteFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: failing
+    request: {url: "%s/status?code=500"}
+    load: {concurrency: [1, 2], step_duration: 3s}
+    guard: {window: 500ms, error_ratio: 0.5}
+`, target))
+	return file
+}
+
 // workTarget has its knee at 4 connections. A request's round trip adds
 // ~0.4ms to its work: with 10ms of work that made level 4's goodput 94.9%
 // of level 8's in a clean CI run, under the knee rule's 95%; with 20ms it
@@ -144,6 +159,8 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{"capacity below expectation", []string{"--config.file=" + rampConfig(t, target, 1000), "--probe=work"}, 1, "expected at least 1000/s: NOT met"},
 		{"bad config", []string{"--config.file=" + bad}, 2, "bad.yml:4:"},
+		{"stopped by a guard", []string{"--config.file=" + guardedConfig(t, target)}, 1, "live guard error_ratio at 1 stopped the load at 1 connection"},
+		{"the cut step marked", []string{"--config.file=" + guardedConfig(t, target)}, 1, " 1 (cut)  "},
 		{"unknown probe", []string{"--config.file=" + rampConfig(t, target, 0), "--probe=nope"}, 2, `no probe named "nope"`},
 		{"bad output", []string{"--config.file=" + rampConfig(t, target, 0), "--output=xml"}, 2, "xml"},
 	}

@@ -43,6 +43,7 @@ type Collector struct {
 	running     *prometheus.GaugeVec
 	waited      *prometheus.CounterVec
 	ws          *wsFamilies
+	guards      *guardFamilies
 
 	mu    sync.Mutex
 	live  map[string]*Live
@@ -116,15 +117,17 @@ func New(reg prometheus.Registerer) *Collector {
 			Name:      "run_wait_seconds_total",
 			Help:      "Seconds runs spent waiting to start: for another probe against the same host to finish, or for room under max_concurrency / max_rate.",
 		}, []string{"probe"}),
-		ws:    newWSFamilies(),
-		live:  map[string]*Live{},
-		steps: map[[2]string]*Live{},
+		ws:     newWSFamilies(),
+		guards: newGuardFamilies(),
+		live:   map[string]*Live{},
+		steps:  map[[2]string]*Live{},
 	}
 	reg.MustRegister(
 		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
 		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running, c.waited,
 	)
 	reg.MustRegister(c.ws.collectors()...)
+	reg.MustRegister(c.guards.collectors()...)
 	return c
 }
 
@@ -177,6 +180,7 @@ func (c *Collector) Forget(probe string) {
 	c.running.DeletePartialMatch(l)
 	c.waited.DeletePartialMatch(l)
 	c.ws.forget(l)
+	c.guards.forget(l)
 }
 
 func (c *Collector) get(probe string) *Live {

@@ -181,6 +181,9 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 	seen := make(map[string]struct{}, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := &steps[i]
+		if s.Cut {
+			continue // a part of its level: no figure of it
+		}
 		level := config.FormatLevel(s.Level)
 		if _, dup := seen[level]; dup {
 			continue

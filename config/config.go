@@ -29,6 +29,7 @@ type Probe struct {
 	Load     Load       `yaml:"load"`
 	Rules    Rules      `yaml:"rules"`
 	Abort    Abort      `yaml:"abort"`
+	Guard    Guard      `yaml:"guard"`
 	Control  string     `yaml:"control,omitempty"`
 	Expect   Expect     `yaml:"expect"`
 	Schedule Schedule   `yaml:"schedule"`
@@ -232,6 +233,7 @@ var (
 		Load:     defaultLoad,
 		Rules:    DefaultRules,
 		Abort:    defaultAbort,
+		Guard:    defaultGuard,
 		Schedule: defaultSchedule,
 	}
 )

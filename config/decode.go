@@ -50,6 +50,16 @@ func (d *decoder) spend(line int) bool {
 	return d.budget >= 0
 }
 
+// defaults holds the value a list element or an optional section starts
+// from, by type: a key the file leaves out keeps its default.
+var defaults = map[reflect.Type]func() any{
+	reflect.TypeFor[Probe]():           func() any { return DefaultProbe },
+	reflect.TypeFor[FlowStep]():        func() any { return defaultFlowStep },
+	reflect.TypeFor[PrometheusGuard](): func() any { return defaultPrometheusGuard },
+	reflect.TypeFor[GuardQuery]():      func() any { return defaultGuardQuery },
+	reflect.TypeFor[Search]():          func() any { return defaultSearch },
+}
+
 // scalarForm is a mapping that may also be written as one scalar.
 type scalarForm interface{ fromScalar(*yaml.Node) error }
 
@@ -73,8 +83,8 @@ func (d *decoder) decode(n *yaml.Node, out reflect.Value, p keyPath) {
 	case t.Kind() == reflect.Pointer:
 		if out.IsNil() {
 			out.Set(reflect.New(t.Elem()))
-			if t.Elem() == reflect.TypeFor[Search]() {
-				out.Elem().Set(reflect.ValueOf(defaultSearch)) // a key left out keeps its default
+			if def, ok := defaults[t.Elem()]; ok {
+				out.Elem().Set(reflect.ValueOf(def()))
 			}
 		}
 		d.decode(n, out.Elem(), p)
@@ -130,11 +140,8 @@ func (d *decoder) list(n *yaml.Node, line int, out reflect.Value, p keyPath) {
 	for i, c := range n.Content {
 		ep := p.to(i)
 		d.v.lines[ep.String()] = c.Line
-		switch t.Elem() {
-		case reflect.TypeFor[Probe]():
-			s.Index(i).Set(reflect.ValueOf(DefaultProbe))
-		case reflect.TypeFor[FlowStep]():
-			s.Index(i).Set(reflect.ValueOf(defaultFlowStep))
+		if def, ok := defaults[t.Elem()]; ok {
+			s.Index(i).Set(reflect.ValueOf(def()))
 		}
 		failed := len(d.v.failed)
 		if c.ShortTag() == "!!null" {

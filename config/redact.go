@@ -51,6 +51,14 @@ func (c *Config) Redacted() ([]byte, error) {
 		}
 		redactRequest(&pr.Request)
 	}
+	for i := range cp.Probes {
+		if g := cp.Probes[i].Guard.Prometheus; g != nil {
+			shown := *g // shared with c: hidden in a copy
+			shown.URL = redactURL(shown.URL)
+			redactClient(&shown.HTTPClientConfig)
+			cp.Probes[i].Guard.Prometheus = &shown
+		}
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -112,7 +120,12 @@ func redactRequest(r *Request) {
 		r.Headers[name] = redactEnv(value)
 	}
 	r.Body = redactEnv(r.Body)
-	hc := &r.HTTPClientConfig
+	redactClient(&r.HTTPClientConfig)
+}
+
+// redactClient hides the header values and OAuth2 parameters of client
+// settings (prometheus/common marks and hides the other secrets itself).
+func redactClient(hc *commoncfg.HTTPClientConfig) {
 	if h := hc.HTTPHeaders; h != nil {
 		hidden := &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
 		for name, v := range h.Headers {

@@ -82,6 +82,7 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	v.webSocket(p, pp)
 	v.rules(&p.Rules, pp.to("rules"))
 	v.abort(&p.Abort, pp.to("abort"))
+	v.guard(c, p, pp.to("guard"), dir)
 	if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
 		v.errorf(pp.to("expect", "min_capacity"), "must be a non-negative number (got %s)", num(x))
 	}
@@ -174,7 +175,13 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 		}
 	}
 
-	hc := &r.HTTPClientConfig
+	v.clientConfig(&r.HTTPClientConfig, p, dir)
+	v.clientHosts(c, checked, p)
+}
+
+// clientConfig checks prometheus/common's client settings inlined at p,
+// with relative file names resolved against dir.
+func (v *validator) clientConfig(hc *commoncfg.HTTPClientConfig, p keyPath, dir string) {
 	if dir != "" { // Compile's probe: its paths are the working directory's
 		hc.SetDirectory(dir)
 	}
@@ -184,7 +191,6 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 	} else if err := hc.TLSConfig.Validate(); err != nil {
 		v.errorf(p.to("tls_config"), "%v", err)
 	}
-	v.clientHosts(c, checked, p)
 }
 
 func (v *validator) load(c *Config, l *Load, p keyPath) {

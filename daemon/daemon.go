@@ -37,6 +37,7 @@ type Options struct {
 	Web             *web.FlagConfig // listen addresses and --web.config.file
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
+	Paused          bool            // --paused: start with the pause switch on
 	Shard           config.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
 	Fleet           FleetOptions    // where replica 0 reads the fleet's runs back (--fleet.*)
 	Logger          *slog.Logger
@@ -107,7 +108,11 @@ func New(o Options) (*Daemon, error) {
 		stop()
 		return nil, err
 	}
+	if o.Paused {
+		d.sched.Pause()
+	}
 	collector.RegisterResults(d.reg, d.sched)
+	collector.RegisterPaused(d.reg, d.sched.Paused)
 	collector.RegisterShard(d.reg, o.Shard)
 	collector.RegisterFleet(d.reg, d.sched, o.Shard)
 	d.handler = d.routes()
@@ -246,6 +251,7 @@ func (d *Daemon) apply() {
 	d.sched.Apply(cfg)
 	for _, p := range cfg.Probes {
 		d.coll.Live(p.Name)
+		d.coll.DeclareGuards(p)
 	}
 }
 

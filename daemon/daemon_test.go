@@ -46,6 +46,7 @@ type daemonOptions struct {
 	lifecycle bool   // --web.enable-lifecycle
 	storage   string // --storage.path
 	target    string // base URL replacing targetURL; "" starts a fresh demo target
+	paused    bool   // --paused
 }
 
 // startDaemon runs a daemon in-process on a free loopback port with config
@@ -79,6 +80,7 @@ func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
 		Web:             &web.FlagConfig{WebListenAddresses: &addrs, WebConfigFile: &webConfig, WebSystemdSocket: &systemd},
 		EnableLifecycle: o.lifecycle,
 		StoragePath:     o.storage,
+		Paused:          o.paused,
 		Logger:          promslog.NewNopLogger(),
 		Hup:             hup,
 	})
@@ -278,7 +280,7 @@ func TestLifecycleEndpoints(t *testing.T) {
 		td := startDaemon(t, testkit.GoodConfig, false)
 		td.waitRun(t, "work", 1)
 		td.write(t, testkit.OtherConfig)
-		for _, path := range []string{"/-/reload", "/api/v1/probes/work/run", "/api/v1/probes/nope/run"} {
+		for _, path := range []string{"/-/reload", "/-/pause", "/-/resume", "/api/v1/probes/work/run", "/api/v1/probes/nope/run"} {
 			code, body := td.do(t, http.MethodPost, path)
 			if code != http.StatusForbidden {
 				t.Errorf("POST %s without --web.enable-lifecycle: %d, want 403", path, code)

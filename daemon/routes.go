@@ -92,11 +92,21 @@ func (d *Daemon) routes() http.Handler {
 		w.WriteHeader(http.StatusAccepted)
 		fmt.Fprintf(w, "Run of %s requested.\n", name)
 	}))
+	mux.HandleFunc("/-/pause", d.lifecycle("stop all load over HTTP", func(w http.ResponseWriter, _ *http.Request) {
+		d.sched.Pause()
+		d.logger.Warn("Paused: every run under way is stopped and none starts until POST /-/resume")
+		fmt.Fprintln(w, "Paused: all load stopped.")
+	}))
+	mux.HandleFunc("/-/resume", d.lifecycle("let load start again over HTTP", func(w http.ResponseWriter, _ *http.Request) {
+		d.sched.Resume()
+		d.logger.Info("Resumed: runs start again")
+		fmt.Fprintln(w, "Resumed.")
+	}))
 	landing := statuspage.StatusHandler(version.Info(), []statuspage.Link{
 		{Href: "/metrics", Text: "Metrics"},
 		{Href: "/api/v1/results", Text: "Results"},
 		{Href: "/config", Text: "Configuration"},
-	}, d.sched.Snapshot)
+	}, d.sched.Snapshot, d.sched.Paused)
 	mux.Handle("/", landing)
 	return mux
 }

@@ -69,9 +69,14 @@ var families = map[string][]string{
 	"loadprobe_fleet_replicas":                  {"probe"},
 	"loadprobe_fleet_shard_complete":            {"probe", "shard"},
 	"loadprobe_fleet_step_start_skew_seconds":   {"probe"},
+	// guards
+	"loadprobe_guard_value":          {"probe", "guard"},
+	"loadprobe_guard_breaches_total": {"probe", "guard"},
+	"loadprobe_guard_errors_total":   {"probe", "guard"},
 	// process
 	"loadprobe_build_info":                                   {"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},
 	"loadprobe_config_last_reload_successful":                {},
+	"loadprobe_paused":                                       {},
 	"loadprobe_config_last_reload_success_timestamp_seconds": {},
 	"process_start_time_seconds":                             {},
 	// added by Prometheus
@@ -427,7 +432,7 @@ func TestDashboardExprProblemsCatchesMistakes(t *testing.T) {
 var (
 	recordNameRE = regexp.MustCompile(`^[a-z][a-z_]*:[a-z][a-z0-9_]*:[a-z0-9_]+$`)
 	// The only windows rules.yml and alerts.yml may use: the substitution contract.
-	allowedRange = map[string]bool{"[7d]": true, "[15m]": true, "[5m]": true}
+	allowedRange = map[string]bool{"[7d]": true, "[15m]": true, "[5m]": true, "[6h]": true}
 	// Alerts on a state (0 or 1), where $value tells nothing.
 	valuelessAlerts = map[string]bool{"LoadprobeRunInvalid": true, "LoadprobeConfigReloadFailed": true, "LoadprobeDown": true, "LoadprobeFleetShardMissing": true}
 )

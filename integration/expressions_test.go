@@ -75,6 +75,8 @@ var mayBeEmpty = map[string]string{
 	"loadprobe-probe.json|panel Open loop: send delay / A":                                         "loadprobe_send_delay_seconds is observed by open-loop probes only",
 	"loadprobe-probe.json|panel Open loop: send delay / B":                                         "loadprobe_send_delay_seconds is observed by open-loop probes only",
 	"loadprobe-probe.json|panel WebSocket handshakes per second by outcome / A":                    "only WebSocket probes count handshakes",
+	"loadprobe-probe.json|panel Guards: last value and breaches / A":                               "only probes with guards evaluate them; the panels are evaluated for work, which has none",
+	"loadprobe-probe.json|panel Guards: last value and breaches / B":                               "only probes with guards evaluate them; the panels are evaluated for work, which has none",
 	"loadprobe-probe.json|panel WebSocket handshake duration / A":                                  "only WebSocket probes time handshakes",
 	"loadprobe-probe.json|panel WebSocket handshake duration / B":                                  "only WebSocket probes time handshakes",
 	"loadprobe-probe.json|panel WebSocket sessions closed by the server, by close code / A":        "only WebSocket probes whose server closed a session count close codes",
@@ -297,6 +299,7 @@ type windows struct {
 	Baseline string // "[7d]": the quantile_over_time baselines
 	Steady   string // "[15m]": what counts as a steady (continuous) load
 	Rate     string // "[5m]": live rates and ratios
+	Runs     string // "[6h]": the window a probe's runs count as in a row
 	For      string // every alert's "for:"
 }
 
@@ -307,7 +310,7 @@ var forRE = regexp.MustCompile(`(?m)^(\s*for:\s*)[0-9][0-9a-z]*\s*$`)
 // whose alerts fire within minutes. Rule names keep their suffixes (..._7d), so the
 // dashboards keep working against the copy.
 func shortenWindows(ruleFile string, w windows) string {
-	for _, r := range []struct{ token, with string }{{"[7d]", w.Baseline}, {"[15m]", w.Steady}, {"[5m]", w.Rate}} {
+	for _, r := range []struct{ token, with string }{{"[7d]", w.Baseline}, {"[15m]", w.Steady}, {"[5m]", w.Rate}, {"[6h]", w.Runs}} {
 		if r.with != "" {
 			ruleFile = strings.ReplaceAll(ruleFile, r.token, "["+r.with+"]")
 		}
@@ -425,14 +428,14 @@ func TestShortenWindows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		short := shortenWindows(string(raw), windows{Baseline: "2m", Steady: "1m", Rate: "30s", For: "0s"})
+		short := shortenWindows(string(raw), windows{Baseline: "2m", Steady: "1m", Rate: "30s", Runs: "1m", For: "0s"})
 		var rules strings.Builder
 		for _, line := range strings.Split(short, "\n") {
 			if !strings.HasPrefix(strings.TrimSpace(line), "#") {
 				rules.WriteString(line + "\n")
 			}
 		}
-		for _, token := range []string{"[7d]", "[15m]", "[5m]"} {
+		for _, token := range []string{"[7d]", "[15m]", "[5m]", "[6h]"} {
 			if strings.Contains(rules.String(), token) {
 				t.Errorf("%s: %s survived shortenWindows", file, token)
 			}

@@ -97,10 +97,12 @@ probes:
     schedule: {interval: 1h}
 
   # Open loop, and 429s: /limited answers 429 above 400 requests per wall-clock
-  # second; a 2s step at 600/s holds at least one whole second.
+  # second; a 2s step at 600/s holds at least one whole second. Its live guard
+  # (above the timeout: it never fires) exports the guard series.
   - name: limited
     request: {url: "http://TARGET/limited", timeout: 1s}
     load: {rate: [100, 600], step_duration: 2s}
+    guard: {latency: {quantile: 0.99, max: 5s}}
     schedule: {interval: 30s}
 
   # Failures: /shed answers 503 above 8 requests in flight.

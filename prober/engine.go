@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,47 +48,6 @@ type Progress struct {
 // has worked off the last step's backlog (docs/design.md, "Settling between steps").
 const settleMargin = 5 * time.Millisecond
 
-// stage is one step of a run's plan: a closed-loop level, an open-loop rate
-// level, or a phase of a rate profile.
-type stage struct {
-	level    float64 // connections or requests per second (the start rate of a phase)
-	rampTo   float64 // phases: the rate at the end of the stage; equal to level when flat
-	name     string
-	duration time.Duration
-	// search is result.SearchGrow or result.SearchRefine for a search's
-	// stage, and why says what for, in progress; both empty otherwise.
-	search, why string
-	// fleetLevel is the level the step reports: the fleet's configured
-	// one, of which level is this replica's share (shard.go).
-	fleetLevel float64
-}
-
-// plan lists the stages of a probe's load in the order they run, each
-// holding the shard's share of its level.
-func plan(l config.Load, sh config.Shard) []stage {
-	step := time.Duration(l.StepDuration)
-	var stages []stage
-	switch l.Mode() {
-	case config.ModeConcurrency:
-		for _, c := range l.Concurrency {
-			stages = append(stages, stage{level: float64(c), rampTo: float64(c), duration: step})
-		}
-	case config.ModeRate:
-		for _, r := range l.Rate {
-			stages = append(stages, stage{level: r, rampTo: r, duration: step})
-		}
-	case config.ModePhases:
-		for _, ph := range l.Phases {
-			to := ph.Rate
-			if ph.RampTo != nil {
-				to = *ph.RampTo
-			}
-			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
-		}
-	}
-	return share(sh, l.Mode(), stages)
-}
-
 // abandonAfter bounds how long a canceled run waits for the attempts under
 // way: each ends at its deadline or on Abort, but one that does neither
 // (a client bug, a syscall that does not return) must not keep SIGTERM
@@ -112,9 +72,20 @@ type engine struct {
 	// a flag set by a goroutine watching ctx lags behind it, and a step cut
 	// short by the end of ctx would then be taken for a whole one.
 	ctx context.Context
+	// cancel ends ctx with its cause: a *result.Stop when a guard or the
+	// pause switch stopped the run (stop.go).
+	cancel context.CancelCauseFunc
+	judge  *liveJudge // the live guards (liveguard.go); nil without any
+	// level is the fleet level of the stage under way, or of the one due next
+	// between stages: the level an abort names.
+	level atomic.Uint64 // math.Float64bits
 
 	mu       sync.Mutex
 	finished []result.Step // the steps that ran their full length, for abandon
+	stopOnce sync.Once
+	stopped  time.Time // when the load stopped, once ctx has ended
+
+	recsMu sync.Mutex // e.recs grows while the live guards read it
 
 	pool   senderPool    // open loop: the senders, kept across steps
 	window time.Duration // length of the current step's measured window
@@ -131,10 +102,12 @@ type engine struct {
 //
 // Run never panics on a misbehaving target: every attempt ends as an
 // outcome. Its result is "completed" only when every step ran its full
-// length (or "aborted" by abort.error_ratio). When ctx ends the load stops
-// at once and the result is "canceled", with the steps that ran their full
-// length; Run returns at most abandonAfter after ctx ends, even if an
-// attempt under way does not.
+// length ("aborted" by abort.error_ratio or a guard). When ctx ends the
+// load stops at once and the result is "canceled", with the steps that ran
+// their full length, or "aborted" with the cut step too when ctx ended with
+// a *result.Stop as its cause (the pause switch; docs/guards.md). Run
+// returns at most abandonAfter after ctx ends, even if an attempt under way
+// does not.
 func Run(ctx context.Context, p config.Probe, opts Options) (result.Result, error) {
 	p, err := config.Compile(p)
 	if err != nil {
@@ -154,9 +127,9 @@ func newResult(p config.Probe, started time.Time) result.Result {
 
 // run runs p with client and returns its result, bounded as Run says.
 func run(ctx context.Context, p config.Probe, opts Options, client connector, started time.Time) result.Result {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), plan: newPlanner(p, opts.Shard), started: started, ctx: ctx}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), plan: newPlanner(p, opts.Shard), started: started, ctx: ctx, cancel: cancel}
 	e.pool.max = p.Load.MaxInFlight
 	if s := p.Load.Sessions; s > 0 {
 		// WebSocket: one message at a time on each session; the replicas
@@ -174,8 +147,10 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 		e.live = steps.useLive(e.live)
 	}
 	e.figures, _ = client.(levelFigures)
+	e.judge = newLiveJudge(p.Guard, e.guardLive())
 	go func() {
 		<-ctx.Done()
+		e.markStop()
 		// The requests under way are cut short: the load stops at once,
 		// not a timeout later.
 		client.Abort()
@@ -206,9 +181,16 @@ func (e *engine) run() result.Result {
 	p := e.probe
 	r := newResult(p, e.started)
 	r.Ended = result.ResultCompleted
+	watcher, err := e.watchPrometheus()
+	if err != nil {
+		r.Ended, r.Error = result.ResultFailed, err.Error()
+		return r
+	}
+	defer watcher.Stop()
 	var settleWithin time.Duration
 	st, more := e.plan.next(r.Steps)
 	for i := 0; more; i++ {
+		e.level.Store(math.Float64bits(st.fleetLevel))
 		var settled time.Duration
 		// A replica idle so far has no backlog of its own to wait off, nor
 		// a latency to judge the target's recovery by (shard.go).
@@ -217,7 +199,7 @@ func (e *engine) run() result.Result {
 		}
 		e.waitForStart(i)
 		if e.canceled() {
-			r.Ended = result.ResultCanceled
+			e.endStopped(&r, nil)
 			break
 		}
 		step := e.runStage(i, st)
@@ -227,7 +209,7 @@ func (e *engine) run() result.Result {
 		}
 		if e.canceled() {
 			// Cut short: its figures cover part of its length only.
-			r.Ended = result.ResultCanceled
+			e.endStopped(&r, &step)
 			break
 		}
 		r.Steps = append(r.Steps, step)
@@ -239,6 +221,8 @@ func (e *engine) run() result.Result {
 		// again, and goes on below it (search.go).
 		if step.ErrorRatio > p.Abort.ErrorRatio && more && p.Load.Search == nil {
 			r.Ended = result.ResultAborted
+			r.Abort = &result.Abort{By: result.ByErrorRatio, Guard: config.GuardErrorRatio, Value: step.ErrorRatio,
+				Level: step.Level, AtSeconds: time.Since(e.started).Seconds()}
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
 				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
 			break
@@ -256,6 +240,9 @@ func (e *engine) run() result.Result {
 	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
 		e.settle(settleWithin, e.plan.most())
 	}
+	if watcher.Stop(); r.Ended == result.ResultCompleted && e.canceled() {
+		e.endStopped(&r, nil) // a guard fired during the last settle
+	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	result.Analyze(&r, p.Rules)
 	return r
@@ -268,28 +255,22 @@ func (e *engine) abandon() result.Result {
 	e.mu.Lock()
 	r.Steps = append(r.Steps, e.finished...)
 	e.mu.Unlock()
-	r.Ended = result.ResultCanceled
+	e.endStopped(&r, nil)
 	r.Error = fmt.Sprintf("attempts under way did not end within %s of the cancel: left behind", abandonAfter)
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	result.Analyze(&r, e.probe.Rules)
 	return r
 }
 
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // canceled reports whether the run's context has ended.
 func (e *engine) canceled() bool { return e.ctx.Err() != nil }
-
-// mayOweBacklog tells whether a target may still work off what it accepted
-// at step s: one that answered, or that let the client's deadline pass (a
-// target so loaded that no response came in time owes the most). One that
-// only refused, reset or failed the handshake accepted no work.
-func mayOweBacklog(s result.Step) bool {
-	for _, n := range s.Responses {
-		if n > 0 {
-			return true
-		}
-	}
-	return s.Errors[result.Timeout.String()] > 0
-}
 
 func (e *engine) close() {
 	e.closeSenders()
@@ -306,6 +287,13 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	end := start.Add(st.duration)
 	done := make(chan struct{})
 	go e.report(i, st, start, done)
+	judged := make(chan struct{})
+	go func() {
+		defer close(judged)
+		if e.judge != nil {
+			e.judgeWindows(start, done)
+		}
+	}()
 	closedLoop := e.probe.Load.Mode().ClosedLoop()
 	if e.figures != nil {
 		e.figures.startLevel(measureFrom, end.Sub(measureFrom))
@@ -319,6 +307,14 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	}
 	cpuRatio := cpu.ratio()
 	close(done)
+	<-judged // the next step's windows are its own
+	if e.canceled() {
+		if at := e.markStop(); at.Before(end) {
+			// Cut short: its figures end where its load did (in its
+			// warmup: it measured nothing).
+			end = latest(at, measureFrom)
+		}
+	}
 	e.total.reset()
 	for _, rec := range e.recs {
 		e.total.merge(rec)
@@ -389,6 +385,9 @@ func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, fi
 	e.live.Attempt(o, code, latency.Seconds())
 	rec.mu.Lock()
 	rec.held += held
+	if e.judge != nil {
+		rec.win.record(o, latency, e.judge.guard.Latency != nil)
+	}
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
 	} else if o.Responded() && !finished.Before(measureFrom) {
@@ -414,64 +413,34 @@ func heldWithin(sent, finished, from, until time.Time) time.Duration {
 // useRecorders clears the recorders for the step's measured window,
 // reusing their memory, and makes those of its first n workers.
 func (e *engine) useRecorders(n int, window time.Duration) {
+	e.recsMu.Lock()
+	defer e.recsMu.Unlock()
 	e.window = window
 	for _, r := range e.recs {
 		r.reset()
 		r.within(window)
 	}
 	if n > 0 {
-		e.recorder(n - 1)
+		e.grow(n - 1)
 	}
 }
 
 // recorder returns the recorder of worker (or sender) i, made on first use
 // when i is among the first recorderShards, shared with others beyond.
 func (e *engine) recorder(i int) *stepRecorder {
+	e.recsMu.Lock()
+	defer e.recsMu.Unlock()
+	return e.grow(i)
+}
+
+// grow is recorder, called with e.recsMu held.
+func (e *engine) grow(i int) *stepRecorder {
 	for len(e.recs) <= i && len(e.recs) < recorderShards {
 		r := newStepRecorder()
 		r.within(e.window)
 		e.recs = append(e.recs, r)
 	}
 	return e.recs[i%len(e.recs)]
-}
-
-// settle sends single requests, one at a time, until one gets a response
-// within limit, so the next step (stage next) does not start on the
-// backlog the target still works off (docs/design.md, "Settling between steps"). It gives up
-// after settle_timeout, or at the next step's aligned start.
-func (e *engine) settle(limit time.Duration, next int) time.Duration {
-	start := time.Now()
-	giveUp := e.settleBy(start, next)
-	if len(e.conns) == 0 {
-		e.conns = append(e.conns, newLink(e.client.NewConn()))
-	}
-	conn := e.conns[0]
-	timeout := time.Duration(e.probe.Request.Timeout)
-	for !e.canceled() {
-		sent := time.Now()
-		if !sent.Before(giveUp) {
-			break
-		}
-		deadline := sent.Add(timeout)
-		if deadline.After(giveUp) {
-			deadline = giveUp
-		}
-		e.live.InFlight(1)
-		code, o := conn.Do(deadline)
-		finished := time.Now()
-		e.live.InFlight(-1)
-		took := finished.Sub(sent) - conn.thought()
-		e.live.Attempt(o, code, took.Seconds())
-		if o.Responded() && took <= limit {
-			break
-		}
-		if !o.Responded() {
-			// A refused or reset target answers at once; pace the retries
-			// instead of spinning on it.
-			time.Sleep(min(limit, time.Until(giveUp), 100*time.Millisecond))
-		}
-	}
-	return time.Since(start)
 }
 
 // report calls the progress callback about twice a second until done.

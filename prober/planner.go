@@ -48,3 +48,44 @@ func (f fixedPlan) after(i int) time.Duration {
 	}
 	return d
 }
+
+// stage is one step of a run's plan: a closed-loop level, an open-loop rate
+// level, or a phase of a rate profile.
+type stage struct {
+	level    float64 // connections or requests per second (the start rate of a phase)
+	rampTo   float64 // phases: the rate at the end of the stage; equal to level when flat
+	name     string
+	duration time.Duration
+	// search is result.SearchGrow or result.SearchRefine for a search's
+	// stage, and why says what for, in progress; both empty otherwise.
+	search, why string
+	// fleetLevel is the level the step reports: the fleet's configured
+	// one, of which level is this replica's share (shard.go).
+	fleetLevel float64
+}
+
+// plan lists the stages of a probe's load in the order they run, each
+// holding the shard's share of its level.
+func plan(l config.Load, sh config.Shard) []stage {
+	step := time.Duration(l.StepDuration)
+	var stages []stage
+	switch l.Mode() {
+	case config.ModeConcurrency:
+		for _, c := range l.Concurrency {
+			stages = append(stages, stage{level: float64(c), rampTo: float64(c), duration: step})
+		}
+	case config.ModeRate:
+		for _, r := range l.Rate {
+			stages = append(stages, stage{level: r, rampTo: r, duration: step})
+		}
+	case config.ModePhases:
+		for _, ph := range l.Phases {
+			to := ph.Rate
+			if ph.RampTo != nil {
+				to = *ph.RampTo
+			}
+			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
+		}
+	}
+	return share(sh, l.Mode(), stages)
+}

@@ -33,8 +33,13 @@ type Control struct {
 //   - p could not run (the runner's error) or was canceled: the control
 //     does not run. A run that could not run is returned as a "failed"
 //     result, whose error says why; a canceled one as it is.
+//   - p was stopped by a guard or the pause switch: the control does not
+//     run either (the target suffers, or all load is to stop), and p's
+//     result is returned as it is.
 //   - p completed, or was aborted by abort.error_ratio: its steps are
 //     whole, and the control runs right after it.
+//   - the control was stopped by a guard or the pause switch: p's result
+//     is aborted with the control's abort, unjudged.
 //   - the control was canceled: p's result is canceled too. The run was
 //     cut short before it could be checked; it is no result to keep.
 //   - the control completed, aborted or failed: MarkControl judges p by
@@ -44,7 +49,8 @@ type Control struct {
 // of level: the generator is checked where the probe's load went.
 func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
 	r := run.orFailed(ctx, p, opts)
-	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled {
+	stopped := r.Abort != nil && r.Abort.By != result.ByErrorRatio
+	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled || stopped {
 		return r
 	}
 	if c.Started != nil {
@@ -60,6 +66,10 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	}
 	if cr.Ended == result.ResultCanceled {
 		r.Ended = result.ResultCanceled
+		return r
+	}
+	if a := cr.Abort; a != nil && a.By != result.ByErrorRatio {
+		r.Ended, r.Abort, r.Error = result.ResultAborted, a, "the control: "+cr.Error
 		return r
 	}
 	result.MarkControl(&r, cr)

@@ -131,6 +131,9 @@ type stepRecorder struct {
 	// held sums, over the attempts, the part of each one's time from its
 	// send to its outcome that fell inside the window (closed loop).
 	held time.Duration
+	// win counts the live guards' current window (liveguard.go), drained
+	// by them; untouched without a live guard.
+	win windowTally
 }
 
 func newStepRecorder() *stepRecorder {

@@ -77,7 +77,17 @@ type analysis struct {
 //     (ByLevel).
 //   - A breaking point's bracket starts at the level just below it, which
 //     kept the rule: each rule fires at the lowest level that breaks it.
+//   - A step cut short by a guard or the pause switch is left out of every
+//     figure: it is no whole measurement of its level.
 func Analyze(r *Result, rules config.Rules) {
+	if whole := r.Whole(); len(whole) < len(r.Steps) {
+		w := *r
+		w.Steps = whole
+		Analyze(&w, rules)
+		w.Steps = r.Steps
+		*r = w
+		return
+	}
 	view := *r
 	view.Steps = ByLevel(r.Mode, r.Steps)
 	a := newAnalysis(&view, rules)

@@ -42,3 +42,20 @@ type NopWebSocketLive struct{}
 
 func (NopWebSocketLive) Handshake(Outcome, float64) {}
 func (NopWebSocketLive) CloseCode(int)              {}
+
+// GuardLive takes the guards' evaluations. A Live that also implements it
+// (the collector's does) gets them; another gets nothing of them.
+type GuardLive interface {
+	// Guard records one evaluation of the named guard: its value and
+	// whether it was outside its limits.
+	Guard(name string, value float64, breached bool)
+	// GuardError records an evaluation that gave no value: a failed,
+	// timed-out or empty query.
+	GuardError(name string)
+}
+
+// NopGuardLive discards the guards' evaluations.
+type NopGuardLive struct{}
+
+func (NopGuardLive) Guard(string, float64, bool) {}
+func (NopGuardLive) GuardError(string)           {}

@@ -22,6 +22,8 @@ type Result struct {
 	FallsPastPeak bool     `json:"falls_past_peak"`
 	Valid         bool     `json:"valid"`
 	Diagnosis     []string `json:"diagnosis"`
+	// Abort says what stopped an aborted run; nil otherwise.
+	Abort *Abort `json:"abort"`
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
 	// Fleet is the fleet's run, on the replica with ordinal 0 of a fleet
@@ -88,6 +90,10 @@ type Step struct {
 	// Search is what a search measured the level for: SearchGrow or
 	// SearchRefine; empty for the other loads.
 	Search string `json:"search,omitempty"`
+	// Cut marks a step that a guard or the pause switch stopped before
+	// its end: its figures cover DurationSeconds only, and no breaking
+	// point, capacity or model is taken from it.
+	Cut bool `json:"cut,omitempty"`
 	// Flow holds a flow probe's figures of each of its steps (its Attempts
 	// and the figures above count iterations); absent for a single request.
 	Flow []FlowFigures `json:"flow,omitempty"`
@@ -109,6 +115,14 @@ type Second struct {
 	Second  int   `json:"second"`
 	Success int64 `json:"success"`
 	Failure int64 `json:"failure"`
+}
+
+// Whole is the steps that ran their full length: all but a cut last one.
+func (r *Result) Whole() []Step {
+	if n := len(r.Steps); n > 0 && r.Steps[n-1].Cut {
+		return r.Steps[:n-1]
+	}
+	return r.Steps
 }
 
 // Succeeded is the number of successful responses, the ones Latency is over.

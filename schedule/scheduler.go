@@ -80,6 +80,9 @@ type Scheduler struct {
 	queue    []*claim      // runs waiting in acquire, in the order they came
 	active   []*claim      // the runs under way (parallel.go)
 	recent   []*claim      // those and the ended runs that may overlap one of their steps
+
+	paused  bool          // the pause switch (pause.go)
+	resumed chan struct{} // closed by Resume
 }
 
 // probeLoop is the goroutine that schedules one probe.
@@ -89,6 +92,9 @@ type probeLoop struct {
 	trigger chan struct{}
 	done    chan struct{}
 	state   result.ProbeState // guarded by Scheduler.mu
+	// stopRun ends the run under way (or waiting for its host) with a
+	// cause; nil between runs. Guarded by Scheduler.mu.
+	stopRun context.CancelCauseFunc
 	// due is when the run under way was due: the boundary it aligns to
 	// on a fleet's replica (align.go). The loop's goroutine alone uses it.
 	due time.Time
@@ -146,6 +152,9 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 		}
 		for _, st := range states {
 			s.kept[st.Probe.Name] = st
+		}
+		if store.Paused() {
+			s.Pause()
 		}
 	}
 	return s, nil
@@ -291,9 +300,17 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 		if ctx.Err() != nil {
 			return
 		}
+		rctx, ok := s.unpaused(ctx, l) // held while paused; the switch ends rctx
+		if !ok {
+			return
+		}
 		started := time.Now()
-		outcome := s.runOnce(ctx, l)
+		outcome := s.runOnce(ctx, rctx, l)
 		next = s.nextRun(l.probe, started, time.Now(), outcome)
+		if cutByPause(rctx) {
+			next = s.triggeredRun(time.Now()) // run again once resumed
+		}
+		s.runEnded(l)
 		if !sched.Continuous || outcome == result.ResultFailed {
 			s.mu.Lock()
 			l.state.Next = next
@@ -304,16 +321,18 @@ func (s *Scheduler) loop(ctx context.Context, l *probeLoop) {
 }
 
 // runOnce waits for the probe's host and share of the caps, runs it and its
-// control, and keeps the result. It returns the run's result.
-func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult {
+// control, and keeps the result. It returns the run's result. rctx is the
+// run's context, which the pause switch ends; the fleet's judge of the run
+// outlives it, until ctx ends.
+func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunResult {
 	p := l.probe
 	s.mu.Lock()
 	l.state.Waiting, l.state.Next = true, time.Time{}
 	s.mu.Unlock()
 	control, hasControl := s.control(p)
-	c := s.claimFor(ctx, p, control, hasControl)
+	c := s.claimFor(rctx, p, control, hasControl)
 	waitStart := time.Now()
-	ok := s.acquire(ctx, c)
+	ok := s.acquire(rctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
 	s.mu.Lock()
 	l.state.Waiting = false
@@ -327,7 +346,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *probeLoop) result.RunResult 
 	if hasControl {
 		ctl = &control
 	}
-	r := s.runWithControl(ctx, l, ctl, func(since time.Time) int { return s.overlapping(c, since) })
+	r := s.runWithControl(rctx, l, ctl, func(since time.Time) int { return s.overlapping(c, since) })
 	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	// As at the start: the state first, then the Observer.

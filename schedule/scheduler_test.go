@@ -27,8 +27,9 @@ import (
 // fakeRun is a prober.Runner that sends no load: a run takes one
 // step_duration per level of the bubble's clock and completes, or is
 // canceled stopTime after ctx ends (a real run takes a moment to cut its
-// attempts short). A probe named "fails" cannot run: an error after 1ms,
-// as from a probe whose client cannot be built.
+// attempts short), or aborted when ctx ended with a *result.Stop (the
+// pause switch), as prober.Run is. A probe named "fails" cannot run: an
+// error after 1ms, as from a probe whose client cannot be built.
 func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
 	if p.Name == "fails" {
 		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
@@ -53,6 +54,11 @@ func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *resu
 		case <-time.After(time.Duration(p.Load.StepDuration)):
 		case <-ctx.Done():
 			time.Sleep(stopTime)
+			var stop *result.Stop
+			if errors.As(context.Cause(ctx), &stop) {
+				r.Abort = &stop.Abort
+				return result.ResultAborted
+			}
 			return result.ResultCanceled
 		}
 		step := result.Step{Level: level, Started: start}

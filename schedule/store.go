@@ -114,6 +114,28 @@ func (s *Store) Save(states []result.ProbeState) error {
 	return dir.Sync()
 }
 
+// pausedFile is the file whose presence keeps the pause switch on across a
+// restart.
+const pausedFile = "paused"
+
+// Paused reports whether the pause switch was on when last saved.
+func (s *Store) Paused() bool {
+	_, err := os.Stat(filepath.Join(filepath.Dir(s.path), pausedFile))
+	return err == nil
+}
+
+// SavePaused keeps the pause switch: on, a file; off, none.
+func (s *Store) SavePaused(paused bool) error {
+	name := filepath.Join(filepath.Dir(s.path), pausedFile)
+	if !paused {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return os.WriteFile(name, []byte("POST /-/resume (with --web.enable-lifecycle) to let loadprobe send load again.\n"), 0o644)
+}
+
 // setAside moves a results file that cannot be read out of the way, to the
 // same name with ".corrupt" added, and returns that name.
 func (s *Store) setAside() (string, error) {

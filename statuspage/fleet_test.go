@@ -22,7 +22,7 @@ func TestStatusPageShowsTheFleet(t *testing.T) {
 	broken.Fleet = &result.Fleet{Shards: 3, Replicas: 2, MissingShards: []int{2},
 		Problems: []string{"shard 2 of 3 has no step in this run at connections 24, 48"}}
 	states := []result.ProbeState{{Probe: probe("work", 1, 2, 4, 8, 16), Last: whole}, {Probe: probe("shed", 1, 2, 4, 8, 16), Last: broken}}
-	_, page := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }), "/")
+	_, page := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
 	block := func(name string) string {
 		i := strings.Index(page, `id="fleet-`+name+`"`)
 		if i < 0 {

@@ -30,7 +30,7 @@ func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 		{Probe: p, Last: r},
 		{Probe: p, Current: current, Doing: "refining the knee between 8 and 16"},
 	}
-	_, body := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }), "/")
+	_, body := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
 
 	testkit.Contains(t, "the page", body,
 		`<td class="knee">12 connections (600/s; bracket [11, 12])</td>`,

@@ -29,7 +29,8 @@ var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
 type Link struct{ Href, Text string }
 
 // StatusHandler serves the status page from the probes' states at request time.
-func StatusHandler(version string, links []Link, states func() []result.ProbeState) http.Handler {
+// paused says whether the pause switch holds all load.
+func StatusHandler(version string, links []Link, states func() []result.ProbeState, paused func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -41,9 +42,10 @@ func StatusHandler(version string, links []Link, states func() []result.ProbeSta
 			Links   []Link
 			Now     time.Time
 			Probes  []probeView
-		}{Version: version, Links: links, Now: now}
+			Paused  bool
+		}{Version: version, Links: links, Now: now, Paused: paused()}
 		for _, st := range states() {
-			view.Probes = append(view.Probes, newProbeView(st, now))
+			view.Probes = append(view.Probes, newProbeView(st, now, view.Paused))
 		}
 		var b strings.Builder
 		if err := page.Execute(&b, view); err != nil {
@@ -72,7 +74,7 @@ type probeView struct {
 	BelowMin     bool    // the last run's capacity is below MinCapacity
 }
 
-func newProbeView(st result.ProbeState, now time.Time) probeView {
+func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
 	p := st.Probe
 	lq, budget := result.LatencyRule(p.Rules)
 	mode := p.Load.Mode()
@@ -82,6 +84,8 @@ func newProbeView(st result.ProbeState, now time.Time) probeView {
 		MinCapacity: p.Expect.MinCapacity,
 	}
 	switch {
+	case paused && st.Current == nil:
+		v.State = "paused"
 	case st.Current != nil && p.Load.Search != nil:
 		v.State = fmt.Sprintf("running, step %d of at most %d", min(len(st.Current.Steps)+1, steps(p.Load)), steps(p.Load))
 		if st.Doing != "" {

@@ -12,7 +12,7 @@ import (
 // brought in (the injected scripts would have set data-pwned), one whole
 // chart, and the strings as text.
 func TestStatusPageEscapesInBrowser(t *testing.T) {
-	srv := httptest.NewServer(StatusHandler(markup, []Link{{Href: "/metrics", Text: markup}}, evilStates))
+	srv := httptest.NewServer(StatusHandler(markup, []Link{{Href: "/metrics", Text: markup}}, evilStates, notPaused))
 	t.Cleanup(srv.Close)
 	dom := string(realpart.Chromium(t, "--dump-dom", srv.URL+"/"))
 	checkEscaped(t, dom)

@@ -61,7 +61,7 @@ func TestStatusPage(t *testing.T) {
 		{Probe: probe("fresh", 1, 2)},
 		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Ended: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
 	}
-	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []result.ProbeState { return states })
+	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []result.ProbeState { return states }, notPaused)
 	resp, body := get(t, h, "/")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -157,7 +157,7 @@ func evilStates() []result.ProbeState {
 // Whatever a name, a phase, an error or a diagnosis holds, it reaches the page
 // as text.
 func TestStatusPageEscapes(t *testing.T) {
-	h := StatusHandler(markup, []Link{{Href: "/metrics", Text: markup}}, evilStates)
+	h := StatusHandler(markup, []Link{{Href: "/metrics", Text: markup}}, evilStates, notPaused)
 	_, body := get(t, h, "/")
 	checkEscaped(t, body)
 	svg := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(body)

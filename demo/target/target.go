@@ -66,6 +66,7 @@ type Target struct {
 	cpuSink  atomic.Uint64 // keeps the --work=cpu loop from being optimised away
 	// wsSessions counts the open /ws-limited sessions.
 	wsSessions atomic.Int64
+	metrics    *targetMetrics // its own /metrics (metrics.go)
 }
 
 // New returns a demo target with a fresh state: an idle pool, nothing
@@ -85,6 +86,7 @@ func New(opts Options) *Target {
 		slots:    make(chan targetSlot, opts.Workers),
 		collapse: make(chan struct{}, opts.Workers),
 		shop:     newShop(),
+		metrics:  newTargetMetrics(),
 	}
 	for range opts.Workers {
 		t.slots <- targetSlot{}
@@ -118,6 +120,7 @@ func (t *Target) indexText() string {
 	row("/ws-limited", fmt.Sprintf("WebSocket: echoes, holding at most %d sessions; closes any beyond with 1013 (try again later)", TargetWSSessions))
 	row("/login", fmt.Sprintf(`POST {"user": "name"}: {"token": "..."} after %v`, ShopLoginWork))
 	row("/items/{id}", "200 with a token from /login (Authorization: Bearer <token>), 401 without")
+	row("/metrics", "the target's own Prometheus metrics: http_requests_total{route,code}, http_requests_in_flight")
 	return b.String()
 }
 
@@ -168,8 +171,17 @@ func targetText(w http.ResponseWriter, code int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-// ServeHTTP serves the demo routes; any method is accepted.
+// ServeHTTP serves the demo routes, counted in its own metrics, and those
+// metrics on /metrics; any method is accepted.
 func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/metrics" {
+		t.metrics.handler.ServeHTTP(w, r)
+		return
+	}
+	t.metrics.counted(w, r, t.serve)
+}
+
+func (t *Target) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/noop":
 		targetOK.write(w)

@@ -733,3 +733,42 @@ type targetDiscard struct{ h http.Header }
 func (d targetDiscard) Header() http.Header         { return d.h }
 func (d targetDiscard) Write(p []byte) (int, error) { return len(p), nil }
 func (d targetDiscard) WriteHeader(int)             {}
+
+func TestTargetExportsItsOwnMetrics(t *testing.T) {
+	srv := httptest.NewServer(New(Options{}))
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	before := get("/metrics")
+	for _, want := range []string{`http_requests_total{code="503",route="/shed"} 0`, `http_requests_total{code="200",route="/shed"} 0`, "http_requests_in_flight 0"} {
+		if !strings.Contains(before, want) {
+			t.Errorf("before any request /metrics lacks %s:\n%s", want, before)
+		}
+	}
+	get("/noop")
+	get("/status?code=418")
+	get("/status?code=418")
+	get("/items/7")
+	get("/nowhere")
+	after := get("/metrics")
+	for _, want := range []string{
+		`http_requests_total{code="200",route="/noop"} 1`,
+		`http_requests_total{code="418",route="/status"} 2`,
+		`http_requests_total{code="401",route="/items/{id}"} 1`,
+		`http_requests_total{code="404",route="other"} 1`,
+	} {
+		if !strings.Contains(after, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, after)
+		}
+	}
+	if strings.Contains(after, `route="/metrics"`) {
+		t.Error("the scrapes count as requests")
+	}
+}

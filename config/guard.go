@@ -1,0 +1,197 @@
+package config
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// Guard stops a run while it is under way when the target suffers: the
+// live guards judge each window of a step from the probe's own attempts,
+// the Prometheus guards ask the Prometheus that watches the target
+// (docs/guards.md).
+type Guard struct {
+	Window model.Duration `yaml:"window"`
+	// ErrorRatio is the limit of a window's failed attempts / attempts;
+	// 0: no error-ratio guard.
+	ErrorRatio float64       `yaml:"error_ratio,omitempty"`
+	Latency    *LatencyGuard `yaml:"latency,omitempty"`
+	// For is how many consecutive windows over a limit stop the run.
+	For        int              `yaml:"for"`
+	Prometheus *PrometheusGuard `yaml:"prometheus,omitempty"`
+}
+
+// LatencyGuard is the limit of a window's latency quantile of successes.
+type LatencyGuard struct {
+	Quantile float64        `yaml:"quantile"`
+	Max      model.Duration `yaml:"max"`
+}
+
+// OnError says what a failed, timed-out or empty guard query does.
+type OnError string
+
+// The answers to a query that gives no value.
+const (
+	OnErrorAbort  OnError = "abort"
+	OnErrorIgnore OnError = "ignore"
+)
+
+// PrometheusGuard is the Prometheus that watches the target and the
+// queries asked of it every Interval.
+type PrometheusGuard struct {
+	URL string `yaml:"url"`
+	// HTTPClientConfig is how to reach the Prometheus (TLS, basic auth,
+	// bearer); a named field for the reason Request's is one.
+	HTTPClientConfig commoncfg.HTTPClientConfig `yaml:",inline"`
+	Interval         model.Duration             `yaml:"interval"`
+	OnError          OnError                    `yaml:"on_error"`
+	Queries          []GuardQuery               `yaml:"queries"`
+}
+
+// GuardQuery is one PromQL query and the range its result must keep.
+type GuardQuery struct {
+	Name  string   `yaml:"name"`
+	Query string   `yaml:"query"`
+	Min   *float64 `yaml:"min,omitempty"`
+	Max   *float64 `yaml:"max,omitempty"`
+	For   int      `yaml:"for"`
+}
+
+// Live guard names: the `guard` label of their series, which a query's
+// name must not take.
+const (
+	GuardErrorRatio = "error_ratio"
+	GuardLatency    = "latency"
+)
+
+// Live reports whether g has a live guard to judge windows by.
+func (g Guard) Live() bool { return g.ErrorRatio > 0 || g.Latency != nil }
+
+// Outside reports whether value breaks q's range.
+func (q GuardQuery) Outside(value float64) bool {
+	return q.Min != nil && value < *q.Min || q.Max != nil && value > *q.Max
+}
+
+// Defaults of the guard's sections, applied where a file opens them.
+var (
+	defaultGuard           = Guard{Window: model.Duration(time.Second), For: 1}
+	defaultPrometheusGuard = PrometheusGuard{
+		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
+		Interval:         model.Duration(5 * time.Second),
+		OnError:          OnErrorAbort,
+	}
+	defaultGuardQuery = GuardQuery{For: 1}
+)
+
+// maxGuardFor bounds a guard's `for`: beyond it a guard never fires within
+// any run a config allows.
+const maxGuardFor = 1000
+
+func (v *validator) guard(c *Config, pr *Probe, p keyPath, dir string) {
+	g := &pr.Guard
+	v.positive(p.to("window"), g.Window)
+	if s := pr.Load.StepDuration; g.Live() && len(pr.Load.Phases) == 0 && g.Window > s && s > 0 {
+		v.errorf(p.to("window"), "is longer than step_duration (%s): no window of a step would be judged", s)
+	}
+	if !(g.ErrorRatio >= 0 && g.ErrorRatio < 1) {
+		v.errorf(p.to("error_ratio"), "must be in [0, 1) (got %s; 0: no error-ratio guard)", num(g.ErrorRatio))
+	}
+	if l := g.Latency; l != nil {
+		lp := p.to("latency")
+		if !(l.Quantile > 0 && l.Quantile < 1) {
+			v.errorf(lp.to("quantile"), "must be in (0, 1) (got %s)", num(l.Quantile))
+		}
+		v.positive(lp.to("max"), l.Max)
+	}
+	v.guardFor(p.to("for"), g.For)
+	if g.Prometheus != nil {
+		v.prometheusGuard(c, g.Prometheus, p.to("prometheus"), dir)
+	}
+}
+
+func (v *validator) guardFor(p keyPath, n int) {
+	if n < 1 || n > maxGuardFor {
+		v.errorf(p, "must be from 1 to %d (got %d)", maxGuardFor, n)
+	}
+}
+
+func (v *validator) prometheusGuard(c *Config, g *PrometheusGuard, p keyPath, dir string) {
+	up := p.to("url")
+	if u, err := url.Parse(g.URL); g.URL == "" {
+		v.errorf(up, "required")
+	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		v.errorf(up, "%q is not an http or https URL with a host", g.URL)
+	} else if u.User != nil {
+		v.errorf(up, "credentials in the URL are not allowed: use basic_auth")
+	} else {
+		v.notLoaded(c, u, up)
+	}
+	v.clientConfig(&g.HTTPClientConfig, p, dir)
+	v.positive(p.to("interval"), g.Interval)
+	if g.OnError != OnErrorAbort && g.OnError != OnErrorIgnore {
+		v.errorf(p.to("on_error"), "must be abort or ignore (got %q)", g.OnError)
+	}
+	qp := p.to("queries")
+	if len(g.Queries) == 0 {
+		v.errorf(qp, "at least one query is required")
+	}
+	names := map[string]int{}
+	for i, q := range g.Queries {
+		ip := qp.to(i)
+		switch np := ip.to("name"); {
+		case !validName(q.Name):
+			v.errorf(np, "%q is not a valid name: use letters, digits, _ and -", q.Name)
+		case len(q.Name) > maxNameLength:
+			v.errorf(np, "longer than %d characters", maxNameLength)
+		case q.Name == GuardErrorRatio || q.Name == GuardLatency:
+			v.errorf(np, "%q is the name of a live guard", q.Name)
+		default:
+			if j, dup := names[q.Name]; dup {
+				v.errorf(np, "duplicate guard name %q (first used by queries[%d])", q.Name, j)
+			}
+			names[q.Name] = i
+		}
+		if strings.TrimSpace(q.Query) == "" {
+			v.errorf(ip.to("query"), "required")
+		}
+		switch {
+		case q.Min == nil && q.Max == nil:
+			v.errorf(ip, "min, max or both are required: the range the result must keep")
+		case q.Min != nil && q.Max != nil && !(*q.Min <= *q.Max):
+			v.errorf(ip.to("max"), "must not be below min (%s)", num(*q.Min))
+		}
+		v.guardFor(ip.to("for"), q.For)
+	}
+}
+
+// notLoaded rejects a guard's Prometheus that a probe of c loads: the
+// Prometheus that judges the target must never be under load itself
+// (docs/guards.md, "The guard's Prometheus").
+func (v *validator) notLoaded(c *Config, u *url.URL, p keyPath) {
+	guarded := hostPort(u)
+	for _, pr := range c.Probes {
+		reqs := []Request{pr.Request}
+		for _, s := range pr.Flow {
+			reqs = append(reqs, s.Request)
+		}
+		for _, r := range reqs {
+			if t, err := url.Parse(r.URL); err == nil && t.Host != "" && hostPort(t) == guarded {
+				v.errorf(p, "%s is the target of probe %q: the Prometheus a guard asks is never loaded", guarded, pr.Name)
+				return
+			}
+		}
+	}
+}
+
+// hostPort is u's host and port, the port filled in from the scheme.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}

@@ -1,0 +1,182 @@
+// Package guard asks the Prometheus that watches a probe's target whether
+// the target suffers, every interval of a run, and stops the run when a
+// query's result leaves its range (docs/guards.md). It only ever sends
+// the guard's queries: no load goes to that Prometheus.
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// Watcher evaluates one probe's Prometheus guards through one run.
+type Watcher struct {
+	api      v1.API
+	rt       http.RoundTripper
+	cfg      *config.PrometheusGuard
+	interval time.Duration
+	live     result.GuardLive
+	// over counts each query's consecutive evaluations outside its range.
+	over []int
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a Watcher of g's queries; live takes their evaluations.
+func New(g *config.PrometheusGuard, live result.GuardLive) (*Watcher, error) {
+	rt, err := commoncfg.NewRoundTripperFromConfig(g.HTTPClientConfig, "loadprobe_guard")
+	if err != nil {
+		return nil, fmt.Errorf("guard Prometheus HTTP settings: %w", err)
+	}
+	c, err := api.NewClient(api.Config{Address: g.URL, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("guard Prometheus URL %q: %w", g.URL, err)
+	}
+	if live == nil {
+		live = result.NopGuardLive{}
+	}
+	return &Watcher{api: v1.NewAPI(c), rt: rt, cfg: g, interval: time.Duration(g.Interval), live: live,
+		over: make([]int, len(g.Queries)), done: make(chan struct{})}, nil
+}
+
+// Start evaluates every query once before it returns, so that a target
+// already unhealthy gets no load, then again every interval until Stop or
+// ctx ends. stop is called at most once, with the abort of the first guard
+// that fires.
+func (w *Watcher) Start(ctx context.Context, stop func(result.Abort)) {
+	ctx, w.cancel = context.WithCancel(ctx)
+	if a, fired := w.evaluate(ctx); fired {
+		stop(a)
+		close(w.done)
+		return
+	}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(w.interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if a, fired := w.evaluate(ctx); fired && ctx.Err() == nil {
+				stop(a)
+				return
+			}
+		}
+	}()
+}
+
+// Stop ends the evaluations and waits for the one under way; a nil
+// Watcher (a probe without Prometheus guards) has none.
+func (w *Watcher) Stop() {
+	if w == nil {
+		return
+	}
+	if w.cancel != nil {
+		w.cancel()
+		<-w.done
+	}
+	if c, ok := w.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// evaluate asks every query at once, each bounded by the interval, and
+// returns the abort of the first (in config order) that has been outside
+// its range for its `for` evaluations.
+func (w *Watcher) evaluate(ctx context.Context) (result.Abort, bool) {
+	values := make([]float64, len(w.cfg.Queries))
+	errs := make([]error, len(w.cfg.Queries))
+	var wg sync.WaitGroup
+	for i, q := range w.cfg.Queries {
+		wg.Go(func() {
+			qctx, cancel := context.WithTimeout(ctx, w.interval)
+			defer cancel()
+			values[i], errs[i] = w.query(qctx, q)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return result.Abort{}, false // stopped: a canceled query is no answer
+	}
+	var first *result.Abort
+	for i, q := range w.cfg.Queries {
+		outside := false
+		if errs[i] != nil {
+			w.live.GuardError(q.Name)
+			if w.cfg.OnError == config.OnErrorIgnore {
+				continue
+			}
+			outside = true // on_error abort: a guard that cannot see counts as breached
+		} else {
+			outside = q.Outside(values[i])
+			w.live.Guard(q.Name, values[i], outside)
+		}
+		if !outside {
+			w.over[i] = 0
+			continue
+		}
+		if w.over[i]++; w.over[i] >= q.For && first == nil {
+			first = &result.Abort{By: result.ByPrometheus, Guard: q.Name, Value: values[i]}
+		}
+	}
+	if first == nil {
+		return result.Abort{}, false
+	}
+	return *first, true
+}
+
+// errNoSample is a query's answer without a number to judge.
+var errNoSample = errors.New("no sample")
+
+// query runs q now and returns its value: a scalar's, or of an instant
+// vector the series that breaks q's range most (docs/guards.md,
+// "Prometheus guards"). NaN samples (a ratio over no traffic) are no samples.
+func (w *Watcher) query(ctx context.Context, q config.GuardQuery) (float64, error) {
+	v, _, _, err := w.api.Query(ctx, q.Query, time.Now())
+	if err != nil {
+		return 0, err
+	}
+	var samples []float64
+	switch v := v.(type) {
+	case *model.Scalar:
+		samples = []float64{float64(v.Value)}
+	case model.Vector:
+		for _, s := range v {
+			samples = append(samples, float64(s.Value))
+		}
+	default:
+		return 0, fmt.Errorf("a %s result: the query must return an instant vector or a scalar", v.Type())
+	}
+	hi, lo := math.Inf(-1), math.Inf(1)
+	for _, s := range samples {
+		if !math.IsNaN(s) {
+			hi, lo = max(hi, s), min(lo, s)
+		}
+	}
+	switch {
+	case math.IsInf(hi, -1):
+		return 0, errNoSample
+	case q.Max != nil && hi > *q.Max, q.Min == nil:
+		return hi, nil
+	case q.Min != nil && lo < *q.Min, q.Max == nil:
+		return lo, nil
+	}
+	return hi, nil
+}

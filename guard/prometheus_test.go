@@ -1,0 +1,75 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// A query's answer becomes one value to judge, by the convention of
+// docs/guards.md, "Prometheus guards"; an answer without one is an error.
+func TestQueryValue(t *testing.T) {
+	lo, hi := 5.0, 10.0
+	vector := func(values ...string) string {
+		s := ""
+		for i, v := range values {
+			if i > 0 {
+				s += ","
+			}
+			s += fmt.Sprintf(`{"metric":{"pod":"p%d"},"value":[1,%q]}`, i, v)
+		}
+		return `{"status":"success","data":{"resultType":"vector","result":[` + s + `]}}`
+	}
+	for _, tc := range []struct {
+		name     string
+		answer   string
+		min, max *float64
+		want     float64
+		breached bool
+		fails    bool
+	}{
+		{"highest of several above max", vector("3", "50"), nil, &hi, 50, true, false},
+		{"lowest of several below min", vector("3", "50"), &lo, nil, 3, true, false},
+		{"one below min of a range", vector("3", "8"), &lo, &hi, 3, true, false},
+		{"inside the range: the highest", vector("7", "8"), &lo, &hi, 8, false, false},
+		{"NaN series left out", vector("NaN", "4"), nil, &hi, 4, false, false},
+		{"a scalar", `{"status":"success","data":{"resultType":"scalar","result":[1,"12"]}}`, nil, &hi, 12, true, false},
+		{"only NaN", vector("NaN"), nil, &hi, 0, false, true},
+		{"empty", vector(), nil, &hi, 0, false, true},
+		{"a range vector", `{"status":"success","data":{"resultType":"matrix","result":[]}}`, nil, &hi, 0, false, true},
+		{"a query error", `{"status":"error","errorType":"bad_data","error":"parse error"}`, nil, &hi, 0, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if strings.Contains(tc.answer, `"status":"error"`) {
+					w.WriteHeader(http.StatusBadRequest)
+				}
+				fmt.Fprint(w, tc.answer)
+			}))
+			defer srv.Close()
+			q := config.GuardQuery{Name: "q", Query: "up", Min: tc.min, Max: tc.max, For: 1}
+			w, err := New(&config.PrometheusGuard{URL: srv.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+				Interval: model.Duration(time.Second), OnError: config.OnErrorAbort, Queries: []config.GuardQuery{q}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			v, err := w.query(context.Background(), q)
+			if (err != nil) != tc.fails {
+				t.Fatalf("error %v, want failure %v", err, tc.fails)
+			}
+			if !tc.fails && (v != tc.want || q.Outside(v) != tc.breached) {
+				t.Errorf("value %g (outside: %v), want %g (outside: %v)", v, q.Outside(v), tc.want, tc.breached)
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/loadprobe/loadprobe/guard"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// A run stops before its end in one of two ways. Its context ends with a
+// *result.Stop as its cause when a live guard, a Prometheus guard or the
+// pause switch stops it: the run is aborted, and the step under way is kept,
+// marked cut. Any other end (a reload, SIGTERM) cancels it: a canceled run
+// is no result, and its step under way is dropped.
+
+// stopRun stops the load at once for a guard.
+func (e *engine) stopRun(a result.Abort) { e.cancel(&result.Stop{Abort: a}) }
+
+// markStop returns when the load stopped: the first time it is asked
+// after the run's context ended, which the engine does at once.
+func (e *engine) markStop() time.Time {
+	e.stopOnce.Do(func() { e.stopped = time.Now() })
+	return e.stopped
+}
+
+// endStopped ends r, whose run's context has ended: aborted, with cut (the
+// step under way, nil between steps) kept as a cut step, when a guard or
+// the pause switch stopped it; canceled otherwise.
+func (e *engine) endStopped(r *result.Result, cut *result.Step) {
+	var s *result.Stop
+	if !errors.As(context.Cause(e.ctx), &s) {
+		r.Ended = result.ResultCanceled
+		return
+	}
+	a := s.Abort
+	a.Level = math.Float64frombits(e.level.Load())
+	a.AtSeconds = e.markStop().Sub(e.started).Seconds()
+	r.Ended, r.Abort = result.ResultAborted, &a
+	r.Error = fmt.Sprintf("%s stopped the load at %s, %.1fs into the run: no higher level ran",
+		a.Text(), r.Mode.Level(a.Level), a.AtSeconds)
+	if cut != nil {
+		cut.Cut = true
+		r.Steps = append(r.Steps, *cut)
+	}
+}
+
+// guardLive is where the guards' evaluations go: the run's Live when it
+// takes them.
+func (e *engine) guardLive() result.GuardLive {
+	if g, ok := e.live.(result.GuardLive); ok {
+		return g
+	}
+	return result.NopGuardLive{}
+}
+
+// watchPrometheus starts the probe's Prometheus guards, nil without any;
+// their first evaluation is done when it returns, before any load.
+func (e *engine) watchPrometheus() (*guard.Watcher, error) {
+	g := e.probe.Guard.Prometheus
+	if g == nil {
+		return nil, nil
+	}
+	w, err := guard.New(g, e.guardLive())
+	if err != nil {
+		return nil, err
+	}
+	w.Start(e.ctx, e.stopRun)
+	return w, nil
+}
