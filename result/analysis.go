@@ -45,7 +45,7 @@ type analysis struct {
 	capacity     int
 }
 
-// Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid and
+// Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Model, r.Valid and
 // r.Diagnosis from r.Steps and r.Mode with the probe's rules, as config
 // loaded them (its defaults applied). Steps are taken in the order they ran.
 //
@@ -81,6 +81,7 @@ func Analyze(r *Result, rules config.Rules) {
 		FirstFailure:  a.point(a.failure),
 	}
 	r.Capacity = a.point(a.capacity)
+	r.Model = a.model()
 	r.Valid = a.valid()
 	r.Diagnosis = a.diagnose()
 }

@@ -17,8 +17,11 @@ type Result struct {
 	PeakThroughput  float64        `json:"peak_throughput"`
 	BreakingPoints  BreakingPoints `json:"breaking_points"`
 	Capacity        *Point         `json:"capacity"`
-	Valid           bool           `json:"valid"`
-	Diagnosis       []string       `json:"diagnosis"`
+	// Model is the Universal Scalability Law fitted to the run's levels;
+	// nil for a phases profile, which is not a ramp.
+	Model     *Model   `json:"model"`
+	Valid     bool     `json:"valid"`
+	Diagnosis []string `json:"diagnosis"`
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
 	// Fleet is the fleet's run, on the replica with ordinal 0 of a fleet
