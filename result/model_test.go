@@ -218,3 +218,22 @@ func TestModelJSON(t *testing.T) {
 		t.Errorf("model JSON %v", doc.Model)
 	}
 }
+
+func TestModelLine(t *testing.T) {
+	for _, tc := range []struct {
+		m    *Model
+		mode config.Mode
+		want string
+	}{
+		{&Model{Verdict: VerdictFitted, Sigma: 0.0325, SigmaStderr: 0.0012, Kappa: 0.001383, KappaStderr: 0.000014, Lambda: 39.07, PeakLevel: 26.5, PeakThroughput: 374.6, FitErrorRatio: 0.005, Points: 9}, config.ModeConcurrency,
+			"USL σ 0.0325 ± 0.0012, κ 0.00138 ± 0.000014, λ 39.1/s; peak 375/s at 26.5 connections (fit error 0.5% over 9 levels)"},
+		{&Model{Verdict: VerdictNoPeak, Sigma: 0.01, SigmaStderr: 0.001, Lambda: 100, FitErrorRatio: 0.003, Points: 6}, config.ModeRate,
+			"USL σ 0.01 ± 0.001, λ 100/s, κ not measurable: no peak in reach (fit error 0.3% over 6 levels)"},
+		{&Model{Verdict: VerdictTooFewLevels}, config.ModeConcurrency,
+			"no fit (too_few_levels: fewer than 5 levels held their load below the first failure)"},
+	} {
+		if got := tc.m.Line(tc.mode); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}
