@@ -86,7 +86,24 @@ var mayBeEmpty = map[string]string{
 	"loadprobe-overview.json|panel Fleet results / C":                                              "the fleet's latency budget may never be exceeded (no latency_budget breaking point)",
 	"loadprobe-overview.json|panel Fleet results / D":                                              "no level of the fleet may have failed (no first_failure breaking point)",
 	"rules.yml|record probe:loadprobe_load:steady15m":                                              "a ramp is not a steady load; only probes that held one load level in the window (continuous canaries) have this series",
+	"loadprobe-probe.json|panel Contention σ over time / A":                                        noFit,
+	"loadprobe-probe.json|panel Contention σ over time / B":                                        noFit,
+	"loadprobe-probe.json|panel Coherency κ over time / A":                                         noFit,
+	"loadprobe-probe.json|panel Coherency κ over time / B":                                         noFit,
+	"loadprobe-probe.json|panel Predicted peak N* over time / A":                                   noFit,
+	"loadprobe-probe.json|panel Predicted peak N* over time / B":                                   noFit,
+	"rules.yml|record probe:loadprobe_model_contention:median_7d":                                  noFit,
+	"rules.yml|record probe:loadprobe_model_coherency:median_7d":                                   noFit,
+	"rules.yml|record probe:loadprobe_model_peak_level:median_7d":                                  noFit,
+	"rules.yml|record probe:loadprobe_model_peak_throughput:median_7d":                             noFit,
+	"rules.yml|record probe:loadprobe_model_fitted_run:timestamp_seconds":                          noFit,
+	"rules.yml|record probe:loadprobe_model_fitted_runs:count_7d":                                  noFit,
 }
+
+// noFit: the model gauges exist only for a run whose levels gave a fit
+// (docs/model.md, "Verdicts"), and κ and N* only when κ could be told
+// from 0; a short or plateaued ramp may give a verdict instead.
+const noFit = "a run exports the loadprobe_model_* gauges only when its ramp gave a USL fit"
 
 // noStep: the step label is set only by a flow's steps, and a flow's steps
 // get their series on its first run, not when the config loads.
