@@ -20,10 +20,11 @@ const (
 // chartView is a run's ramp as the SVG template of status.html draws it:
 // every coordinate computed here, every text left for the template to
 // escape. Goodput (left axis) and the latency quantile of the rules (right
-// axis) against level, one level per equal step along x (ramps usually
-// double), with the three breaking points marked by vertical lines, the
-// latency budget by a horizontal one and the capacity by a ring on the
-// goodput curve.
+// axis) against level, placed in proportion to its value (levelAxis), with
+// the three breaking points marked by vertical lines, the latency budget by
+// a horizontal one, the capacity by a ring on the goodput curve, each
+// step's error ratio by a column, and the fitted scalability law by a curve
+// with its peak N* marked (docs/model.md).
 type chartView struct {
 	Frame                     frame
 	Name, Quantile, AxisTitle string
@@ -33,6 +34,9 @@ type chartView struct {
 	Marks                     []breakMark
 	Good, Lat                 curve
 	Capacity                  *dot
+	Model                     *modelCurve // nil without a curve to draw
+	Peak                      *peakMark   // nil without N* on the axis
+	Errors                    []errorColumn
 }
 
 // frame holds the fixed positions of the chart: the plot's edges and where
@@ -74,6 +78,9 @@ type curve struct {
 	Class  string // good or lat
 	Points string // the polyline's "x,y x,y ..."
 	Dots   []dot
+	// Line joins the dots; measured goodput is dots alone when the fitted
+	// curve runs through them.
+	Line bool
 }
 
 type dot struct {
@@ -87,17 +94,16 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		return nil
 	}
 	lq, budget := result.LatencyRule(rules)
-	n := len(r.Steps)
-	x := func(i int) float64 {
-		if n == 1 {
-			return padL + plotW/2
-		}
-		return padL + float64(i)*plotW/float64(n-1)
-	}
+	axis := newLevelAxis(r)
+	x := func(i int) float64 { return axis.step(i, r.Steps[i].Level) }
+	modelLevels, modelGood := modelValues(r, axis)
 	maxGood, maxLat := 0.0, 0.0
 	for _, s := range r.Steps {
 		maxGood = math.Max(maxGood, s.Goodput)
 		maxLat = math.Max(maxLat, lq.Of(s.Latency))
+	}
+	for _, v := range modelGood {
+		maxGood = math.Max(maxGood, v)
 	}
 	goodStep, latStep := niceStep(maxGood/divisions), niceStep(maxLat/divisions)
 	goodTop, latTop := goodStep*divisions, latStep*divisions
@@ -110,21 +116,20 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		c.Grid = append(c.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
 			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
 	}
-	for i, s := range r.Steps {
-		label := config.FormatLevel(s.Level)
-		if s.Name != "" {
-			label = s.Name
-		}
-		c.Ticks = append(c.Ticks, levelTick{X: x(i), Label: label})
-	}
+	c.Ticks = axis.ticks(r)
 	if budget > 0 && budget <= latTop {
 		y := yLat(budget)
 		c.Budget = &budgetLine{Y: y, TextX: padL + plotW - 4, TextY: y - 4, Text: seconds(budget) + " budget"}
 	}
 	c.Marks = breakMarks(r, x)
-	c.Good = newCurve("good", r.Mode, r.Steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
+	c.Errors = errorColumns(r, axis)
+	c.Model = newModelCurve(r, axis, modelLevels, modelGood, yGood)
+	c.Peak = newPeakMark(r, axis, c.Model != nil)
+	order := axis.order(r.Steps)
+	c.Good = newCurve("good", r.Mode, r.Steps, order, x, yGood, func(s result.Step) float64 { return s.Goodput },
 		func(v float64) string { return "goodput " + rate(v) + "/s" })
-	c.Lat = newCurve("lat", r.Mode, r.Steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
+	c.Good.Line = c.Model == nil
+	c.Lat = newCurve("lat", r.Mode, r.Steps, order, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
 		func(v float64) string { return lq.Label + " " + seconds(v) })
 	if p := r.Capacity; p != nil {
 		for i, s := range r.Steps {
@@ -170,11 +175,13 @@ func breakMarks(r result.Result, x func(int) float64) []breakMark {
 	return marks
 }
 
-func newCurve(class string, mode config.Mode, steps []result.Step, x func(int) float64, y func(float64) float64,
+// newCurve draws v of the steps, joined in order (left to right).
+func newCurve(class string, mode config.Mode, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
 	v func(result.Step) float64, title func(float64) string) curve {
-	c := curve{Class: class}
-	for i, s := range steps {
-		if i > 0 {
+	c := curve{Class: class, Line: true}
+	for k, i := range order {
+		s := steps[i]
+		if k > 0 {
 			c.Points += " "
 		}
 		c.Points += coord(x(i)) + "," + coord(y(v(s)))
