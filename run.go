@@ -136,7 +136,7 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 }
 
 // writeTable prints one run as the ramp table, its breaking points,
-// capacity and diagnosis. Latency columns are over successful responses;
+// capacity, validity, model and diagnosis. Latency columns are over successful responses;
 // the http_error responses' own p99 gets a column when any step had one.
 func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	lq, budget := result.LatencyRule(p.Rules)
@@ -194,6 +194,9 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 		valid = "no"
 	}
 	fmt.Fprintf(w, "valid: %s\n", valid)
+	if line := r.Model.Line(r.Mode); line != "" {
+		fmt.Fprintf(w, "model: %s\n", line)
+	}
 	for _, d := range r.Diagnosis {
 		fmt.Fprintf(w, "  - %s\n", d)
 	}

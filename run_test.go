@@ -81,6 +81,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 		"first failure   never",
 		"expected at least 150/s: met",
 		"valid: yes",
+		"model: no fit (too_few_levels: fewer than 5 levels",
 		"throughput stopped improving at 4 connections",
 	)
 	testkit.Lacks(t, "the table of one probe", stdout, "probe shed")
@@ -125,7 +126,7 @@ func TestRunJSON(t *testing.T) {
 		t.Fatalf("%d probes in the JSON, want both", len(out.Probes))
 	}
 	for _, key := range []string{"name", "mode", "result", "started", "duration_seconds", "steps",
-		"peak_throughput", "breaking_points", "capacity", "valid", "diagnosis"} {
+		"peak_throughput", "breaking_points", "capacity", "model", "valid", "diagnosis"} {
 		if _, ok := out.Probes[0][key]; !ok {
 			t.Errorf("result JSON lacks %q", key)
 		}
@@ -137,6 +138,10 @@ func TestRunJSON(t *testing.T) {
 	}
 	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses[503] == 0 {
 		t.Errorf("shed: first failure %+v, responses %v; want 503s from 16 connections", ff, shed.Steps[len(shed.Steps)-1].Responses)
+	}
+	var model bytes.Buffer
+	if err := json.Compact(&model, out.Probes[0]["model"]); err != nil || model.String() != `{"verdict":"too_few_levels"}` {
+		t.Errorf("work model %s (%v): a ramp of 4 levels gets a verdict and no coefficients", out.Probes[0]["model"], err)
 	}
 	var bp map[string]json.RawMessage
 	if err := json.Unmarshal(out.Probes[0]["breaking_points"], &bp); err != nil {

@@ -81,12 +81,26 @@ var (
 	probeInfo = desc(namespace+"_probe_info",
 		"What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.", "probe", "mode", "continuous")
 
+	modelContention = desc(namespace+"_model_contention",
+		"Contention coefficient σ of the Universal Scalability Law fitted to the last run (a lock, a pool, a single thread); absent without a fit.", probeL...)
+	modelCoherency = desc(namespace+"_model_coherency",
+		"Coherency coefficient κ of the Universal Scalability Law fitted to the last run (cross-talk that makes throughput fall past the peak); absent when the fit could not tell it from 0.", probeL...)
+	modelSingle = desc(namespace+"_model_single_throughput",
+		"Throughput of one (λ) in the Universal Scalability Law fitted to the last run, in successful responses per second; absent without a fit.", probeL...)
+	modelPeakLevel = desc(namespace+"_model_peak_level",
+		"Load level N* at which the fitted Universal Scalability Law peaks, √((1−σ)/κ); absent without a measured κ.", probeL...)
+	modelPeakThroughput = desc(namespace+"_model_peak_throughput",
+		"Goodput the fitted Universal Scalability Law predicts at its peak N*, in successful responses per second; absent without a measured κ.", probeL...)
+	modelFitError = desc(namespace+"_model_fit_error_ratio",
+		"Root mean square error of the Universal Scalability Law fit of the last run over its mean goodput; absent without a fit.", probeL...)
+
 	allResultDescs = []*prometheus.Desc{
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
 		capacityThroughput, runValid, runDuration, lastCompleted, expectedMin,
-		scheduleInterval, probeInfo,
+		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
+		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
 )
 
@@ -172,6 +186,24 @@ func collectProbe(ch chan<- prometheus.Metric, ps result.ProbeState) {
 	}
 	gauge(ch, runValid, valid, name)
 	gauge(ch, runDuration, r.DurationSeconds, name)
+	collectModel(ch, name, r.Model)
+}
+
+// collectModel exports the run's fit: nothing for a verdict without
+// coefficients, σ, λ and the error without κ and the peak when κ could not
+// be told from 0 (docs/model.md, "Verdicts").
+func collectModel(ch chan<- prometheus.Metric, name string, m *result.Model) {
+	if !m.HasFit() {
+		return
+	}
+	gauge(ch, modelContention, m.Sigma, name)
+	gauge(ch, modelSingle, m.Lambda, name)
+	gauge(ch, modelFitError, m.FitErrorRatio, name)
+	if m.HasPeak() {
+		gauge(ch, modelCoherency, m.Kappa, name)
+		gauge(ch, modelPeakLevel, m.PeakLevel, name)
+		gauge(ch, modelPeakThroughput, m.PeakThroughput, name)
+	}
 }
 
 // collectSteps exports one series set per level. Should two steps share a

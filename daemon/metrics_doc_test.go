@@ -19,7 +19,8 @@ import (
 // metricsDocConfig runs one short probe of each kind against the test's
 // demo target (TARGET stands for its host and port): a closed-loop ramp
 // past the knee of /work's 4 workers, with an expectation and a live guard
-// that never fires; an open loop; a
+// that never fires; a ramp of /scale, which follows the scalability law,
+// so that the model's families are served; an open loop; a
 // flow; and a WebSocket ramp past the 8 sessions /ws-limited holds, so that
 // a close code is counted. A family served only under another config needs
 // a probe here that makes the daemon serve it.
@@ -30,6 +31,9 @@ probes:
     load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
     expect: {min_capacity: 1}
     guard: {window: 100ms, error_ratio: 0.99}
+  - name: scale
+    request: {url: "http://TARGET/scale"}
+    load: {concurrency: [1, 2, 4, 8, 16, 24, 32, 48], step_duration: 300ms}
   - name: open
     request: {url: "http://TARGET/noop"}
     load: {rate: [20, 40], step_duration: 300ms}

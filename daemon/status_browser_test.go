@@ -1,12 +1,9 @@
 package daemon
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -62,6 +59,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<td class="knee">4 connections \(`,
 		// /shed answers 503 above 8 in flight.
 		`<td class="first-failure">16 connections \(`,
+		// ... and its 16-connection level's error ratio stands as a column.
+		`<g class="errors"><rect [^>]*><title>16 connections: [0-9.]+% of attempts failed</title>`,
+		// Each run's scalability model, a fit or a verdict, under its chart.
+		`<p class="model">model: (USL σ|no fit \()`,
 	} {
 		if !regexp.MustCompile(re).MatchString(dom) {
 			t.Errorf("the rendered page has no match for %s", re)
@@ -97,23 +98,5 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Logf("rendered DOM:\n%s", dom)
 	}
 
-	shot := filepath.Join(t.ArtifactDir(), "status.png")
-	start = time.Now()
-	realpart.Chromium(t, "--screenshot="+shot, td.url+"/")
-	t.Logf("chromium --screenshot took %s; screenshot at %s", time.Since(start).Round(time.Millisecond), shot)
-	png, err := os.ReadFile(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("%s is not a PNG", shot)
-	}
-	if len(png) < 10<<10 {
-		t.Errorf("%s is %d bytes: a blank page?", shot, len(png))
-	}
-	if dir := os.Getenv("LOADPROBE_ARTIFACTS"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err == nil {
-			os.WriteFile(filepath.Join(dir, "status.png"), png, 0o644)
-		}
-	}
+	realpart.Screenshot(t, td.url+"/", "status.png")
 }

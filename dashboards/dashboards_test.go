@@ -56,6 +56,12 @@ var families = map[string][]string{
 	"loadprobe_runs_total":                           {"probe", "result"},
 	"loadprobe_running":                              {"probe"},
 	"loadprobe_schedule_interval_seconds":            {"probe"},
+	"loadprobe_model_contention":                     {"probe"},
+	"loadprobe_model_coherency":                      {"probe"},
+	"loadprobe_model_single_throughput":              {"probe"},
+	"loadprobe_model_peak_level":                     {"probe"},
+	"loadprobe_model_peak_throughput":                {"probe"},
+	"loadprobe_model_fit_error_ratio":                {"probe"},
 	// fleet (docs/metrics.md, "Fleet"; the fleet_ families on replica 0 only)
 	"loadprobe_shard_info":                      {"shard", "shards"},
 	"loadprobe_step_started_timestamp_seconds":  {"probe", "level"},

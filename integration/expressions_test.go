@@ -90,7 +90,24 @@ var mayBeEmpty = map[string]string{
 	"rules.yml|record probe:loadprobe_load:steady15m":                                              "a ramp is not a steady load; only continuous probes (loadprobe_probe_info{continuous=\"true\"}) that applied load in the window have this series",
 	"rules.yml|record probe:loadprobe_valid_run_completed:timestamp":                               "present only while the last run is valid and a run has completed; a generator-limited run on a busy machine is not valid",
 	"rules.yml|record probe:loadprobe_valid_runs:count7d":                                          "counts the completed valid runs: none while no valid run has completed",
+	"loadprobe-probe.json|panel Contention σ over time / A":                                        noFit,
+	"loadprobe-probe.json|panel Contention σ over time / B":                                        noFit,
+	"loadprobe-probe.json|panel Coherency κ over time / A":                                         noFit,
+	"loadprobe-probe.json|panel Coherency κ over time / B":                                         noFit,
+	"loadprobe-probe.json|panel Predicted peak N* over time / A":                                   noFit,
+	"loadprobe-probe.json|panel Predicted peak N* over time / B":                                   noFit,
+	"rules.yml|record probe:loadprobe_model_contention:median_7d":                                  noFit,
+	"rules.yml|record probe:loadprobe_model_coherency:median_7d":                                   noFit,
+	"rules.yml|record probe:loadprobe_model_peak_level:median_7d":                                  noFit,
+	"rules.yml|record probe:loadprobe_model_peak_throughput:median_7d":                             noFit,
+	"rules.yml|record probe:loadprobe_model_fitted_run:timestamp_seconds":                          noFit,
+	"rules.yml|record probe:loadprobe_model_fitted_runs:count_7d":                                  noFit,
 }
+
+// noFit: the model gauges exist only for a run whose levels gave a fit
+// (docs/model.md, "Verdicts"), and κ and N* only when κ could be told
+// from 0; a short or plateaued ramp may give a verdict instead.
+const noFit = "a run exports the loadprobe_model_* gauges only when its ramp gave a USL fit"
 
 // noStep: the step label is set only by a flow's steps, and a flow's steps
 // get their series on its first run, not when the config loads.

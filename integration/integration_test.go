@@ -135,6 +135,13 @@ probes:
     load: {concurrency: [1, 2, 4], step_duration: 1s}
     schedule: {interval: 30s}
 
+  # The scalability model: /scale follows the law (peak near 22 connections), so
+  # its ramp's fit has σ, κ and N*, and the model panels and rules have data.
+  - name: scale
+    request: {url: "http://TARGET/scale", timeout: 1s}
+    load: {concurrency: [1, 2, 4, 8, 16, 32, 64], step_duration: 1s}
+    schedule: {interval: 1h}
+
   # A continuous canary.
   - name: canary
     request: {url: "http://TARGET/noop", timeout: 1s}
@@ -142,7 +149,7 @@ probes:
     schedule: {continuous: true}
 `
 
-var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "shop", "canary"}
+var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "shop", "scale", "canary"}
 
 // runsBeforeRestart is how many runs of "work" end before the restart.
 const runsBeforeRestart = 2
@@ -160,6 +167,10 @@ var probeExpect = []struct{ probe, file, source string }{
 	{"shed", "loadprobe-probe.json", "panel Shedding, limiting, timeouts and refusals / A"},
 	{"shed", "loadprobe-probe.json", "panel Failed attempts per second by outcome / A"},
 	{"limited", "loadprobe-probe.json", "panel Shedding, limiting, timeouts and refusals / B"},
+	{"scale", "loadprobe-probe.json", "panel Contention σ over time / A"},
+	{"scale", "loadprobe-probe.json", "panel Coherency κ over time / A"},
+	{"scale", "loadprobe-probe.json", "panel Predicted peak N* over time / A"},
+	{"scale", "loadprobe-probe.json", "panel Predicted peak N* over time / B"},
 	{"limited", "loadprobe-overview.json", "panel Load requested now / B"},
 	{"limited", "loadprobe-probe.json", "panel Open loop: offered vs achieved rate, and drops / A"},
 	{"limited", "loadprobe-probe.json", "panel Open loop: send delay / A"},

@@ -48,7 +48,7 @@ type analysis struct {
 	capacity     int
 }
 
-// Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid and
+// Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Model, r.Valid and
 // r.Diagnosis from r.Steps and r.Mode with the probe's rules, as config
 // loaded them (its defaults applied). Steps are taken in the order they ran.
 //
@@ -103,6 +103,7 @@ func Analyze(r *Result, rules config.Rules) {
 	}
 	r.Capacity = a.point(a.capacity)
 	r.FallsPastPeak = a.fallsPastPeak() >= 0
+	r.Model = a.model()
 	r.Valid = a.valid()
 	r.Diagnosis = a.diagnose()
 }

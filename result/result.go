@@ -17,6 +17,9 @@ type Result struct {
 	PeakThroughput  float64        `json:"peak_throughput"`
 	BreakingPoints  BreakingPoints `json:"breaking_points"`
 	Capacity        *Point         `json:"capacity"`
+	// Model is the Universal Scalability Law fitted to the run's levels;
+	// nil for a phases profile, which is not a ramp.
+	Model *Model `json:"model"`
 	// FallsPastPeak is true when goodput at a higher level than capacity's
 	// fell more than 10% below it (docs/measurement.md, "Capacity").
 	FallsPastPeak bool     `json:"falls_past_peak"`

@@ -20,12 +20,13 @@ const (
 // chartView is a run's ramp as the SVG template of status.html draws it:
 // every coordinate computed here, every text left for the template to
 // escape. Goodput (left axis) and the latency quantile of the rules (right
-// axis) against level, one level per equal step along x (ramps usually
-// double), with the three breaking points marked by vertical lines and
-// their brackets by bands, the latency budget by a horizontal line and the
-// capacity by a ring on the goodput curve. The levels are drawn in order of
-// level, each once, as the rules read them: a search runs them out of order
-// (result.ByLevel).
+// axis) against level, placed in proportion to its value (levelAxis), with
+// the three breaking points marked by vertical lines, the latency budget by
+// a horizontal one, the capacity by a ring on the goodput curve, each
+// step's error ratio by a column, and the fitted scalability law by a curve
+// with its peak N* marked (docs/model.md). The brackets of
+// the breaking points are shaded bands; a search's levels, measured out of
+// order, stand where their values put them.
 type chartView struct {
 	Frame                     frame
 	Name, Quantile, AxisTitle string
@@ -36,6 +37,9 @@ type chartView struct {
 	Brackets                  []bracketBand
 	Good, Lat                 curve
 	Capacity                  *dot
+	Model                     *modelCurve // nil without a curve to draw
+	Peak                      *peakMark   // nil without N* on the axis
+	Errors                    []errorColumn
 }
 
 // frame holds the fixed positions of the chart: the plot's edges and where
@@ -87,6 +91,9 @@ type curve struct {
 	Class  string // good or lat
 	Points string // the polyline's "x,y x,y ..."
 	Dots   []dot
+	// Line joins the dots; measured goodput is dots alone when the fitted
+	// curve runs through them.
+	Line bool
 }
 
 type dot struct {
@@ -99,19 +106,20 @@ func chart(r result.Result, rules config.Rules) *chartView {
 	if len(r.Steps) == 0 {
 		return nil
 	}
-	steps := result.ByLevel(r.Mode, r.Steps)
+	// A search measures out of order and some levels twice: the chart
+	// reads them as the rules do, in order of level, each once.
+	r.Steps = result.ByLevel(r.Mode, r.Steps)
 	lq, budget := result.LatencyRule(rules)
-	n := len(steps)
-	x := func(i int) float64 {
-		if n == 1 {
-			return padL + plotW/2
-		}
-		return padL + float64(i)*plotW/float64(n-1)
-	}
+	axis := newLevelAxis(r)
+	x := func(i int) float64 { return axis.step(i, r.Steps[i].Level) }
+	modelLevels, modelGood := modelValues(r, axis)
 	maxGood, maxLat := 0.0, 0.0
-	for _, s := range steps {
+	for _, s := range r.Steps {
 		maxGood = math.Max(maxGood, s.Goodput)
 		maxLat = math.Max(maxLat, lq.Of(s.Latency))
+	}
+	for _, v := range modelGood {
+		maxGood = math.Max(maxGood, v)
 	}
 	goodStep, latStep := niceStep(maxGood/divisions), niceStep(maxLat/divisions)
 	goodTop, latTop := goodStep*divisions, latStep*divisions
@@ -124,24 +132,23 @@ func chart(r result.Result, rules config.Rules) *chartView {
 		c.Grid = append(c.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
 			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
 	}
-	for i, s := range steps {
-		label := config.FormatLevel(s.Level)
-		if s.Name != "" {
-			label = s.Name
-		}
-		c.Ticks = append(c.Ticks, levelTick{X: x(i), Label: label})
-	}
+	c.Ticks = axis.ticks(r)
 	if budget > 0 && budget <= latTop {
 		y := yLat(budget)
 		c.Budget = &budgetLine{Y: y, TextX: padL + plotW - 4, TextY: y - 4, Text: seconds(budget) + " budget"}
 	}
-	c.Marks, c.Brackets = breakMarks(r, steps, x), brackets(r, steps, x)
-	c.Good = newCurve("good", r.Mode, steps, x, yGood, func(s result.Step) float64 { return s.Goodput },
+	c.Marks, c.Brackets = breakMarks(r, r.Steps, x), brackets(r, axis)
+	c.Errors = errorColumns(r, axis)
+	c.Model = newModelCurve(r, axis, modelLevels, modelGood, yGood)
+	c.Peak = newPeakMark(r, axis, c.Model != nil)
+	order := axis.order(r.Steps)
+	c.Good = newCurve("good", r.Mode, r.Steps, order, x, yGood, func(s result.Step) float64 { return s.Goodput },
 		func(v float64) string { return "goodput " + rate(v) + "/s" })
-	c.Lat = newCurve("lat", r.Mode, steps, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
+	c.Good.Line = c.Model == nil
+	c.Lat = newCurve("lat", r.Mode, r.Steps, order, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
 		func(v float64) string { return lq.Label + " " + seconds(v) })
 	if p := r.Capacity; p != nil {
-		for i, s := range steps {
+		for i, s := range r.Steps {
 			if s.Level == p.Level {
 				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
 					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Mode.Level(p.Level) + ": the highest goodput within the budgets"}
@@ -185,26 +192,17 @@ func breakMarks(r result.Result, steps []result.Step, x func(int) float64) []bre
 }
 
 // brackets shades each breaking point's bracket between the positions of
-// its two levels.
-func brackets(r result.Result, steps []result.Step, x func(int) float64) []bracketBand {
-	at := func(level float64) (float64, bool) {
-		for i, s := range steps {
-			if s.Level == level {
-				return x(i), true
-			}
-		}
-		return padL, false
-	}
+// its two levels (the plot's left edge when none was measured below).
+func brackets(r result.Result, axis levelAxis) []bracketBand {
 	var bands []bracketBand
 	for _, rule := range result.Rules {
 		p := r.BreakingPoints.Of(rule)
-		if p == nil || p.Bracket[1] == 0 {
+		if p == nil || p.Bracket[1] == 0 || !axis.contains(p.Bracket[1]) {
 			continue // never fired, or phases
 		}
-		x0, _ := at(p.Bracket[0])
-		x1, ok := at(p.Bracket[1])
-		if !ok {
-			continue
+		x0, x1 := float64(padL), axis.level(p.Bracket[1])
+		if axis.contains(p.Bracket[0]) {
+			x0 = axis.level(p.Bracket[0])
 		}
 		bands = append(bands, bracketBand{Class: markClass[rule], X: x0, Width: x1 - x0, Top: padT, Height: plotH,
 			Title: rule.Text() + " between " + config.FormatLevel(p.Bracket[0]) + " and " + r.Mode.Level(p.Bracket[1])})
@@ -212,11 +210,13 @@ func brackets(r result.Result, steps []result.Step, x func(int) float64) []brack
 	return bands
 }
 
-func newCurve(class string, mode config.Mode, steps []result.Step, x func(int) float64, y func(float64) float64,
+// newCurve draws v of the steps, joined in order (left to right).
+func newCurve(class string, mode config.Mode, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
 	v func(result.Step) float64, title func(float64) string) curve {
-	c := curve{Class: class}
-	for i, s := range steps {
-		if i > 0 {
+	c := curve{Class: class, Line: true}
+	for k, i := range order {
+		s := steps[i]
+		if k > 0 {
 			c.Points += " "
 		}
 		c.Points += coord(x(i)) + "," + coord(y(v(s)))

@@ -43,7 +43,9 @@ func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 	for _, m := range regexp.MustCompile(`<text class="tick" [^>]*>([^<]*)</text>`).FindAllStringSubmatch(svg, -1) {
 		ticks = append(ticks, m[1])
 	}
-	if got := strings.Join(ticks, " "); got != "1 2 4 8 10 11 12 16 32" {
+	// The axis is proportional (log for a doubling ramp): 11 stands too
+	// close to 10 and 12 for a label of its own, and keeps its tick mark.
+	if got := strings.Join(ticks, " "); got != "1 2 4 8 10  12 16 32" {
 		t.Errorf("the chart's levels read %q, want them in order of level", got)
 	}
 }

@@ -68,10 +68,13 @@ type probeView struct {
 	Charted      *result.Result
 	ChartCaption string
 	Chart        *chartView
-	Quantile     string  // the latency quantile the rules judge, e.g. "p99"
-	Budget       string  // the latency budget, e.g. "200ms"
-	MinCapacity  float64 // expect.min_capacity; 0 when unset
-	BelowMin     bool    // the last run's capacity is below MinCapacity
+	// ModelLine is the charted run's scalability model in one line (empty
+	// without one: a phases profile, or a run under way).
+	ModelLine   string
+	Quantile    string  // the latency quantile the rules judge, e.g. "p99"
+	Budget      string  // the latency budget, e.g. "200ms"
+	MinCapacity float64 // expect.min_capacity; 0 when unset
+	BelowMin    bool    // the last run's capacity is below MinCapacity
 }
 
 func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
@@ -113,6 +116,7 @@ func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
 	}
 	if v.Charted != nil {
 		v.Chart = chart(*v.Charted, p.Rules)
+		v.ModelLine = v.Charted.Model.Line(v.Charted.Mode)
 	}
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -59,11 +60,14 @@ type Target struct {
 	_        [64]byte // keep the hot counters off each other's cache lines
 	shedBusy atomic.Int64
 	_        [56]byte
-	leakUsed atomic.Uint64
-	_        [56]byte
-	limit    targetWindow
-	_        [56]byte
-	cpuSink  atomic.Uint64 // keeps the --work=cpu loop from being optimised away
+	// scaleBusy counts the /scale requests in flight.
+	scaleBusy atomic.Int64
+	_         [56]byte
+	leakUsed  atomic.Uint64
+	_         [56]byte
+	limit     targetWindow
+	_         [56]byte
+	cpuSink   atomic.Uint64 // keeps the --work=cpu loop from being optimised away
 	// wsSessions counts the open /ws-limited sessions.
 	wsSessions atomic.Int64
 	metrics    *targetMetrics // its own /metrics (metrics.go)
@@ -113,6 +117,8 @@ func (t *Target) indexText() string {
 	row("/flaky", fmt.Sprintf("503 for %.0f%% of requests at random, else 200 at once", 100*FlakyRatio))
 	row("/collapse", fmt.Sprintf("holds one of %d workers for a random time (%v on average, %s), queueing when all are busy, and finishes the job even when the client gave up",
 		t.workers, t.workTime, kind))
+	row("/scale", fmt.Sprintf("200 after a time that makes N connections follow the scalability law (σ %g, κ %g, λ %g/s: peak near %.0f connections)",
+		ScaleSigma, ScaleKappa, ScaleLambda, math.Sqrt((1-ScaleSigma)/ScaleKappa)))
 	row("/slow", fmt.Sprintf("200 after %v", SlowDelay))
 	row("/delay?ms=N", fmt.Sprintf("200 after N milliseconds (0..%d)", MaxDelay.Milliseconds()))
 	row("/status?code=N", "answers with status N (200..599)")
@@ -210,6 +216,8 @@ func (t *Target) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case "/collapse":
 		t.serveCollapse(w)
+	case "/scale":
+		t.serveScale(w, r)
 	case "/slow":
 		targetWait(w, r, SlowDelay)
 	case "/delay":

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -128,6 +129,8 @@ func TestTargetRoutes(t *testing.T) {
 		{name: "limited alone", path: "/limited", code: 200, body: "ok"},
 		{name: "leak fresh", path: "/leak", code: 200, body: "ok"},
 		{name: "collapse alone", path: "/collapse", code: 200, body: "ok"},
+		{name: "scale alone", path: "/scale", code: 200, body: "ok", minTime: 10 * time.Millisecond},
+		{name: "index names the law", path: "/", code: 200, body: "σ 0.05, κ 0.002, λ 100/s: peak near 22 connections"},
 		{name: "index names the random routes", path: "/", code: 200, body: "503 for 30% of requests at random"},
 		{name: "delay 0", path: "/delay?ms=0", code: 200, body: "ok"},
 		{name: "delay 30ms", path: "/delay?ms=30", code: 200, body: "ok", minTime: 30 * time.Millisecond},
@@ -770,5 +773,26 @@ func TestTargetExportsItsOwnMetrics(t *testing.T) {
 	}
 	if strings.Contains(after, `route="/metrics"`) {
 		t.Error("the scrapes count as requests")
+	}
+}
+
+// /scale's hold makes a closed loop follow the law: N / ScaleHold(N) rises
+// to a peak near √((1−σ)/κ) ≈ 21.8 connections and falls past it.
+func TestTargetScaleHoldFollowsTheLaw(t *testing.T) {
+	x := func(n int64) float64 { return float64(n) / ScaleHold(n).Seconds() }
+	if d := ScaleHold(1); d != 10*time.Millisecond {
+		t.Errorf("one request alone held %v, want 10ms (λ 100/s)", d)
+	}
+	peak := int64(1)
+	for n := int64(2); n <= 128; n++ {
+		if x(n) > x(peak) {
+			peak = n
+		}
+	}
+	if peak != 22 || math.Abs(x(22)-740) > 1 {
+		t.Errorf("throughput peaks at %d connections, %.1f/s; want 22 (N* 21.8), about 740/s", peak, x(peak))
+	}
+	if !(x(64) < 0.8*x(22)) {
+		t.Errorf("X(64) %.0f/s, X(22) %.0f/s: no retrograde past the peak", x(64), x(22))
 	}
 }

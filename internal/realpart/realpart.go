@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +47,32 @@ func Chromium(t testing.TB, args ...string) []byte {
 		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.Bytes()
+}
+
+// Screenshot has headless Chromium take a PNG of url, checks that it is a
+// PNG and not a blank page, and returns it. It is kept in the test's
+// artifact directory (go test -artifacts) and, when LOADPROBE_ARTIFACTS
+// names a directory, copied there as name, for a reader to look at.
+func Screenshot(t *testing.T, url, name string) []byte {
+	t.Helper()
+	shot := filepath.Join(t.ArtifactDir(), name)
+	start := time.Now()
+	Chromium(t, "--screenshot="+shot, url)
+	t.Logf("chromium --screenshot took %s; screenshot at %s", time.Since(start).Round(time.Millisecond), shot)
+	png, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%s is not a PNG", shot)
+	}
+	if len(png) < 10<<10 {
+		t.Errorf("%s is %d bytes: a blank page?", shot, len(png))
+	}
+	if dir := os.Getenv("LOADPROBE_ARTIFACTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			os.WriteFile(filepath.Join(dir, name), png, 0o644)
+		}
+	}
+	return png
 }

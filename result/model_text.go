@@ -1,0 +1,43 @@
+package result
+
+import (
+	"fmt"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// verdictText says in words why a model has no coefficients.
+var verdictText = map[Verdict]string{
+	VerdictTooFewLevels: fmt.Sprintf("fewer than %d levels held their load below the first failure", minModelLevels),
+	VerdictNotPhysical:  "the best fit has no scaling at all (σ = 1) or cannot tell its coefficients apart",
+	VerdictPoorFit:      fmt.Sprintf("the law misses the measured goodput by more than %s", fmtPct(maxFitError)),
+}
+
+// Line is the model in one line, as run's table and the status page show
+// it: "USL σ 0.0325 ± 0.0012, κ 0.00138 ± 1.4e-05, λ 39.1/s; peak 375/s at
+// 26.5 connections (fit error 0.5% over 9 levels)". Empty for no model.
+func (m *Model) Line(mode config.Mode) string {
+	if m == nil {
+		return ""
+	}
+	if !m.HasFit() {
+		return fmt.Sprintf("no fit (%s: %s)", m.Verdict, verdictText[m.Verdict])
+	}
+	fit := fmt.Sprintf("(fit error %s over %d levels)", fmtPct(m.FitErrorRatio), m.Points)
+	sigma := fmt.Sprintf("USL σ %s ± %s", fmtNum(m.Sigma), fmtNum(m.SigmaStderr))
+	lambda := fmt.Sprintf("λ %s/s", fmtNum(m.Lambda))
+	if !m.HasPeak() {
+		return fmt.Sprintf("%s, %s, κ not measurable: no peak in reach %s", sigma, lambda, fit)
+	}
+	return fmt.Sprintf("%s, κ %s ± %s, %s; peak %s/s at %s %s", sigma, fmtNum(m.Kappa), fmtNum(m.KappaStderr),
+		lambda, fmtNum(m.PeakThroughput), peakLevel(mode, m.PeakLevel), fit)
+}
+
+// peakLevel names N*: connections in closed loop; in open loop, requests in
+// flight (Little's law's N), not a rate.
+func peakLevel(mode config.Mode, n float64) string {
+	if mode.ClosedLoop() {
+		return fmtNum(n) + " connections"
+	}
+	return fmtNum(n) + " in flight"
+}
