@@ -76,8 +76,12 @@ func levels(r result.Result) []float64 {
 
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
 
+// The pool's 20ms of work keep the round trip's own cost (about 0.4ms, and
+// several times that under the race detector or a busy machine) well
+// inside the knee rule's 5%: with 10ms, level 4 read 92% of level 8's
+// goodput on a loaded machine and the knee moved to 8.
 func TestRunWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
-	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
+	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}) + "/work"
 	p := probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
 step_duration: 2s
 warmup: 200ms`)
@@ -89,8 +93,8 @@ warmup: 200ms`)
 	if k := r.BreakingPoints.Knee; k == nil || k.Level != 4 {
 		t.Errorf("knee %+v, want level 4", k)
 	}
-	if !within(r.PeakThroughput, 400, 0.10) {
-		t.Errorf("peak %.1f/s, want within 10%% of 400/s", r.PeakThroughput)
+	if !within(r.PeakThroughput, 200, 0.10) {
+		t.Errorf("peak %.1f/s, want within 10%% of 200/s", r.PeakThroughput)
 	}
 	for i, s := range r.Steps {
 		if !within(s.InFlight, s.Level, 0.10) {
