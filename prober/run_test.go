@@ -65,7 +65,7 @@ func TestRunRefusesAnInvalidProbe(t *testing.T) {
 		{"unknown template function", func(p *config.Probe) { p.Request.Body = "{{nosuch}}" }, "request.body"},
 		{"no name", func(p *config.Probe) { p.Name = "" }, "name: required"},
 		{"no timeout", func(p *config.Probe) { p.Request.Timeout = 0 }, "request.timeout: must be positive"},
-		{"no load", func(p *config.Probe) { p.Load.Concurrency = nil }, "load: one of concurrency, rate or phases is required"},
+		{"no load", func(p *config.Probe) { p.Load.Concurrency = nil }, "load: one of concurrency, rate, phases or search is required"},
 		{"unreadable credentials", func(p *config.Probe) {
 			p.Request.HTTPClientConfig.BearerTokenFile = "/nonexistent/token"
 		}, "/nonexistent/token"},

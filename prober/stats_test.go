@@ -338,8 +338,9 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 		t.Errorf("error ratio, throughput = %v, %v; want 1, 0", r.Steps[0].ErrorRatio, r.Steps[0].Throughput)
 	}
 	bp := r.BreakingPoints
-	if ff := bp.FirstFailure; ff == nil || *ff != (result.Point{Level: 1}) {
-		t.Errorf("first_failure = %+v; want level 1, throughput 0", ff)
+	// Nothing was measured below the first level: the bracket starts at 0.
+	if ff := bp.FirstFailure; ff == nil || *ff != (result.Point{Level: 1, Bracket: [2]float64{0, 1}}) {
+		t.Errorf("first_failure = %+v; want level 1, throughput 0, bracket [0 1]", ff)
 	}
 	if bp.Knee != nil || bp.LatencyBudget != nil || r.Capacity != nil {
 		t.Errorf("knee, latency_budget, capacity = %+v, %+v, %+v; want none", bp.Knee, bp.LatencyBudget, r.Capacity)
