@@ -318,6 +318,7 @@ type windows struct {
 	Rate     string // "[5m]": live rates and ratios
 	Runs     string // "[6h]": the window a probe's runs count as in a row
 	For      string // every alert's "for:"
+	MinRuns  string // "5": the completed valid runs a baseline alert waits for
 }
 
 var forRE = regexp.MustCompile(`(?m)^(\s*for:\s*)[0-9][0-9a-z]*\s*$`)
@@ -334,6 +335,9 @@ func shortenWindows(ruleFile string, w windows) string {
 	}
 	if w.For != "" {
 		ruleFile = forRE.ReplaceAllString(ruleFile, "${1}"+w.For)
+	}
+	if w.MinRuns != "" {
+		ruleFile = strings.ReplaceAll(ruleFile, "count7d >= 5", "count7d >= "+w.MinRuns)
 	}
 	return ruleFile
 }

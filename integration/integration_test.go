@@ -69,8 +69,10 @@ const (
 // least; the median stays there until the 1-worker capacity has been exported for
 // longer than that. The drift alert skips invalid runs, and the control check can
 // flag a run of "work" as generator-limited, so this leaves room for the second
-// run after the restart to be the one that fires it.
-var shortWindows = windows{Baseline: "2m", Steady: "1m", Rate: "10s", For: "5s"}
+// run after the restart to be the one that fires it. The baseline alerts
+// wait for the runsBeforeRestart valid runs the 4-worker baseline holds,
+// not the 5 of a 7-day window.
+var shortWindows = windows{Baseline: "2m", Steady: "1m", Rate: "10s", For: "5s", MinRuns: fmt.Sprint(runsBeforeRestart)}
 
 // daemonConfig is the loadprobe config under test; TARGET is the demo target's
 // address. Every probe targets the same host, so the scheduler runs them one after
