@@ -227,10 +227,13 @@ func TestDemo(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	// The demo's ramps run one at a time (max_parallel_runs: 1, so that no
+	// run measures another's load), in no set order: work's first run may
+	// follow the other six ramps, about 6s each.
+	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(get("/metrics"), `loadprobe_breaking_point_level{probe="work",rule="knee"}`) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no knee of the work probe in /metrics within 30s\n%s", stderr.String())
+			t.Fatalf("no knee of the work probe in /metrics within 60s\n%s", stderr.String())
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
