@@ -13,12 +13,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/promapi"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -52,18 +52,14 @@ type Reader struct {
 
 // New returns a Reader for the Prometheus o names.
 func New(o Options, logger *slog.Logger) (*Reader, error) {
-	rt, err := commoncfg.NewRoundTripperFromConfig(o.HTTP, "loadprobe_fleet")
+	query, _, err := promapi.New(o.URL, o.HTTP, "fleet")
 	if err != nil {
-		return nil, fmt.Errorf("fleet Prometheus HTTP config: %w", err)
-	}
-	c, err := api.NewClient(api.Config{Address: o.URL, RoundTripper: rt})
-	if err != nil {
-		return nil, fmt.Errorf("fleet Prometheus URL %q: %w", o.URL, err)
+		return nil, err
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{api: v1.NewAPI(c), opts: o, poll: pollEvery, logger: logger}, nil
+	return &Reader{api: query, opts: o, poll: pollEvery, logger: logger}, nil
 }
 
 // Judge reads the fleet's run that own, replica 0's run of p, was part of,

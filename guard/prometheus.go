@@ -13,12 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/promapi"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -38,18 +37,14 @@ type Watcher struct {
 
 // New returns a Watcher of g's queries; live takes their evaluations.
 func New(g *config.PrometheusGuard, live result.GuardLive) (*Watcher, error) {
-	rt, err := commoncfg.NewRoundTripperFromConfig(g.HTTPClientConfig, "loadprobe_guard")
+	query, rt, err := promapi.New(g.URL, g.HTTPClientConfig, "guard")
 	if err != nil {
-		return nil, fmt.Errorf("guard Prometheus HTTP settings: %w", err)
-	}
-	c, err := api.NewClient(api.Config{Address: g.URL, RoundTripper: rt})
-	if err != nil {
-		return nil, fmt.Errorf("guard Prometheus URL %q: %w", g.URL, err)
+		return nil, err
 	}
 	if live == nil {
 		live = result.NopGuardLive{}
 	}
-	return &Watcher{api: v1.NewAPI(c), rt: rt, cfg: g, interval: time.Duration(g.Interval), live: live,
+	return &Watcher{api: query, rt: rt, cfg: g, interval: time.Duration(g.Interval), live: live,
 		over: make([]int, len(g.Queries)), done: make(chan struct{})}, nil
 }
 
