@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/version"
 
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/statuspage"
@@ -102,7 +101,7 @@ func (d *Daemon) routes() http.Handler {
 		d.logger.Info("Resumed: runs start again")
 		fmt.Fprintln(w, "Resumed.")
 	}))
-	landing := statuspage.StatusHandler(version.Info(), []statuspage.Link{
+	landing := statuspage.StatusHandler(versionText(), []statuspage.Link{
 		{Href: "/metrics", Text: "Metrics"},
 		{Href: "/api/v1/results", Text: "Results"},
 		{Href: "/config", Text: "Configuration"},

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 // name and each address it resolves to) and its highest load against the
 // caps. A run waiting in acquire holds its claim in the queue.
 type claim struct {
+	name string // the probe's, for a waiter to say whom it waits for
 	keys []string
 	conc int
 	rate float64
@@ -32,7 +34,7 @@ type claim struct {
 // claimFor is the claim of a run of p, and of its control when it has one:
 // the control runs within the probe's reservation.
 func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasControl bool) *claim {
-	c := &claim{continuous: p.Schedule.Continuous, closedLoop: p.Load.Mode().ClosedLoop(), peak: p.Load.Peak()}
+	c := &claim{name: p.Name, continuous: p.Schedule.Continuous, closedLoop: p.Load.Mode().ClosedLoop(), peak: p.Load.Peak()}
 	probes := []config.Probe{p}
 	if hasControl {
 		probes = append(probes, control)
@@ -82,9 +84,9 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 	s.mu.Lock()
 	s.queue = append(s.queue, c)
 	for {
-		if ctx.Err() == nil && s.grantable(c) {
+		if ctx.Err() == nil && s.blocker(c) == "" {
 			for _, k := range c.keys {
-				s.busy[k] = true
+				s.busy[k] = c
 			}
 			s.usedConc += c.conc
 			s.usedRate += c.rate
@@ -109,30 +111,57 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 	}
 }
 
-// grantable reports whether c may take its reservation now. Callers hold s.mu.
-func (s *Scheduler) grantable(c *claim) bool {
-	if s.conflicts(c, 0, 0) || !s.parallelOK(c) {
-		return false
+// blocker says what keeps c from taking its reservation now, "" when
+// nothing does: a waiting probe's state names it (docs/results.md, "The
+// status page"). Callers hold s.mu.
+func (s *Scheduler) blocker(c *claim) string {
+	for _, k := range c.keys {
+		if holder := s.busy[k]; holder != nil && holder != c {
+			return hostOfKey(k) + " is busy with " + holder.who()
+		}
+	}
+	if s.usedConc+c.conc > s.cfg.MaxConcurrency {
+		return fmt.Sprintf("max_concurrency %d: %d connections in use, %d needed", s.cfg.MaxConcurrency, s.usedConc, c.conc)
+	}
+	if s.usedRate+c.rate > s.cfg.MaxRate {
+		return fmt.Sprintf("max_rate %g: %g/s in use, %g/s needed", s.cfg.MaxRate, s.usedRate, c.rate)
+	}
+	if why := s.parallelBlocker(c); why != "" {
+		return why
 	}
 	for _, e := range s.queue {
 		if e == c {
-			return true
+			return ""
 		}
 		// An earlier waiter keeps its place: c must not take its host,
 		// its slot among the parallel runs, nor the room under the caps
 		// it will need.
 		if shareKey(e, c) || s.crowds(c, e) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
-			return false
+			return "behind " + e.who() + " in the queue"
 		}
 	}
-	return true
+	return ""
+}
+
+// who names the probe of c for a waiter's state: "canary (continuous)".
+func (c *claim) who() string {
+	if c.continuous {
+		return c.name + " (continuous)"
+	}
+	return c.name
+}
+
+// hostOfKey is the host a key of claimFor stands for.
+func hostOfKey(k string) string {
+	_, host, _ := strings.Cut(k, " ")
+	return host
 }
 
 // conflicts reports whether c cannot run now with extra load reserved
 // besides the runs under way. Callers hold s.mu.
 func (s *Scheduler) conflicts(c *claim, conc int, rate float64) bool {
 	for _, k := range c.keys {
-		if s.busy[k] {
+		if s.busy[k] != nil {
 			return true
 		}
 	}

@@ -1,7 +1,9 @@
 package schedule
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -38,17 +40,20 @@ func small(c, ramp *claim) bool {
 	return c.closedLoop == ramp.closedLoop && c.peak <= smallShare*ramp.peak
 }
 
-// parallelOK reports whether c may run beside the runs under way: a free
-// slot under max_parallel_runs for a ramp, and no continuous probe beside
-// a ramp when either's load is not small against the other's. Callers
-// hold s.mu.
-func (s *Scheduler) parallelOK(c *claim) bool {
+// parallelBlocker says why c may not run beside the runs under way, ""
+// when it may: a ramp needs a free slot under max_parallel_runs, and a
+// continuous probe and a ramp run together only when the one's load is
+// small against the other's. Callers hold s.mu.
+func (s *Scheduler) parallelBlocker(c *claim) string {
 	for _, e := range s.active {
 		if !beside(c, e) && (c.continuous || e.continuous) {
-			return false
+			return e.who() + " is running, and " + c.name + " may not run beside it"
 		}
 	}
-	return c.continuous || s.ramps() < s.maxParallel()
+	if !c.continuous && s.ramps() >= s.maxParallel() {
+		return fmt.Sprintf("max_parallel_runs %d: %s running", s.maxParallel(), strings.Join(s.rampNames(), ", "))
+	}
+	return ""
 }
 
 // crowds reports whether c, starting now, would keep the earlier waiter e
@@ -63,14 +68,17 @@ func (s *Scheduler) crowds(c, e *claim) bool {
 }
 
 // ramps counts the runs under way that are not continuous. Callers hold s.mu.
-func (s *Scheduler) ramps() int {
-	n := 0
+func (s *Scheduler) ramps() int { return len(s.rampNames()) }
+
+// rampNames names the runs under way that are not continuous. Callers hold s.mu.
+func (s *Scheduler) rampNames() []string {
+	var names []string
 	for _, e := range s.active {
 		if !e.continuous {
-			n++
+			names = append(names, e.name)
 		}
 	}
-	return n
+	return names
 }
 
 func (s *Scheduler) maxParallel() int { return max(s.cfg.MaxParallelRuns, 1) }

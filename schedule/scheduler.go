@@ -73,7 +73,7 @@ type Scheduler struct {
 	// store, or carried over from a probe's loop that a reload replaced.
 	kept map[string]result.ProbeState
 
-	busy     map[string]bool // host keys of the runs under way
+	busy     map[string]*claim // host keys of the runs under way, and the run holding each
 	usedConc int
 	usedRate float64
 	freed    chan struct{} // closed and replaced whenever the waiters must look again
@@ -95,9 +95,15 @@ type probeLoop struct {
 	// stopRun ends the run under way (or waiting for its host) with a
 	// cause; nil between runs. Guarded by Scheduler.mu.
 	stopRun context.CancelCauseFunc
+	// waitingOn is the claim of the run waiting in acquire, nil when
+	// none waits: Snapshot says what it waits for. Guarded by Scheduler.mu.
+	waitingOn *claim
 	// due is when the run under way was due: the boundary it aligns to
 	// on a fleet's replica (align.go). The loop's goroutine alone uses it.
 	due time.Time
+	// tally sums up a continuous probe's runs for its summary line
+	// (runlog.go). The loop's goroutine alone uses it.
+	tally runTally
 }
 
 // Options are what a Scheduler is built with.
@@ -136,7 +142,7 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
 		runs: map[string]*probeLoop{}, stopping: map[string]*probeLoop{}, kept: map[string]result.ProbeState{},
-		busy: map[string]bool{}, freed: make(chan struct{}),
+		busy: map[string]*claim{}, freed: make(chan struct{}),
 	}
 	if store != nil {
 		states, err := store.Load()
@@ -261,7 +267,11 @@ func (s *Scheduler) Snapshot() []result.ProbeState {
 	states := make([]result.ProbeState, 0, len(s.cfg.Probes))
 	for _, p := range s.cfg.Probes {
 		if l, ok := s.runs[p.Name]; ok {
-			states = append(states, l.state)
+			st := l.state
+			if l.waitingOn != nil {
+				st.WaitingFor = s.blocker(l.waitingOn)
+			}
+			states = append(states, st)
 		}
 	}
 	return states
@@ -332,10 +342,13 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 	control, hasControl := s.control(p)
 	c := s.claimFor(rctx, p, control, hasControl)
 	waitStart := time.Now()
+	s.mu.Lock()
+	l.waitingOn = c
+	s.mu.Unlock()
 	ok := s.acquire(rctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
 	s.mu.Lock()
-	l.state.Waiting = false
+	l.state.Waiting, l.waitingOn = false, nil
 	s.mu.Unlock()
 	if !ok {
 		return result.ResultCanceled
@@ -347,7 +360,6 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 		ctl = &control
 	}
 	r := s.runWithControl(rctx, l, ctl, func(since time.Time) int { return s.overlapping(c, since) })
-	duration := time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)
 
 	// As at the start: the state first, then the Observer.
 	s.mu.Lock()
@@ -356,6 +368,9 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 		// A canceled run (reload, shutdown) says nothing about the
 		// target: the last finished run stays the result.
 		l.state.Last = &r
+		if s.keepsHistory(l) {
+			l.state.History = withRun(l.state.History, r)
+		}
 		if r.Ended == result.ResultCompleted {
 			l.state.LastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))
 		}
@@ -366,7 +381,7 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 		s.save()
 	}
 	s.judgeFleet(ctx, l, r)
-	s.logger.Info("Run ended", "probe", p.Name, "result", r.Ended, "duration", duration)
+	s.logRun(l, r, time.Now())
 	return r.Ended
 }
 

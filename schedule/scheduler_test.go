@@ -208,13 +208,20 @@ func schedConfig(t *testing.T, probes string) *config.Config {
 }
 
 // bubble runs f in a synctest bubble with a scheduler built with o, which
-// runs probes with fakeRun and tells a recObserver, and stops it at the
+// runs probes with fakeRun (unless o names a runner), logs nothing
+// (unless o names a logger) and tells a recObserver, and stops it at the
 // end; synctest.Test fails if any of its goroutines outlives the stop.
 func bubble(t *testing.T, o Options, f func(t *testing.T, s *Scheduler, obs *recObserver)) {
 	synctest.Test(t, func(t *testing.T) {
 		obs := &recObserver{t0: time.Now()}
 		ctx, cancel := context.WithCancel(context.Background())
-		o.Run, o.Observer, o.Logger = fakeRun, obs, discardLogger
+		o.Observer = obs
+		if o.Run == nil {
+			o.Run = fakeRun
+		}
+		if o.Logger == nil {
+			o.Logger = discardLogger
+		}
 		s, err := New(ctx, o)
 		if err != nil {
 			t.Fatal(err)

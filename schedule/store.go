@@ -13,9 +13,10 @@ import (
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// Store keeps the latest result of every probe in one JSON file, so that a
-// restarted daemon serves the last breaking points with their original
-// timestamps instead of nothing.
+// Store keeps the latest result of every probe in one JSON file, with the
+// probe's history of runs (history.go), so that a restarted daemon serves
+// the last breaking points with their original timestamps instead of
+// nothing.
 type Store struct {
 	path string
 }
@@ -24,6 +25,9 @@ type Store struct {
 type storedProbe struct {
 	Result        result.Result `json:"result"`
 	LastCompleted time.Time     `json:"last_completed"`
+	// History holds the probe's last runs, the latest included; a file
+	// written before it had none.
+	History []result.HistoryRun `json:"history,omitempty"`
 }
 
 type storedFile struct {
@@ -61,7 +65,7 @@ func (s *Store) Load() ([]result.ProbeState, error) {
 		if sp.Result.Name == "" {
 			continue // nothing to attach it to
 		}
-		st := result.ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted}
+		st := result.ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted, History: sp.History}
 		st.Probe.Name = sp.Result.Name
 		states = append(states, st)
 	}
@@ -74,7 +78,7 @@ func (s *Store) Save(states []result.ProbeState) error {
 	f := storedFile{Probes: []storedProbe{}}
 	for _, st := range states {
 		if st.Last != nil {
-			f.Probes = append(f.Probes, storedProbe{Result: *st.Last, LastCompleted: st.LastCompleted})
+			f.Probes = append(f.Probes, storedProbe{Result: *st.Last, LastCompleted: st.LastCompleted, History: st.History})
 		}
 	}
 	data, err := json.Marshal(f)
