@@ -33,7 +33,7 @@ func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 	_, body := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
 
 	testkit.Contains(t, "the page", body,
-		`<td class="knee">12 connections (600/s; bracket [11, 12])</td>`,
+		`<td class="knee">12 connections<div class="sub">goodput 600/s</div><div class="sub">bracket [11, 12]</div></td>`,
 		`running, step 7 of at most 24 (refining the knee between 8 and 16)`,
 		`<rect class="bracket knee"`, `<title>knee between 11 and 12 connections</title>`,
 	)

@@ -15,15 +15,31 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 )
 
-//go:embed status.html chart.html
+//go:embed status.html chart.html history.html
 var files embed.FS
 
 var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
-	"point": pointText,
+	"point": pointCell,
 	"ago":   ago,
 	"dur":   durationText,
 	"c":     coord,
-}).ParseFS(files, "status.html", "chart.html"))
+}).ParseFS(files, "status.html", "chart.html", "history.html"))
+
+// column is a column of the probes' table with what it means, which its
+// header's title and the notes under the table say (docs/results.md, "The
+// status page").
+type column struct{ Name, Class, Note string }
+
+var columns = []column{
+	{Name: "probe", Note: ""},
+	{Name: "state", Note: ""},
+	{Name: "last run", Note: ""},
+	{Name: "knee", Class: "knee", Note: "the first level whose goodput reaches the knee fraction (0.95 unless set) of the run's peak: where adding load stopped adding throughput"},
+	{Name: "latency budget", Class: "latency-budget", Note: "the first level whose latency quantile (p99 unless set) exceeds the latency budget (200ms unless set)"},
+	{Name: "first failure", Class: "first-failure", Note: "the first level with a failed attempt, or with an error ratio above the error ratio budget"},
+	{Name: "capacity", Class: "capacity", Note: "the highest goodput among the levels within the latency and error budgets, and its level: the number capacity alerts follow"},
+	{Name: "valid", Class: "valid", Note: "yes when every level below the first failure held its load, no step was generator-limited (loadprobe's own CPU at its budget, or another run's load beside it) and the control probe did not flag the generator; no: the figures may be loadprobe's limits, not the target's"},
+}
 
 // Link is an entry of the page's header.
 type Link struct{ Href, Text string }
@@ -41,9 +57,10 @@ func StatusHandler(version string, links []Link, states func() []result.ProbeSta
 			Version string
 			Links   []Link
 			Now     time.Time
+			Columns []column
 			Probes  []probeView
 			Paused  bool
-		}{Version: version, Links: links, Now: now, Paused: paused()}
+		}{Version: version, Links: links, Now: now, Columns: columns, Paused: paused()}
 		for _, st := range states() {
 			view.Probes = append(view.Probes, newProbeView(st, now, view.Paused))
 		}
@@ -70,7 +87,10 @@ type probeView struct {
 	Chart        *chartView
 	// ModelLine is the charted run's scalability model in one line (empty
 	// without one: a phases profile, or a run under way).
-	ModelLine   string
+	ModelLine string
+	// History is the probe's stored runs as a chart; nil with fewer than
+	// two, without a store, and for a continuous probe.
+	History     *historyView
 	Quantile    string  // the latency quantile the rules judge, e.g. "p99"
 	Budget      string  // the latency budget, e.g. "200ms"
 	MinCapacity float64 // expect.min_capacity; 0 when unset
@@ -96,6 +116,8 @@ func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
 		}
 	case st.Current != nil:
 		v.State = fmt.Sprintf("running, step %d of %d", min(len(st.Current.Steps)+1, steps(p.Load)), steps(p.Load))
+	case st.Waiting && st.WaitingFor != "":
+		v.State = "waiting: " + st.WaitingFor
 	case st.Waiting:
 		v.State = "waiting for its host or the caps"
 	case p.Schedule.Continuous:
@@ -113,6 +135,9 @@ func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
 		v.Charted, v.ChartCaption = st.Last, "last run"
 	case st.Current != nil && len(st.Current.Steps) > 0:
 		v.Charted, v.ChartCaption = st.Current, "run under way"
+	}
+	if !p.Schedule.Continuous {
+		v.History = history(p.Name, mode, st.History, now)
 	}
 	if v.Charted != nil {
 		v.Chart = chart(*v.Charted, p.Rules)
@@ -147,15 +172,21 @@ func axisTitle(mode config.Mode) string {
 	}
 }
 
-func pointText(p *result.Point, mode config.Mode) string {
+// pointView is a breaking point or a capacity as a cell shows it: the
+// level, and under it the figures that go with it, each named.
+type pointView struct {
+	Level, Goodput, Bracket string
+}
+
+func pointCell(p *result.Point, mode config.Mode) pointView {
 	if p == nil {
-		return "—"
+		return pointView{Level: "—"}
 	}
+	v := pointView{Level: mode.Level(p.Level), Goodput: "goodput " + rate(p.Throughput) + "/s"}
 	if p.Bracket[1] > 0 {
-		return mode.Level(p.Level) + " (" + rate(p.Throughput) + "/s; bracket [" +
-			config.FormatLevel(p.Bracket[0]) + ", " + config.FormatLevel(p.Bracket[1]) + "])"
+		v.Bracket = "bracket [" + config.FormatLevel(p.Bracket[0]) + ", " + config.FormatLevel(p.Bracket[1]) + "]"
 	}
-	return mode.Level(p.Level) + " (" + rate(p.Throughput) + "/s)"
+	return v
 }
 
 // rate formats a throughput: whole numbers from 10/s up, else two digits.

@@ -59,6 +59,7 @@ func TestStatusPage(t *testing.T) {
 	states := []result.ProbeState{
 		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-90*time.Second)), LastCompleted: now.Add(-60 * time.Second), Next: now.Add(59 * time.Minute)},
 		{Probe: probe("fresh", 1, 2)},
+		{Probe: probe("queued", 1, 2), Waiting: true, WaitingFor: "127.0.0.1 is busy with canary (continuous)"},
 		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Ended: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
 	}
 	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []result.ProbeState { return states }, notPaused)
@@ -67,16 +68,22 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	for _, want := range []string{
-		`<td class="knee">4 connections (400/s)</td>`,
-		`<td class="latency-budget">8 connections (405/s)</td>`,
-		`<td class="first-failure">16 connections (300/s)</td>`,
-		`<td class="capacity">4 connections (400/s)<div class="sub falls">goodput falls past it</div></td>`,
+		// Every figure is named: the goodput under each level.
+		`<td class="knee">4 connections<div class="sub">goodput 400/s</div></td>`,
+		`<td class="latency-budget">8 connections<div class="sub">goodput 405/s</div></td>`,
+		`<td class="first-failure">16 connections<div class="sub">goodput 300/s</div></td>`,
+		`<td class="capacity">4 connections<div class="sub">goodput 400/s</div><div class="sub falls">goodput falls past it</div></td>`,
+		// VALID says what it means where it is shown: the header's title
+		// and the notes under the table.
+		`<th class="valid" title="yes when every level below the first failure held its load`,
+		`<dt>valid</dt><dd>yes when every level below the first failure held its load`,
 		// The chart's hover titles name levels as run's table does.
 		`<title>1 connection: goodput 100/s</title>`,
 		`<title>16 connections: p99 500ms</title>`,
 		`<title>capacity 400/s at 4 connections: the highest goodput within the budgets</title>`,
 		`idle, next in 59m`,
 		`running, step 2 of 3`,
+		`<td class="state">waiting: 127.0.0.1 is busy with canary (continuous)</td>`,
 		`(version=1.2.3)`, `href="/metrics"`,
 		// The run under way of a probe without a finished run is charted.
 		`busy <span class="muted">· run under way`,

@@ -1,0 +1,90 @@
+package statuspage
+
+import (
+	"math"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// The history chart's frame, in SVG user units: small, beside the ramp.
+const (
+	histW, histH         = 420.0, 170.0
+	histPadL, histPadR   = 50.0, 56.0
+	histPadT, histPadB   = 12.0, 34.0
+	histPlotW, histPlotH = histW - histPadL - histPadR, histH - histPadT - histPadB
+	histDivisions        = 2
+	historyMinRuns       = 2 // one run is the last run, charted beside
+)
+
+// historyView is a probe's stored runs as a small chart: the capacity of
+// each run (left axis, goodput) and the level of its knee (right axis),
+// oldest on the left, one run per place (docs/results.md, "History").
+type historyView struct {
+	Frame                 frame
+	Name, LevelTitle      string
+	Grid                  []gridLine
+	Capacity, Knee        curve
+	FirstLabel, LastLabel string // when the oldest and the latest run started
+	Runs                  int
+}
+
+var historyFrame = frame{
+	Width: histW, Height: histH, Left: histPadL, Top: histPadT, PlotWidth: histPlotW, PlotHeight: histPlotH,
+	Right: histPadL + histPlotW, Bottom: histPadT + histPlotH, MidX: histPadL + histPlotW/2, MidY: histPadT + histPlotH/2,
+	GoodLabelX: histPadL - 6, LatLabelX: histPadL + histPlotW + 6, LatTitleX: histW - 8,
+	TickEnd: histPadT + histPlotH + 4, TickLabelY: histPadT + histPlotH + 14, AxisTitleY: histH - 4,
+}
+
+// history lays out the chart of h, nil with fewer than two runs.
+func history(name string, mode config.Mode, h []result.HistoryRun, now time.Time) *historyView {
+	if len(h) < historyMinRuns {
+		return nil
+	}
+	maxCap, maxKnee := 0.0, 0.0
+	for _, r := range h {
+		if r.Capacity != nil {
+			maxCap = math.Max(maxCap, r.Capacity.Throughput)
+		}
+		if r.Knee != nil {
+			maxKnee = math.Max(maxKnee, r.Knee.Level)
+		}
+	}
+	capStep, kneeStep := niceStep(maxCap/histDivisions), niceStep(maxKnee/histDivisions)
+	yCap := func(v float64) float64 { return histPadT + histPlotH*(1-v/(capStep*histDivisions)) }
+	yKnee := func(v float64) float64 { return histPadT + histPlotH*(1-v/(kneeStep*histDivisions)) }
+	x := func(i int) float64 { return histPadL + histPlotW*float64(i)/float64(len(h)-1) }
+
+	v := &historyView{Frame: historyFrame, Name: name, LevelTitle: "knee (" + mode.Unit() + ")", Runs: len(h),
+		FirstLabel: ago(now, h[0].Started), LastLabel: ago(now, h[len(h)-1].Started),
+		Capacity: curve{Class: "good", Line: true}, Knee: curve{Class: "knee", Line: true}}
+	for i := 0; i <= histDivisions; i++ {
+		y := histPadT + histPlotH*(1-float64(i)/histDivisions)
+		v.Grid = append(v.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
+			Good: tick(capStep * float64(i)), Lat: tick(kneeStep * float64(i))})
+	}
+	for i, r := range h {
+		run := "run " + ago(now, r.Started) + " (" + string(r.Ended)
+		if !r.Valid {
+			run += ", not valid"
+		}
+		run += ")"
+		if p := r.Capacity; p != nil {
+			v.Capacity.add(x(i), yCap(p.Throughput), run+": capacity "+rate(p.Throughput)+"/s at "+mode.Level(p.Level))
+		}
+		if p := r.Knee; p != nil {
+			v.Knee.add(x(i), yKnee(p.Level), run+": knee at "+mode.Level(p.Level)+" (goodput "+rate(p.Throughput)+"/s)")
+		}
+	}
+	return v
+}
+
+// add puts a dot at x, y on c, joined to the one before.
+func (c *curve) add(x, y float64, title string) {
+	if c.Points != "" {
+		c.Points += " "
+	}
+	c.Points += coord(x) + "," + coord(y)
+	c.Dots = append(c.Dots, dot{X: x, Y: y, Title: title})
+}
