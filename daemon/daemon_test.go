@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -43,10 +44,11 @@ type testDaemon struct {
 
 // daemonOptions are the knobs a test turns on a daemon.
 type daemonOptions struct {
-	lifecycle bool   // --web.enable-lifecycle
-	storage   string // --storage.path
-	target    string // base URL replacing targetURL; "" starts a fresh demo target
-	paused    bool   // --paused
+	lifecycle bool         // --web.enable-lifecycle
+	storage   string       // --storage.path
+	target    string       // base URL replacing targetURL; "" starts a fresh demo target
+	paused    bool         // --paused
+	logger    *slog.Logger // nil: logs nothing
 }
 
 // startDaemon runs a daemon in-process on a free loopback port with config
@@ -71,6 +73,9 @@ func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
 	if o.target == "" {
 		o.target = demoTarget(t)
 	}
+	if o.logger == nil {
+		o.logger = promslog.NewNopLogger()
+	}
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
 	testkit.WriteFile(t, file, strings.ReplaceAll(config, targetURL, o.target))
 	addrs, webConfig, systemd := []string{"127.0.0.1:0"}, "", false
@@ -81,7 +86,7 @@ func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
 		EnableLifecycle: o.lifecycle,
 		StoragePath:     o.storage,
 		Paused:          o.paused,
-		Logger:          promslog.NewNopLogger(),
+		Logger:          o.logger,
 		Hup:             hup,
 	})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,9 +58,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<g class="mark budget">`,
 		`<g class="mark failure">`,
 		// The /work pool has 4 workers: the knee is at 4 connections.
-		`<td class="knee">4 connections \(`,
+		`<td class="knee">4 connections<div class="sub">goodput [0-9.]+/s</div>`,
 		// /shed answers 503 above 8 in flight.
-		`<td class="first-failure">16 connections \(`,
+		`<td class="first-failure">16 connections<div class="sub">goodput [0-9.]+/s</div>`,
 		// ... and its 16-connection level's error ratio stands as a column.
 		`<g class="errors"><rect [^>]*><title>16 connections: [0-9.]+% of attempts failed</title>`,
 		// Each run's scalability model, a fit or a verdict, under its chart.
@@ -84,7 +86,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		} {
 			want := `<td class="` + class + `">—</td>`
 			if p != nil {
-				want = fmt.Sprintf(`<td class="%s">%g connections (`, class, p.Level)
+				want = fmt.Sprintf(`<td class="%s">%g connections<div class="sub">goodput `, class, p.Level)
 			}
 			if !strings.Contains(dom, want) {
 				t.Errorf("the rendered page lacks %s, the %s of the run in /api/v1/results", want, class)
@@ -99,4 +101,44 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 
 	realpart.Screenshot(t, td.url+"/", "status.png")
+}
+
+// A daemon with --storage.path draws each probe's stored runs: after three
+// runs, headless Chromium finds the history chart with a capacity dot and
+// a knee dot for each, and the store holds the three.
+func TestHistoryChartInBrowser(t *testing.T) {
+	realpart.Find(t, "chromium", "apt-get install --no-install-recommends chromium") // before any load
+	storage := t.TempDir()
+	td := startDaemonWith(t, `allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "http://127.0.0.1:8080/work"}
+    load: {concurrency: [1, 2, 4, 8], step_duration: 300ms}
+    schedule: {interval: 2s}
+`, daemonOptions{storage: storage})
+	td.waitRun(t, "work", 3)
+
+	dom := string(realpart.Chromium(t, "--dump-dom", td.url+"/"))
+	chart := regexp.MustCompile(`(?s)<div class="history" id="history-work">.*?</svg>`).FindString(dom)
+	if chart == "" {
+		t.Fatalf("the rendered page has no history chart of work:\n%s", dom)
+	}
+	good := regexp.MustCompile(`<circle class="good" [^>]*><title>run [^<]*: capacity [0-9.]+/s at [0-9]+ connections?</title>`).FindAllString(chart, -1)
+	knee := regexp.MustCompile(`<circle class="knee" [^>]*><title>run [^<]*: knee at [0-9]+ connections? \(goodput [0-9.]+/s\)</title>`).FindAllString(chart, -1)
+	if len(good) < 3 || len(good) != len(knee) {
+		t.Errorf("the history chart has %d capacity and %d knee dots, want one of each for at least 3 runs:\n%s", len(good), len(knee), chart)
+	}
+	stored, err := os.ReadFile(filepath.Join(storage, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Probes []struct {
+			History []result.HistoryRun `json:"history"`
+		} `json:"probes"`
+	}
+	if err := json.Unmarshal(stored, &file); err != nil || len(file.Probes) != 1 || len(file.Probes[0].History) < 3 {
+		t.Errorf("the store holds %+v (%v), want work's history of at least 3 runs", file, err)
+	}
+	realpart.Screenshot(t, td.url+"/", "history.png")
 }
