@@ -24,7 +24,7 @@ type ProbeState struct {
 	// the knee between 8 and 12"; empty otherwise.
 	Doing string
 	// History is the probe's last finished runs, oldest first, the last
-	// one included, as the store keeps them (docs/results.md, "History");
+	// one included, as the store keeps them (docs/commands.md, "History");
 	// nil without a store, and for a continuous probe.
 	History []HistoryRun
 	// Next is when the next run is due; zero while a run waits or runs,

@@ -112,8 +112,8 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 }
 
 // blocker says what keeps c from taking its reservation now, "" when
-// nothing does: a waiting probe's state names it (docs/results.md, "The
-// status page"). Callers hold s.mu.
+// nothing does: a waiting probe's state names it
+// (docs/commands.md, "The status page"). Callers hold s.mu.
 func (s *Scheduler) blocker(c *claim) string {
 	for _, k := range c.keys {
 		if holder := s.busy[k]; holder != nil && holder != c {

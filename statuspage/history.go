@@ -20,7 +20,7 @@ const (
 
 // historyView is a probe's stored runs as a small chart: the capacity of
 // each run (left axis, goodput) and the level of its knee (right axis),
-// oldest on the left, one run per place (docs/results.md, "History").
+// oldest on the left, one run per place (docs/commands.md, "History").
 type historyView struct {
 	Frame                 frame
 	Name, LevelTitle      string

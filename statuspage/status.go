@@ -26,8 +26,8 @@ var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
 }).ParseFS(files, "status.html", "chart.html", "history.html"))
 
 // column is a column of the probes' table with what it means, which its
-// header's title and the notes under the table say (docs/results.md, "The
-// status page").
+// header's title and the notes under the table say
+// (docs/commands.md, "The status page").
 type column struct{ Name, Class, Note string }
 
 var columns = []column{
