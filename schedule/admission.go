@@ -116,7 +116,7 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 // (docs/commands.md, "The status page"). Callers hold s.mu.
 func (s *Scheduler) blocker(c *claim) string {
 	for _, k := range c.keys {
-		if holder := s.busy[k]; holder != nil && holder != c {
+		if holder := s.busy[k]; holder != nil {
 			return hostOfKey(k) + " is busy with " + holder.who()
 		}
 	}

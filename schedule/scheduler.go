@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -268,7 +269,7 @@ func (s *Scheduler) Snapshot() []result.ProbeState {
 	for _, p := range s.cfg.Probes {
 		if l, ok := s.runs[p.Name]; ok {
 			st := l.state
-			if l.waitingOn != nil {
+			if l.waitingOn != nil && slices.Contains(s.queue, l.waitingOn) {
 				st.WaitingFor = s.blocker(l.waitingOn)
 			}
 			states = append(states, st)
