@@ -51,7 +51,11 @@ func history(name string, mode config.Mode, h []result.HistoryRun, now time.Time
 			maxKnee = math.Max(maxKnee, r.Knee.Level)
 		}
 	}
-	capStep, kneeStep := niceStep(maxCap/histDivisions), niceStep(maxKnee/histDivisions)
+	// The knee's axis reaches twice its highest level: a steady capacity
+	// and a steady knee, the usual history, would otherwise both run
+	// along the top and one would hide the other. The capacity keeps the
+	// upper half, the knee the lower.
+	capStep, kneeStep := niceStep(maxCap/histDivisions), niceStep(2*maxKnee/histDivisions)
 	yCap := func(v float64) float64 { return histPadT + histPlotH*(1-v/(capStep*histDivisions)) }
 	yKnee := func(v float64) float64 { return histPadT + histPlotH*(1-v/(kneeStep*histDivisions)) }
 	x := func(i int) float64 { return histPadL + histPlotW*float64(i)/float64(len(h)-1) }

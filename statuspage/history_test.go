@@ -47,6 +47,13 @@ func TestStatusPageDrawsTheHistory(t *testing.T) {
 	if !(num(t, good[0].attr("cx")) < num(t, good[2].attr("cx")) && num(t, good[1].attr("cy")) > num(t, good[2].attr("cy"))) {
 		t.Errorf("capacity dots %v are not in order of time and value", good)
 	}
+	// The knee keeps the lower half of the plot, so that a steady knee
+	// never runs over a steady capacity along the top.
+	for _, k := range knee {
+		if y := num(t, k.attr("cy")); y < historyFrame.MidY {
+			t.Errorf("a knee dot at y %g, above the plot's middle (%g)", y, historyFrame.MidY)
+		}
+	}
 	testkit.Contains(t, "the history chart", charts[0][0],
 		`the last 3 stored runs`,
 		`<title>run 2h0m ago (completed, not valid): capacity 380/s at 8 connections</title>`,
