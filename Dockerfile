@@ -2,6 +2,10 @@
 # Build:  docker build --build-arg VERSION=$(git describe --tags --always) \
 #                      --build-arg REVISION=$(git rev-parse HEAD) -t loadprobe .
 # Run:    docker run -p 10471:10471 -v $PWD/loadprobe.yml:/etc/loadprobe/loadprobe.yml loadprobe
+# The image holds no config: mount yours at /etc/loadprobe/loadprobe.yml (a
+# config aimed at 127.0.0.1 would load the container itself, where nothing
+# listens). To try it without one:
+#         docker run -p 10471:10471 loadprobe demo --web.listen-address=:10471
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -22,7 +26,6 @@ RUN CGO_ENABLED=0 go build -trimpath -o /out/loadprobe \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/loadprobe /bin/loadprobe
-COPY examples/loadprobe.yml /etc/loadprobe/loadprobe.yml
 EXPOSE 10471
 USER nonroot
 ENTRYPOINT ["/bin/loadprobe"]

@@ -39,15 +39,19 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # against a real server) and headless Chromium (page tests).
 APT_PACKAGES := prometheus chromium
 
-.PHONY: all build test deps lint fmt-check vet tidy-check staticcheck bench soak demo clean deploy-rules
+.PHONY: all help build test deps lint fmt-check vet tidy-check staticcheck bench soak demo clean deploy-rules
 
-all: build
+all: build ## the default: build
 
-build:
+# Every target with the text after its `##`.
+help: ## list the targets
+	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## static binary ./loadprobe, with version, revision and branch from git
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
 
 # Install what is missing, with one apt-get update first; nothing when all is there.
-deps:
+deps: ## install promtool, Prometheus and Chromium with apt-get when missing (root)
 	@missing=""; \
 	command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
@@ -59,7 +63,7 @@ deps:
 
 # Every benchmark also runs once (-benchtime=1x), so that `make bench` never
 # finds one broken: they are not run by plain `go test`.
-test: deps lint
+test: deps lint ## deps, lint, every test, every benchmark once, the deploy module, the race detector
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x $(PKGS)
 	$(DEPLOY) $(GO) test $(TEST_FLAGS) ./...
@@ -67,23 +71,23 @@ test: deps lint
 	CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) $(PKGS)
 	$(DEPLOY) CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) ./...
 
-fmt-check:
+fmt-check: ## fail when gofmt -l lists a file
 	@out="$$(gofmt -l .)"; \
 	if [ -n "$$out" ]; then echo "gofmt -l: these files need formatting:"; echo "$$out"; exit 1; fi
 
-vet:
+vet: ## go vet over both modules
 	$(GO) vet $(PKGS)
 	$(DEPLOY) $(GO) vet ./...
 
 # The lint fails the build: formatting, vet, a go.mod that `go mod tidy`
 # would change, and staticcheck's findings.
-lint: fmt-check vet tidy-check staticcheck
+lint: fmt-check vet tidy-check staticcheck ## fmt-check, vet, tidy-check and staticcheck
 
-tidy-check:
+tidy-check: ## fail when go mod tidy would change go.mod or go.sum
 	$(GO) mod tidy -diff
 	$(DEPLOY) $(GO) mod tidy -diff
 
-staticcheck:
+staticcheck: ## staticcheck (pinned, through go run) over both modules
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(DEPLOY) $(GO) run $(STATICCHECK) ./...
 
@@ -93,7 +97,7 @@ staticcheck:
 # of recording an attempt (bench/BENCH.md). Installs what it needs (apt-get,
 # go install); prints the tables and writes bench/RESULTS.md. About 17
 # minutes on a quiet machine; knobs in bench/bench.sh (QUICK=1: 3 min).
-bench:
+bench: ## loadprobe beside wrk, hey and vegeta against nginx; writes bench/RESULTS.md
 	bash bench/bench.sh
 
 # The daemon's resources over a long run (bench/soak): SOAK_PROBES probes of
@@ -104,18 +108,18 @@ bench:
 SOAK_PROBES   ?= 30
 SOAK_DURATION ?= 10m
 SOAK_INTERVAL ?= 10s
-soak:
+soak: ## the daemon's resources over a long run (SOAK_PROBES, SOAK_DURATION); writes bench/SOAK.md
 	$(GO) run ./bench/soak -probes=$(SOAK_PROBES) -duration=$(SOAK_DURATION) -interval=$(SOAK_INTERVAL) -out=bench/SOAK.md
 
 # With the same version stamps as `build` (go run stamps no VCS information).
-demo:
+demo: ## go run . demo with the version stamps of build
 	$(GO) run -ldflags '$(LDFLAGS)' . demo
 
 # deploy/kubernetes/prometheusrule.yaml carries dashboards/alerts.yml and
 # rules.yml for the Prometheus Operator; regenerate it after editing them
 # (the deploy module's tests fail, naming this target, until it matches).
-deploy-rules:
+deploy-rules: ## regenerate deploy/kubernetes/prometheusrule.yaml from dashboards/*.yml
 	$(DEPLOY) $(GO) test -count=1 . -run TestPrometheusRuleCarriesTheDashboardsRules -update
 
-clean:
+clean: ## remove the binary
 	rm -f $(BINARY)

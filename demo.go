@@ -23,7 +23,7 @@ var demoConfig string
 // runDemo is `loadprobe demo`: the demo target on a free loopback port and
 // the daemon probing it with the embedded demo config, until SIGINT or
 // SIGTERM.
-func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
+func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -50,7 +50,7 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "demo.yml")
-	if err := os.WriteFile(file, []byte(strings.NewReplacer("TARGET2", targets[1].String(), "TARGET", target.String()).Replace(demoConfig)), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(demoHosts(demoConfig, targets[0].String(), targets[1].String())), 0o600); err != nil {
 		logger.Error("Cannot write the demo config", "err", err)
 		return 1
 	}
@@ -74,8 +74,9 @@ func runDemo(g *globalFlags, logger *slog.Logger, stdout io.Writer) int {
   status page:    %s/
   metrics:        %s/metrics
   results (JSON): %s/api/v1/results
+  listening on:   %s
 The first breaking points show within about 20 seconds.
-`, target, file, base, base, base)
+`, target, file, base, base, base, reach(d.Addrs()))
 
 	err = <-daemonDone
 	stop() // the daemon may have ended on its own: the targets go too
@@ -87,6 +88,13 @@ The first breaking points show within about 20 seconds.
 		return 1
 	}
 	return 0
+}
+
+// demoHosts writes the two demo targets' addresses into the demo config for
+// the fixed ones it names: 127.0.0.1:8080 (`loadprobe target`'s default)
+// and 127.0.0.2:8080.
+func demoHosts(config, first, second string) string {
+	return strings.NewReplacer("127.0.0.1:8080", first, "127.0.0.2:8080", second).Replace(config)
 }
 
 // startTarget serves the demo target on listen until ctx ends; done
@@ -103,6 +111,24 @@ func startTarget(ctx context.Context, listen string, logger *slog.Logger) (net.A
 	case err := <-done:
 		return nil, nil, err
 	}
+}
+
+// reach says who can open the daemon's addresses: loopback only (the
+// demo's default), or other hosts too, to whom the endpoints are then open
+// (docs/security.md).
+func reach(addrs []net.Addr) string {
+	names := make([]string, len(addrs))
+	loopback := len(addrs) > 0
+	for i, a := range addrs {
+		names[i] = a.String()
+		tcp, ok := a.(*net.TCPAddr)
+		loopback = loopback && ok && tcp.IP.IsLoopback()
+	}
+	list := strings.Join(names, ", ")
+	if loopback {
+		return list + ", loopback only (--web.listen-address=:10471 opens it to other hosts)"
+	}
+	return list + ", reachable from other hosts (--web.listen-address=127.0.0.1:10471 keeps it to this one)"
 }
 
 // hostPort is the first listen address as a browser would open it: an

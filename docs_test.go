@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -22,6 +23,27 @@ func TestReadmeIsAFrontPage(t *testing.T) {
 	}
 	if n := bytes.Count(text, []byte("\n")); n > readmeMaxLines {
 		t.Errorf("README.md has %d lines, more than %d: move reference material into docs/", n, readmeMaxLines)
+	}
+	// The first screen sets up with two commands, and no more.
+	first, _, _ := strings.Cut(string(text), "\n## ")
+	var commands []string
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(first, -1) {
+		for line := range strings.Lines(block[1]) {
+			if cmd, _, _ := strings.Cut(line, "#"); strings.TrimSpace(cmd) != "" {
+				commands = append(commands, strings.TrimSpace(cmd))
+			}
+		}
+	}
+	if want := []string{"go run . demo", "make test"}; !slices.Equal(commands, want) {
+		t.Errorf("the README's first screen runs %q, want exactly %q", commands, want)
+	}
+	// What it says promtool finds is what the rule files hold.
+	rules, _ := os.ReadFile(filepath.Join("dashboards", "rules.yml"))
+	alerts, _ := os.ReadFile(filepath.Join("dashboards", "alerts.yml"))
+	counted := fmt.Sprintf("%d recording rules, %d alerts",
+		bytes.Count(rules, []byte("- record:")), bytes.Count(alerts, []byte("- alert:")))
+	if !strings.Contains(string(text), counted) {
+		t.Errorf("the README does not say promtool finds %s", counted)
 	}
 }
 

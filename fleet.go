@@ -1,12 +1,10 @@
 package main
 
 import (
-	"github.com/alecthomas/kingpin/v2"
-
 	"github.com/loadprobe/loadprobe/daemon"
 )
 
-func addFleetFlags(app *kingpin.Application) *daemon.FleetOptions {
+func addFleetFlags(app flagGroup) *daemon.FleetOptions {
 	o := &daemon.FleetOptions{}
 	app.Flag("fleet.prometheus-url", "Prometheus that scrapes every replica of this fleet: the replica with ordinal 0 reads each run's steps of every shard back from it, "+
 		"and exports the fleet's breaking points, capacity and validity as loadprobe_fleet_*. Empty: no fleet figures.").Default("").StringVar(&o.PrometheusURL)

@@ -22,46 +22,69 @@ import (
 	"github.com/prometheus/common/promslog"
 	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web"
-	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/loadprobe/loadprobe/config"
 )
 
-// defaultListenAddress is outside the fully allocated 9100–9999 exporter range.
-const defaultListenAddress = ":10471"
+// defaultListenAddress is outside the fully allocated 9100–9999 exporter
+// range. The demo listens on loopback only: a trial on one's own machine,
+// whose endpoints are open to whoever reaches them (docs/security.md).
+const (
+	defaultListenAddress = ":10471"
+	demoListenAddress    = "127.0.0.1:10471"
+)
 
-// globalFlags are the flags every command shares: the daemon's, which `demo`
-// also takes, and --config.file, which `run` also reads.
-type globalFlags struct {
-	log             *promslog.Config
-	configFile      *string
-	configCheck     *bool
-	web             *web.FlagConfig
-	enableLifecycle *bool
-	storagePath     *string
-	paused          *bool
-	shard           *config.Shard        // --shard (shard.go)
-	fleet           *daemon.FleetOptions // --fleet.* (fleet.go)
+// commands holds the command line: the flags every command takes (the
+// log's), and each command with its own.
+type commands struct {
+	app *kingpin.Application
+	log *promslog.Config
+
+	daemon      *kingpin.CmdClause // the default: no command
+	daemonFlags *daemonFlags
+
+	run        *kingpin.CmdClause
+	runConfig  *string
+	runProbes  *[]string
+	runOutput  *string
+	runShard   *config.Shard
+	target     *kingpin.CmdClause
+	targetAt   *string
+	targetOpts target.Options
+	targetWork *string
+	demo       *kingpin.CmdClause
+	demoFlags  *daemonFlags
 }
 
-func newApp() (*kingpin.Application, *globalFlags) {
-	app := kingpin.New("loadprobe", "A Prometheus-native exporter and continuous capacity prober: scheduled load ramps against HTTP services you own, exported as metrics.")
-	app.UsageWriter(os.Stdout)
-	app.Version(version.Print("loadprobe"))
-	app.HelpFlag.Short('h')
+func newCommands() *commands {
+	c := &commands{log: &promslog.Config{}}
+	c.app = kingpin.New("loadprobe", "A Prometheus-native exporter and continuous capacity prober: scheduled load ramps against HTTP services you own, exported as metrics.")
+	c.app.UsageWriter(os.Stdout)
+	c.app.UsageTemplate(usageTemplate)
+	c.app.Version(version.Print("loadprobe"))
+	c.app.HelpFlag.Short('h')
+	promslogflag.AddFlags(c.app, c.log)
 
-	g := &globalFlags{log: &promslog.Config{}}
-	promslogflag.AddFlags(app, g.log)
-	g.configFile = app.Flag("config.file", "loadprobe configuration file.").Default("loadprobe.yml").String()
-	g.configCheck = app.Flag("config.check", "Validate the configuration file and exit: 0 when it is valid, 1 when it is not.").Bool()
-	g.web = kingpinflag.AddFlags(app, defaultListenAddress)
-	g.enableLifecycle = app.Flag("web.enable-lifecycle", "Enable the HTTP endpoints that change state: POST /-/reload, /-/pause, /-/resume and /api/v1/probes/NAME/run.").Bool()
-	g.paused = app.Flag("paused", "Start with the pause switch on: no load is sent until POST /-/resume.").Bool()
-	g.shard = addShardFlag(app)
-	g.fleet = addFleetFlags(app)
-	g.storagePath = app.Flag("storage.path", "Directory where the latest results are kept, so a restarted daemon serves them at once. Empty: keep none.").Default("").String()
-	return app, g
+	// Its flags come without a command: kingpin takes an unknown flag
+	// for the default command's.
+	c.daemon = c.app.Command("daemon", "Schedule the configured probes and serve /metrics (the default).").Default().Hidden()
+	c.daemonFlags = addDaemonFlags(c.daemon, defaultListenAddress, true)
+
+	c.run = c.app.Command("run", "Run probes once in the foreground and print their results; exit 0 when every expectation holds, 1 when one does not, 2 on a usage or config error.")
+	c.runConfig = addConfigFileFlag(c.run)
+	c.runProbes = c.run.Flag("probe", "Name of a probe to run (repeatable); default: all.").Strings()
+	c.runOutput = c.run.Flag("output", "Result format: table or json.").Default("table").Enum("table", "json")
+	c.runShard = addShardFlag(c.run)
+
+	c.target = c.app.Command("target", "Serve the built-in demo target on loopback.")
+	c.targetAt = c.target.Flag("listen", "Loopback address to listen on.").Default("127.0.0.1:8080").String()
+	c.target.Flag("workers", "Size of the /work pool: its knee.").Default("4").IntVar(&c.targetOpts.Workers)
+	c.target.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&c.targetOpts.WorkTime)
+	c.targetWork = c.target.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")
+
+	c.demo = c.app.Command("demo", "Start the demo targets on free loopback ports and the daemon probing them with an embedded demo config; the daemon listens on "+demoListenAddress+" unless --web.listen-address says otherwise.")
+	c.demoFlags = addDaemonFlags(c.demo, demoListenAddress, false)
+	return c
 }
 
 func main() {
@@ -77,46 +100,29 @@ func init() {
 }
 
 func run() int {
-	app, g := newApp()
-	// The daemon is the default command.
-	daemonCmd := app.Command("daemon", "Schedule the configured probes and serve /metrics (the default).").Default().Hidden()
-
-	runCmd := app.Command("run", "Run probes once in the foreground and print their results; exit 0 when every expectation holds, 1 when one does not, 2 on a usage or config error.")
-	runProbes := runCmd.Flag("probe", "Name of a probe to run (repeatable); default: all.").Strings()
-	runOutput := runCmd.Flag("output", "Result format: table or json.").Default("table").Enum("table", "json")
-
-	targetCmd := app.Command("target", "Serve the built-in demo target on loopback.")
-	targetListen := targetCmd.Flag("listen", "Loopback address to listen on.").Default("127.0.0.1:8080").String()
-	targetOpts := target.Options{}
-	targetCmd.Flag("workers", "Size of the /work pool: its knee.").Default("4").IntVar(&targetOpts.Workers)
-	targetCmd.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&targetOpts.WorkTime)
-	targetWork := targetCmd.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")
-
-	demoCmd := app.Command("demo", "Start the demo target on a free loopback port and the daemon probing it with an embedded demo config.")
-
-	cmd, err := app.Parse(os.Args[1:])
+	c := newCommands()
+	cmd, err := c.app.Parse(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadprobe: error: %s, try --help\n", err)
 		return 2
 	}
-	logger := promslog.New(g.log)
-
-	if *g.configCheck {
-		return checkConfig(*g.configFile, os.Stdout, os.Stderr)
-	}
+	logger := promslog.New(c.log)
 
 	switch cmd {
-	case daemonCmd.FullCommand():
-		return runDaemon(g, logger)
-	case runCmd.FullCommand():
+	case c.daemon.FullCommand():
+		if *c.daemonFlags.configCheck {
+			return checkConfig(*c.daemonFlags.configFile, os.Stdout, os.Stderr)
+		}
+		return runDaemon(c.daemonFlags, logger)
+	case c.run.FullCommand():
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runOnce(ctx, *g.configFile, *runProbes, *runOutput, *g.shard, os.Stdout, os.Stderr)
-	case targetCmd.FullCommand():
-		targetOpts.CPU = *targetWork == "cpu"
-		return serveTarget(*targetListen, targetOpts, logger)
-	case demoCmd.FullCommand():
-		return runDemo(g, logger, os.Stdout)
+		return runOnce(ctx, *c.runConfig, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
+	case c.target.FullCommand():
+		c.targetOpts.CPU = *c.targetWork == "cpu"
+		return serveTarget(*c.targetAt, c.targetOpts, logger)
+	case c.demo.FullCommand():
+		return runDemo(c.demoFlags, logger, os.Stdout)
 	default:
 		fmt.Fprintf(os.Stderr, "loadprobe: unknown command %q\n", cmd)
 		return 2
@@ -169,12 +175,20 @@ func checkConfig(file string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s is not valid:\n%s\n", file, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s is valid: %d probes\n", file, len(sc.Get().Probes))
+	fmt.Fprintf(stdout, "%s is valid: %s\n", file, plural(len(sc.Get().Probes), "probe"))
 	return 0
 }
 
+// plural is "1 probe", "2 probes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // newDaemon builds the daemon the flags describe, reading configFile.
-func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*daemon.Daemon, error) {
+func (g *daemonFlags) newDaemon(configFile string, logger *slog.Logger) (*daemon.Daemon, error) {
 	return daemon.New(daemon.Options{
 		ConfigFile:      configFile,
 		Web:             g.web,
@@ -187,7 +201,7 @@ func (g *globalFlags) newDaemon(configFile string, logger *slog.Logger) (*daemon
 	})
 }
 
-func runDaemon(g *globalFlags, logger *slog.Logger) int {
+func runDaemon(g *daemonFlags, logger *slog.Logger) int {
 	logger.Info("Starting loadprobe", "version", version.Info())
 	logger.Info("Build context", "build_context", version.BuildContext())
 

@@ -58,7 +58,8 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	// though nobody scrapes this registry: a one-off run then pays the same
 	// per-request cost as a scheduled one, and `make bench` measures the
 	// generator as it runs in production, not a lighter one.
-	coll := collector.New(prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	coll := collector.New(reg)
 	results := make([]result.Result, 0, len(probes))
 	run := prober.Runner(prober.Run)
 	for _, p := range probes {
@@ -96,7 +97,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		writeTable(stdout, probes[i], r)
+		writeTable(stdout, probes[i], r, closeCodes(reg, r.Name))
 	}
 	return code
 }
@@ -138,7 +139,9 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 // writeTable prints one run as the ramp table, its breaking points,
 // capacity, validity, model and diagnosis. Latency columns are over successful responses;
 // the http_error responses' own p99 gets a column when any step had one.
-func writeTable(w io.Writer, p config.Probe, r result.Result) {
+// closed is a WebSocket probe's close codes over the run ("" when none).
+func writeTable(w io.Writer, p config.Probe, r result.Result, closed string) {
+	wd := wordsFor(p, r)
 	lq, budget := result.LatencyRule(p.Rules)
 	kind := "ramp"
 	if r.Searched() {
@@ -148,7 +151,10 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 	if r.Error != "" {
 		fmt.Fprintf(w, "  %s\n", r.Error)
 	}
-	writeSteps(w, r, lq)
+	writeSteps(w, r, lq, wd)
+	if closed != "" {
+		fmt.Fprintf(w, "close codes: %s (sessions the server closed, over the run)\n", closed)
+	}
 	writeFlowSteps(w, r, lq)
 
 	fmt.Fprintln(w, "breaking points:")
@@ -162,18 +168,18 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 		switch {
 		case pt == nil && r.Searched():
 			// The search stops growing at the first rule that fires.
-			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), r.Mode.Level(highestLevel(r)), why[rule])
+			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), wd.level(highestLevel(r)), why[rule])
 		case pt == nil:
 			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
 		case pt.Bracket[1] > 0:
-			fmt.Fprintf(w, "  %-15s %s, bracket [%s, %s], goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level),
+			fmt.Fprintf(w, "  %-15s %s, bracket [%s, %s], goodput %.1f/s (%s)\n", rule.Text(), wd.level(pt.Level),
 				config.FormatLevel(pt.Bracket[0]), config.FormatLevel(pt.Bracket[1]), pt.Throughput, why[rule])
 		default:
-			fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), r.Mode.Level(pt.Level), pt.Throughput, why[rule])
+			fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), wd.level(pt.Level), pt.Throughput, why[rule])
 		}
 	}
 	if r.Capacity != nil {
-		fmt.Fprintf(w, "capacity: %.1f/s at %s (the highest goodput within the budgets", r.Capacity.Throughput, r.Mode.Level(r.Capacity.Level))
+		fmt.Fprintf(w, "capacity: %.1f/s at %s (the highest goodput within the budgets", r.Capacity.Throughput, wd.level(r.Capacity.Level))
 		if r.FallsPastPeak {
 			fmt.Fprint(w, "; goodput falls past it")
 		}
@@ -186,7 +192,7 @@ func writeTable(w io.Writer, p config.Probe, r result.Result) {
 		if !expectationsHold(p, r) {
 			verdict = "NOT met"
 		}
-		fmt.Fprintf(w, "; expected at least %g/s: %s", p.Expect.MinCapacity, verdict)
+		fmt.Fprintf(w, "; expected at least %s/s: %s", plainNumber(p.Expect.MinCapacity), verdict)
 	}
 	fmt.Fprintln(w)
 	valid := "yes"
@@ -213,10 +219,10 @@ func highestLevel(r result.Result) float64 {
 
 // writeSteps prints one row per step. A search's rows are in order of
 // level, each with its place in the run and what it was measured for.
-func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
+func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	first := r.Mode.Unit()
+	first := wd.unit()
 	if r.Mode == config.ModePhases {
 		first = "phase"
 	}
@@ -233,7 +239,8 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Steps[a].Level, r.Steps[b].Level) })
 		searchCols = "step\tsearch\t"
 	}
-	fmt.Fprintf(tw, "%s%s\trps\tgoodput\tmean\t%s\t%serror ratio\tcodes\terrors\tin-flight\tload held\tgen cpu\t\n", searchCols, first, lq.Label, errCol)
+	fmt.Fprintf(tw, "%s%s\t%s\tgoodput\tmean\t%s\t%serror ratio\t%s\terrors\tin-flight\tload held\tgen cpu\t\n",
+		searchCols, first, wd.throughput(), lq.Label, errCol, wd.codes())
 	for _, i := range order {
 		s := r.Steps[i]
 		if searchCols != "" {
@@ -264,7 +271,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
 			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
-			counts(s.Responses), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
+			wd.responses(s.Responses), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
 	}
 	tw.Flush()
 }
@@ -273,8 +280,12 @@ func firstFailureRule(budget float64) string {
 	if budget == 0 {
 		return "first level with a failed attempt"
 	}
-	return fmt.Sprintf("first level whose error ratio exceeds %g", budget)
+	return "first level whose error ratio exceeds " + plainNumber(budget)
 }
+
+// plainNumber writes a configured figure as a user wrote it, never in
+// exponent form: 1000000, 0.00001, 95.
+func plainNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // ms formats seconds as milliseconds for the table.
 func ms(seconds float64) string {

@@ -20,7 +20,7 @@ func TestWriteFlowSteps(t *testing.T) {
 		},
 	}}}
 	var out bytes.Buffer
-	writeTable(&out, config.DefaultProbe, r)
+	writeTable(&out, config.DefaultProbe, r, "")
 	for _, want := range []string{
 		"flow steps:",
 		"connections   step  attempts    mean     p99  error ratio          codes  errors",
@@ -33,7 +33,7 @@ func TestWriteFlowSteps(t *testing.T) {
 	}
 	r.Steps[0].Flow = nil
 	out.Reset()
-	writeTable(&out, config.DefaultProbe, r)
+	writeTable(&out, config.DefaultProbe, r, "")
 	if strings.Contains(out.String(), "flow steps") {
 		t.Errorf("a single request's table has a flow block:\n%s", out.String())
 	}

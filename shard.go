@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/alecthomas/kingpin/v2"
-
 	"github.com/loadprobe/loadprobe/config"
 )
 
@@ -15,7 +13,7 @@ const shardEnv = "LOADPROBE_SHARD"
 // addShardFlag adds --shard, which makes this loadprobe one replica of a
 // fleet that runs the same probes together and is summed by Prometheus
 // (docs/fleet.md, "Shards").
-func addShardFlag(app *kingpin.Application) *config.Shard {
+func addShardFlag(app flagGroup) *config.Shard {
 	f := &shardFlag{}
 	app.Flag("shard", "This replica's part of a fleet: i/N is replica i of N (from 0), which sends level/N of every level "+
 		"(connections: the remainder to the lowest i). "+config.ShardOrdinal+"/N reads i from the host name's last -NUMBER, "+

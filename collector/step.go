@@ -1,6 +1,11 @@
 package collector
 
-import "github.com/loadprobe/loadprobe/result"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
+)
 
 // Step returns the recorder of the requests of one step of a flow: the
 // live request families with its name as the step label. The gauges are
@@ -16,4 +21,33 @@ func (l *Live) Step(name string) result.Live {
 	s := c.newLive(l.probe, name)
 	c.steps[key] = s
 	return s
+}
+
+// DeclareFlow makes a flow probe's request series its steps', each at 0,
+// and drops the probe's own (step=""): a flow's iterations count in its
+// steps only (prober/flow.go), so those would stay 0 forever. A probe that
+// a reload turned from a flow into a single request gets its own series
+// back, made anew. Call it after Live, for every configured probe.
+func (c *Collector) DeclareFlow(p config.Probe) {
+	c.mu.Lock()
+	wasFlow := false
+	for key := range c.steps {
+		wasFlow = wasFlow || key[0] == p.Name
+	}
+	c.mu.Unlock()
+	if len(p.Flow) == 0 {
+		if wasFlow {
+			c.Forget(p.Name)
+			c.get(p.Name)
+		}
+		return
+	}
+	l := c.get(p.Name)
+	for _, s := range p.Flow {
+		l.Step(s.Name)
+	}
+	own := prometheus.Labels{"probe": p.Name, "step": ""}
+	c.requests.DeletePartialMatch(own)
+	c.responses.DeletePartialMatch(own)
+	c.duration.DeletePartialMatch(own)
 }

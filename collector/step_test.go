@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -46,5 +47,56 @@ func TestStepLive(t *testing.T) {
 	}
 	if c.Live("shop").Step("login") == login {
 		t.Error("a forgotten probe's step recorder came back")
+	}
+}
+
+// A declared flow probe exports its steps' request series, each at 0, and
+// none of its own (step=""), which would stay 0 forever; a reload that makes
+// it a single request brings its own back, counting.
+func TestDeclareFlowExportsItsStepsOnly(t *testing.T) {
+	reg, _, c := newTest(t)
+	flow := config.Probe{Name: "shop", Flow: []config.FlowStep{{Name: "login"}, {Name: "item"}}}
+	single := config.Probe{Name: "work"}
+	for _, p := range []config.Probe{flow, single} {
+		c.Live(p.Name)
+		c.DeclareFlow(p)
+	}
+	steps := func(probe string) map[string]int {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, f := range families {
+			if f.GetName() != "loadprobe_requests_total" && f.GetName() != "loadprobe_request_duration_seconds" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["probe"] == probe {
+					got[labels["step"]]++
+				}
+			}
+		}
+		return got
+	}
+	perStep := int(result.NumOutcomes) + 2 // requests by outcome, durations of success and http_error
+	if got := steps("shop"); len(got) != 2 || got["login"] != perStep || got["item"] != perStep {
+		t.Errorf("the flow's series by step: %v, want login and item with %d each and no step=\"\"", got, perStep)
+	}
+	if got := steps("work"); len(got) != 1 || got[""] != perStep {
+		t.Errorf("a single request's series by step: %v, want step=\"\" with %d", got, perStep)
+	}
+
+	c.DeclareFlow(config.Probe{Name: "shop"}) // reloaded as a single request
+	c.Live("shop").Attempt(result.Success, 200, 0.001)
+	if got := steps("shop"); len(got) != 1 || got[""] != perStep {
+		t.Errorf("after the reload, shop's series by step: %v, want step=\"\" only", got)
+	}
+	if v := testutil.ToFloat64(c.requests.WithLabelValues("shop", "success", "")); v != 1 {
+		t.Errorf("after the reload, shop's successes: %v, want 1", v)
 	}
 }

@@ -122,7 +122,8 @@ func (v *validator) err(file string) error {
 	var errs []error
 	for i, is := range v.issues {
 		if i == maxErrors {
-			errs = append(errs, &lineError{File: file, Line: is.line, Msg: fmt.Sprintf("and %d more errors", len(v.issues)-i)})
+			// A summary, not a place in the file: no file:line.
+			errs = append(errs, fmt.Errorf("and %d more errors", len(v.issues)-i))
 			break
 		}
 		errs = append(errs, &lineError{File: file, Line: is.line, Path: is.path, Msg: is.msg})

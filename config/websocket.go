@@ -57,3 +57,10 @@ func (v *validator) webSocket(p *Probe, pp keyPath) {
 		}
 	}
 }
+
+// WebSocket reports whether r makes a WebSocket probe: a ws:// or wss://
+// URL (docs/websocket.md).
+func (r Request) WebSocket() bool {
+	u, err := url.Parse(r.URL)
+	return err == nil && webSocketScheme(u.Scheme)
+}

@@ -251,6 +251,7 @@ func (d *Daemon) apply() {
 	d.sched.Apply(cfg)
 	for _, p := range cfg.Probes {
 		d.coll.Live(p.Name)
+		d.coll.DeclareFlow(p)
 		d.coll.DeclareGuards(p)
 	}
 }

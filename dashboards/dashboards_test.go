@@ -475,10 +475,13 @@ func TestRuleFiles(t *testing.T) {
 				if s := r.Labels["severity"]; s != "critical" && s != "warning" {
 					t.Errorf("%s: alert %s: severity %q, want critical or warning", file, name, s)
 				}
-				for _, a := range []string{"summary", "description", "runbook"} {
+				for _, a := range []string{"summary", "description", "runbook_url"} {
 					if strings.TrimSpace(r.Annotations[a]) == "" {
 						t.Errorf("%s: alert %s has no %s annotation", file, name, a)
 					}
+				}
+				if _, ok := r.Annotations["runbook"]; ok {
+					t.Errorf("%s: alert %s has a runbook annotation: its runbook goes in docs/alerts.md, linked by runbook_url", file, name)
 				}
 				desc := r.Annotations["description"]
 				if !strings.Contains(desc, "$labels") {
@@ -524,7 +527,7 @@ func TestEveryAlertIsUnitTested(t *testing.T) {
 				quiet[a.Alertname] = true
 			}
 			for _, e := range a.ExpAlerts {
-				if e.ExpLabels["severity"] != "" && e.ExpAnnotations["summary"] != "" && e.ExpAnnotations["description"] != "" && e.ExpAnnotations["runbook"] != "" {
+				if e.ExpLabels["severity"] != "" && e.ExpAnnotations["summary"] != "" && e.ExpAnnotations["description"] != "" && e.ExpAnnotations["runbook_url"] != "" {
 					firing[a.Alertname] = true
 				}
 			}
@@ -536,7 +539,7 @@ func TestEveryAlertIsUnitTested(t *testing.T) {
 				continue
 			}
 			if !firing[r.Alert] {
-				t.Errorf("alert %s: no firing case with exp_labels (severity) and exp_annotations (summary, description, runbook) in alerts_test.yml", r.Alert)
+				t.Errorf("alert %s: no firing case with exp_labels (severity) and exp_annotations (summary, description, runbook_url) in alerts_test.yml", r.Alert)
 			}
 			if !quiet[r.Alert] {
 				t.Errorf("alert %s: no not-firing case (exp_alerts: []) in alerts_test.yml", r.Alert)

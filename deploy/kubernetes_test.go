@@ -37,6 +37,7 @@ var ruleSources = []string{"../dashboards/alerts.yml", "../dashboards/rules.yml"
 // fleet is deploy/kubernetes rendered by kustomize, as kubectl apply -k does,
 // each object decoded strictly into its real API type.
 type fleet struct {
+	namespace   corev1.Namespace
 	statefulSet appsv1.StatefulSet
 	service     corev1.Service
 	configMap   corev1.ConfigMap
@@ -44,14 +45,18 @@ type fleet struct {
 	rule        monitoringv1.PrometheusRule
 }
 
-func render(t *testing.T) fleet {
+func render(t *testing.T) fleet { return renderDir(t, kustomization) }
+
+// renderDir renders the kustomization in dir, as render does.
+func renderDir(t *testing.T, dir string) fleet {
 	t.Helper()
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), kustomization)
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v", kustomization, err)
+		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
 	var f fleet
 	targets := map[string]any{
+		"v1/Namespace":                            &f.namespace,
 		"apps/v1/StatefulSet":                     &f.statefulSet,
 		"v1/Service":                              &f.service,
 		"v1/ConfigMap":                            &f.configMap,
@@ -124,14 +129,31 @@ func TestFleetRendersAndDecodesStrictly(t *testing.T) {
 		t.Errorf("selector %v does not select the pod labels %v", ss.Spec.Selector.MatchLabels, pod.Labels)
 	}
 
-	// One replica per node.
+	// One replica per node where the nodes allow it: preferred, so that
+	// all 3 run on a one- or two-node cluster.
 	anti := pod.Spec.Affinity
-	if anti == nil || anti.PodAntiAffinity == nil || len(anti.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
-		t.Fatalf("affinity %+v, want one required pod anti-affinity term", anti)
+	if anti == nil || anti.PodAntiAffinity == nil || len(anti.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		len(anti.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 0 {
+		t.Fatalf("affinity %+v, want one preferred pod anti-affinity term and none required", anti)
 	}
-	term := anti.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
-	if term.TopologyKey != corev1.LabelHostname || !reflect.DeepEqual(term.LabelSelector.MatchLabels, pod.Labels) {
-		t.Errorf("anti-affinity %+v, want the pod's own labels apart by %s", term, corev1.LabelHostname)
+	preferred := anti.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]
+	if preferred.Weight != 100 {
+		t.Errorf("anti-affinity weight %d, want 100", preferred.Weight)
+	}
+	apartByHost(t, preferred.PodAffinityTerm, pod.Labels)
+
+	// Every object in the kustomization's namespace, which it creates.
+	ns := f.namespace.Name
+	if ns != "loadprobe" {
+		t.Errorf("namespace %q, want loadprobe", ns)
+	}
+	for what, got := range map[string]string{
+		"StatefulSet": ss.Namespace, "Service": f.service.Namespace, "ConfigMap": f.configMap.Namespace,
+		"PodMonitor": f.podMonitor.Namespace, "PrometheusRule": f.rule.Namespace,
+	} {
+		if got != ns {
+			t.Errorf("the %s is in namespace %q, want %q", what, got, ns)
+		}
 	}
 
 	// Locked down.
@@ -185,6 +207,48 @@ func TestFleetRendersAndDecodesStrictly(t *testing.T) {
 	if !reflect.DeepEqual(pm.Selector.MatchLabels, pod.Labels) || len(pm.PodMetricsEndpoints) != 1 ||
 		pm.PodMetricsEndpoints[0].Port == nil || *pm.PodMetricsEndpoints[0].Port != "http-metrics" {
 		t.Errorf("pod monitor %+v, want the pods' http-metrics port", pm)
+	}
+}
+
+// apartByHost checks an anti-affinity term: the pod's own labels, apart by
+// node.
+func apartByHost(t *testing.T, term corev1.PodAffinityTerm, labels map[string]string) {
+	t.Helper()
+	if term.TopologyKey != corev1.LabelHostname || term.LabelSelector == nil || !reflect.DeepEqual(term.LabelSelector.MatchLabels, labels) {
+		t.Errorf("anti-affinity term %+v, want the pod's own labels %v apart by %s", term, labels, corev1.LabelHostname)
+	}
+}
+
+// The component one-per-node makes the anti-affinity required, as the
+// kustomization's comment says to add it, and changes nothing else.
+func TestOnePerNodeComponentRequiresTheAntiAffinity(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join(kustomization, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const commented = "# components:\n#   - components/one-per-node\n"
+	if !bytes.Contains(base, []byte(commented)) {
+		t.Fatalf("kustomization.yaml does not offer the component as\n%s", commented)
+	}
+	// The kustomization with the component uncommented, beside the original.
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(kustomization)); err != nil {
+		t.Fatal(err)
+	}
+	with := bytes.Replace(base, []byte(commented), []byte("components:\n  - components/one-per-node\n"), 1)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), with, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, required := render(t), renderDir(t, dir)
+	pod := required.statefulSet.Spec.Template
+	anti := pod.Spec.Affinity.PodAntiAffinity
+	if len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != 1 || len(anti.PreferredDuringSchedulingIgnoredDuringExecution) != 0 {
+		t.Fatalf("with one-per-node: anti-affinity %+v, want one required term and none preferred", anti)
+	}
+	apartByHost(t, anti.RequiredDuringSchedulingIgnoredDuringExecution[0], pod.Labels)
+	pod.Spec.Affinity = plain.statefulSet.Spec.Template.Spec.Affinity
+	if !reflect.DeepEqual(pod, plain.statefulSet.Spec.Template) {
+		t.Error("one-per-node changes more of the pod than its anti-affinity")
 	}
 }
 
@@ -352,4 +416,24 @@ func hostnameSandbox(t *testing.T) string {
 		t.Skipf("unshare --uts cannot set a host name (%v: %s); CI=true makes this fatal", err, out)
 	}
 	return unshare
+}
+
+// The image holds no config of its own, which would aim at 127.0.0.1 inside
+// the container: it reads the one mounted where the StatefulSet mounts the
+// ConfigMap (docs/fleet.md, "On Kubernetes").
+func TestImageReadsTheMountedConfig(t *testing.T) {
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := render(t).statefulSet.Spec.Template.Spec.Containers[0]
+	configFile := flagValue(t, c.Args, "--config.file")
+	for line := range strings.Lines(string(dockerfile)) {
+		if strings.HasPrefix(line, "COPY") && (strings.Contains(line, ".yml") || strings.Contains(line, "/etc/loadprobe")) {
+			t.Errorf("the Dockerfile copies a config into the image: %s", line)
+		}
+	}
+	if !strings.Contains(string(dockerfile), `CMD ["--config.file=`+configFile+`"]`) {
+		t.Errorf("the Dockerfile's CMD does not read %s, where the StatefulSet mounts the config", configFile)
+	}
 }

@@ -1272,7 +1272,7 @@ func compareModes(t *testing.T, exprs []expr, exported *nameSet, classicRes, nat
 // template error, a missing value, a printf verb gone wrong, or a query template
 // that found nothing (an empty value where a number belongs).
 func checkAnnotations(t *testing.T, alert, state string, annotations map[string]string) {
-	for _, k := range []string{"summary", "description", "runbook"} {
+	for _, k := range []string{"summary", "description", "runbook_url"} {
 		if strings.TrimSpace(annotations[k]) == "" {
 			t.Errorf("%s: annotation %s is empty", alert, k)
 		}

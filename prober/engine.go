@@ -286,7 +286,11 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	measureFrom := start.Add(time.Duration(e.probe.Load.Warmup))
 	end := start.Add(st.duration)
 	done := make(chan struct{})
-	go e.report(i, st, start, done)
+	reported := make(chan struct{})
+	go func() {
+		defer close(reported)
+		e.report(i, st, start, done)
+	}()
 	judged := make(chan struct{})
 	go func() {
 		defer close(judged)
@@ -307,7 +311,8 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	}
 	cpuRatio := cpu.ratio()
 	close(done)
-	<-judged // the next step's windows are its own
+	<-judged   // the next step's windows are its own
+	<-reported // no step's progress prints after the next step's, or the next probe's
 	if e.canceled() {
 		if at := e.markStop(); at.Before(end) {
 			// Cut short: its figures end where its load did (in its

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -656,5 +657,44 @@ func TestRunCutShortIsCanceled(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A step's progress is never reported after the step: `run` would print a
+// run's last progress line after the next probe's header. The callback is
+// slow, as a blocked stderr is, so that a report still under way when the
+// run returns shows.
+func TestProgressEndsWithItsStep(t *testing.T) {
+	srv := httptest.NewServer(target.New(target.Options{}))
+	t.Cleanup(srv.Close)
+	p := probeFor(t, srv.URL+"/noop", "concurrency: [1, 2]\nstep_duration: 300ms")
+	var mu sync.Mutex
+	var calls []int // the step of every call, appended as each ends
+	returned := false
+	late := 0
+	mustRun(t, context.Background(), p, Options{Progress: func(pr Progress) {
+		time.Sleep(400 * time.Millisecond) // longer than a step
+		mu.Lock()
+		defer mu.Unlock()
+		if returned {
+			late++
+		}
+		if n := len(calls); n > 0 && calls[n-1] > pr.Step {
+			t.Errorf("progress of step %d after step %d's", pr.Step, calls[n-1])
+		}
+		calls = append(calls, pr.Step)
+	}})
+	mu.Lock()
+	returned = true
+	got := slices.Clone(calls)
+	mu.Unlock()
+	time.Sleep(500 * time.Millisecond) // a report left behind would end now
+	mu.Lock()
+	defer mu.Unlock()
+	if late > 0 {
+		t.Errorf("%d progress reports ended after the run returned (steps reported before: %v)", late, got)
+	}
+	if !slices.Contains(got, 1) || !slices.Contains(got, 2) {
+		t.Errorf("progress reported steps %v, want both 1 and 2", got)
 	}
 }

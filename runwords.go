@@ -1,0 +1,115 @@
+package main
+
+import (
+	"strconv"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// words are what run's table calls a probe's levels and answers: an HTTP
+// probe's connections, req/s and status codes, a WebSocket probe's
+// sessions, messages per second and refused upgrades (docs/websocket.md).
+type words struct {
+	mode      config.Mode
+	webSocket bool
+}
+
+func wordsFor(p config.Probe, r result.Result) words {
+	return words{mode: r.Mode, webSocket: p.Request.WebSocket()}
+}
+
+// unit is the level's unit: the first column's heading.
+func (w words) unit() string {
+	switch {
+	case !w.webSocket:
+		return w.mode.Unit()
+	case w.mode.ClosedLoop():
+		return "sessions"
+	default:
+		return "messages/s"
+	}
+}
+
+// level names a level with its unit: "4 connections", "1 session", "400 req/s".
+func (w words) level(l float64) string {
+	if !w.webSocket {
+		return w.mode.Level(l)
+	}
+	if w.mode.ClosedLoop() && l == 1 {
+		return "1 session"
+	}
+	return config.FormatLevel(l) + " " + w.unit()
+}
+
+// throughput heads the column of answers per second: a WebSocket probe's
+// are message replies.
+func (w words) throughput() string {
+	if w.webSocket {
+		return "msg/s"
+	}
+	return "rps"
+}
+
+// codes heads the column of status codes; a WebSocket reply counts as a 101
+// (prober/websocket.go), which says nothing the goodput does not, so the
+// column shows the upgrades refused with their codes.
+func (w words) codes() string {
+	if w.webSocket {
+		return "refused upgrades"
+	}
+	return "codes"
+}
+
+func (w words) responses(m map[int]int64) string {
+	if !w.webSocket {
+		return counts(m)
+	}
+	refused := make(map[int]int64, len(m))
+	for code, n := range m {
+		if code != 101 {
+			refused[code] = n
+		}
+	}
+	return counts(refused)
+}
+
+// closeCodes is the close codes of the sessions the server closed during
+// probe's runs, as the live metrics counted them: "1013:12"; empty when none.
+func closeCodes(g prometheus.Gatherer, probe string) string {
+	families, err := g.Gather()
+	if err != nil {
+		return ""
+	}
+	byCode := map[int]int64{}
+	for _, f := range families {
+		if f.GetName() != "loadprobe_websocket_close_codes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "probe") != probe {
+				continue
+			}
+			if code, err := strconv.Atoi(label(m, "code")); err == nil {
+				byCode[code] += int64(m.GetCounter().GetValue())
+			}
+		}
+	}
+	if len(byCode) == 0 {
+		return ""
+	}
+	return counts(byCode)
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
