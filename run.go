@@ -64,8 +64,10 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	for _, p := range probes {
 		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p))
 		var control *prober.Control
-		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
-			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
+		if p.Control != "" { // looked up only when named: most probes have none
+			if c, ok := cfg.Probe(p.Control); ok {
+				control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
+			}
 		}
 		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}, control)
 		progress.done()
