@@ -103,13 +103,19 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	return code
 }
 
-// selectProbes returns the named probes in the order given, or all.
+// selectProbes returns the named probes in the order first given, each
+// once however often it is named, or all.
 func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
 	if len(names) == 0 {
 		return cfg.Probes, nil
 	}
 	var ps []config.Probe
+	seen := map[string]bool{}
 	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
 		p, ok := cfg.Probe(n)
 		if !ok {
 			return nil, fmt.Errorf("no probe named %q in the config", n)

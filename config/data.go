@@ -81,6 +81,9 @@ func (v *validator) data(d *Data, p keyPath, dir string) []string {
 		v.errorf(fp, "%v", err)
 		return nil
 	}
+	// Spreadsheets and Windows editors start a UTF-8 file with a byte
+	// order mark; it is no part of the first column's name.
+	text = bytes.TrimPrefix(text, []byte("\uFEFF"))
 	switch ext := strings.ToLower(filepath.Ext(d.File)); ext {
 	case ".csv":
 		d.Columns, d.Rows, err = readCSV(text)
