@@ -3,7 +3,6 @@ package schedule
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -143,12 +142,14 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 		if err != nil {
 			// A file that cannot be read is kept for a person to look at,
 			// not overwritten by the next run, and does not stop the
-			// daemon: a crash loop over a cache would probe nothing.
-			aside, moveErr := store.setAside()
-			if moveErr != nil {
-				return nil, fmt.Errorf("%w; and cannot set it aside: %w", err, moveErr)
+			// daemon: a crash loop over a cache would probe nothing. On
+			// read-only storage it cannot even be moved: it is ignored
+			// (and every save fails, logged, as it must there).
+			if aside, moveErr := store.setAside(); moveErr != nil {
+				s.logger.Error("Cannot read the kept results, nor set the file aside: starting without them", "err", err, "set_aside_err", moveErr)
+			} else {
+				s.logger.Error("Cannot read the kept results: starting without them", "err", err, "kept_as", aside)
 			}
-			s.logger.Error("Cannot read the kept results: starting without them", "err", err, "kept_as", aside)
 		}
 		for _, st := range states {
 			s.kept[st.Probe.Name] = st
