@@ -146,14 +146,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.apply()
 	d.ready.Store(true)
 
-	srv := &http.Server{
-		Handler:           d.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelError),
-	}
+	limit := newConnLimit()
+	srv := newServer(d.handler, limit, slog.NewLogLogger(d.logger.Handler(), slog.LevelError))
 	listeners, err := d.listen()
 	if err != nil {
 		return err
+	}
+	for i, l := range listeners {
+		listeners[i] = limit.listener(l)
 	}
 	serveErr := make(chan error, 1)
 	go func() {
