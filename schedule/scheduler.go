@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"reflect"
 	"sync"
 	"time"
 
@@ -178,7 +177,7 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 	}
 	for name, l := range s.runs {
 		p, ok := wanted[name]
-		if ok && reflect.DeepEqual(p, l.probe) {
+		if ok && p.Same(l.probe) {
 			continue
 		}
 		l.cancel()
