@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"log"
 	"net"
 	"net/http"
@@ -22,7 +23,7 @@ const (
 	writeTimeout = 60 * time.Second
 	idleTimeout  = 2 * time.Minute
 	// maxConnections bounds the open connections of each listener; at the
-	// bound, the idle ones are closed to make room (connLimit).
+	// bound, a new one makes room (connLimit).
 	maxConnections = 128
 )
 
@@ -30,33 +31,62 @@ const (
 // above and cl's hook; its listeners are to be bounded by cl.listener.
 func newServer(h http.Handler, cl *connLimit, errorLog *log.Logger) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           cl.handler(h),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		ConnState:         cl.track,
+		ConnContext:       cl.connContext,
 		ErrorLog:          errorLog,
 	}
 }
 
-// connLimit closes idle keep-alive connections once a listener holds
-// maxConnections: without it, a client holding that many idle connections
-// would keep every new one (the next scrape) waiting in the listener's
-// queue until an idle timeout. A connection busy with a request is left
-// alone; its deadlines end it.
+// connLimit makes room for a new connection once a listener holds
+// maxConnections: it closes the idle keep-alive connections, or else the
+// one that has waited longest for its request to arrive whole (a client
+// sending its header a byte at a time). Without it, clients holding that
+// many connections, idle or slow, would keep every new one (the next
+// scrape) waiting in the listener's queue until their deadlines. A
+// connection whose request is being answered is left alone.
 type connLimit struct {
 	mu   sync.Mutex
 	open int
 	idle map[net.Conn]struct{}
+	// reading holds the connections whose next request has not been read
+	// whole yet, since when they wait for it.
+	reading map[net.Conn]time.Time
 }
 
-func newConnLimit() *connLimit { return &connLimit{idle: map[net.Conn]struct{}{}} }
+func newConnLimit() *connLimit {
+	return &connLimit{idle: map[net.Conn]struct{}{}, reading: map[net.Conn]time.Time{}}
+}
 
 // listener bounds l to maxConnections open connections: beyond them, the
 // next one waits to be accepted until one closes.
 func (cl *connLimit) listener(l net.Listener) net.Listener {
 	return netutil.LimitListener(l, maxConnections)
+}
+
+// connKey is the context key of the connection a request came on.
+type connKey struct{}
+
+// connContext is the server's ConnContext: it gives each request its
+// connection, for handler.
+func (cl *connLimit) connContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// handler marks a connection's request as read whole while h answers it.
+func (cl *connLimit) handler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			cl.mu.Lock()
+			delete(cl.reading, c)
+			cl.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // track is the server's ConnState hook.
@@ -66,22 +96,46 @@ func (cl *connLimit) track(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
 		cl.open++
+		cl.reading[c] = time.Now()
 	case http.StateActive:
-		delete(cl.idle, c)
+		if _, was := cl.idle[c]; was {
+			delete(cl.idle, c)
+			cl.reading[c] = time.Now()
+		}
 	case http.StateIdle:
 		cl.idle[c] = struct{}{}
 	case http.StateHijacked, http.StateClosed:
 		cl.open--
 		delete(cl.idle, c)
+		delete(cl.reading, c)
 	}
 	if cl.open >= maxConnections {
 		for ic := range cl.idle {
 			closing = append(closing, ic)
 			delete(cl.idle, ic)
 		}
+		if len(closing) == 0 && state == http.StateNew {
+			if slowest := cl.slowest(c); slowest != nil {
+				closing = append(closing, slowest)
+				delete(cl.reading, slowest)
+			}
+		}
 	}
 	cl.mu.Unlock()
 	for _, ic := range closing {
 		ic.Close()
 	}
+}
+
+// slowest is the connection but c that has waited longest for its
+// request; nil when there is none. cl.mu is held.
+func (cl *connLimit) slowest(c net.Conn) net.Conn {
+	var found net.Conn
+	var since time.Time
+	for rc, t := range cl.reading {
+		if rc != c && (found == nil || t.Before(since)) {
+			found, since = rc, t
+		}
+	}
+	return found
 }
