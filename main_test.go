@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,73 +120,26 @@ func TestVersionAndUsage(t *testing.T) {
 func TestProcess(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
 	testkit.WriteFile(t, file, testkit.GoodConfig)
-	cmd := exec.Command(binary, "--config.file="+file, "--web.listen-address=127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-
-	// The bound address is in the log line exporter-toolkit writes.
-	lines := make(chan string, 100)
-	go func() {
-		s := bufio.NewScanner(stderr)
-		for s.Scan() {
-			lines <- s.Text()
-		}
-		close(lines)
-	}()
-	listening := regexp.MustCompile(`msg="Listening on" address=(\S+)`)
-	var base string
-	deadline := time.After(10 * time.Second)
-	for base == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("loadprobe exited before listening")
-			}
-			if m := listening.FindStringSubmatch(l); m != nil {
-				base = "http://" + m[1]
-			}
-		case <-deadline:
-			t.Fatal("loadprobe did not listen within 10s")
-		}
-	}
+	d := startDaemon(t, exec.Command(binary, "--config.file="+file, "--web.listen-address=127.0.0.1:0"))
 	get := func(path string) string {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		_, body := d.get(t, path)
+		return body
 	}
 	testkit.Contains(t, "/metrics", get("/metrics"), `loadprobe_build_info{branch="",goarch=`, `version="`+testVersion+`"`)
 
 	testkit.WriteFile(t, file, testkit.OtherConfig)
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, "the SIGHUP reload", func() bool { return strings.Contains(get("/config"), "name: other") })
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for range lines { // drain, so the process never blocks on a full pipe
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("loadprobe after SIGTERM: %v, want exit 0", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Error("loadprobe did not exit within 2s of SIGTERM")
+	if !d.wait(2 * time.Second) {
+		t.Fatal("loadprobe did not exit within 2s of SIGTERM")
+	}
+	if !d.cmd.ProcessState.Success() {
+		t.Errorf("loadprobe after SIGTERM: %v, want exit 0", d.cmd.ProcessState)
 	}
 }

@@ -65,8 +65,10 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	for _, p := range probes {
 		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p))
 		var control *prober.Control
-		if c, ok := cfg.Probe(p.Control); ok && p.Control != "" {
-			control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
+		if p.Control != "" { // looked up only when named: most probes have none
+			if c, ok := cfg.Probe(p.Control); ok {
+				control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
+			}
 		}
 		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}, control)
 		progress.done()
@@ -102,13 +104,19 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 	return code
 }
 
-// selectProbes returns the named probes in the order given, or all.
+// selectProbes returns the named probes in the order first given, each
+// once however often it is named, or all.
 func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
 	if len(names) == 0 {
 		return cfg.Probes, nil
 	}
 	var ps []config.Probe
+	seen := map[string]bool{}
 	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
 		p, ok := cfg.Probe(n)
 		if !ok {
 			return nil, fmt.Errorf("no probe named %q in the config", n)

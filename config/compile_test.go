@@ -34,8 +34,8 @@ probes:
 	if err != nil {
 		t.Fatalf("Compile: %v", err)
 	}
-	if string(p.Request.Payload) != `{"id": "{{.id}}"}` || p.Request.Templates == nil || len(p.Data.Rows) != 2 {
-		t.Errorf("payload %q, templates %v, %d rows; want the file's body compiled and its 2 rows", p.Request.Payload, p.Request.Templates != nil, len(p.Data.Rows))
+	if string(p.Request.Payload) != `{"id": "{{.id}}"}` || p.Request.Templates == nil || p.Data.Rows.Len() != 2 {
+		t.Errorf("payload %q, templates %v, %d rows; want the file's body compiled and its 2 rows", p.Request.Payload, p.Request.Templates != nil, p.Data.Rows.Len())
 	}
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,12 +11,14 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
 	commoncfg "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
 )
 
@@ -27,9 +30,12 @@ type Data struct {
 	File  string `yaml:"file"`
 	Order string `yaml:"order"` // sequential (the default) or random
 
-	Columns []string   `yaml:"-"`
-	Rows    [][]string `yaml:"-"` // each as long as Columns
-	rowsOf  string     // the File the rows were read from: compiling again does not read it again
+	Columns []string        `yaml:"-"`
+	Rows    *template.Table `yaml:"-"` // as wide as Columns
+	// Sum is the SHA-256 of the file as read: a reload compares it, not
+	// the rows, to tell whether the data changed (Probe.Same).
+	Sum    [sha256.Size]byte `yaml:"-"`
+	rowsOf string            // the File the rows were read from: compiling again does not read it again
 }
 
 // Orders of a probe's data rows.
@@ -38,8 +44,19 @@ const (
 	OrderRandom     = "random"
 )
 
-// maxDataFileSize bounds a data file: its rows are held in memory.
-const maxDataFileSize = 64 << 20
+// Bounds of a data file: its rows are held in memory, a field in 4 bytes
+// beside its text (template.Table), so that a file of tiny rows within
+// its size costs at most 128 MiB more than its text.
+const (
+	maxDataFileSize = 64 << 20
+	maxDataFields   = 1 << 25 // rows × columns
+)
+
+// errTooManyFields is the error of a data file past maxDataFields.
+func errTooManyFields(line, width int) error {
+	return fmt.Errorf("line %d: more than %d fields (rows × columns: %d rows of %d columns): split the file, or use fewer rows",
+		line, maxDataFields, maxDataFields/width, width)
+}
 
 // MarshalYAML shows d as /config does: the file, the order, and how many
 // rows it holds in a comment (so that the YAML still loads as it is). A row
@@ -50,7 +67,7 @@ func (d Data) MarshalYAML() (any, error) {
 		File  string `yaml:"file"`
 		Order string `yaml:"order"`
 	}{d.File, d.Order})
-	n.LineComment = fmt.Sprintf("%d rows", len(d.Rows))
+	n.LineComment = fmt.Sprintf("%d rows", d.Rows.Len())
 	return &n, err
 }
 
@@ -81,6 +98,14 @@ func (v *validator) data(d *Data, p keyPath, dir string) []string {
 		v.errorf(fp, "%v", err)
 		return nil
 	}
+	sum := sha256.Sum256(text)
+	if k, ok := v.kept[keptData{d.File, sum}]; ok {
+		d.Columns, d.Rows, d.Sum, d.rowsOf = k.Columns, k.Rows, sum, d.File
+		return d.Columns
+	}
+	// Spreadsheets and Windows editors start a UTF-8 file with a byte
+	// order mark; it is no part of the first column's name.
+	text = bytes.TrimPrefix(text, []byte("\uFEFF"))
 	switch ext := strings.ToLower(filepath.Ext(d.File)); ext {
 	case ".csv":
 		d.Columns, d.Rows, err = readCSV(text)
@@ -89,22 +114,31 @@ func (v *validator) data(d *Data, p keyPath, dir string) []string {
 	default:
 		err = fmt.Errorf("%q is neither CSV (.csv) nor JSON Lines (.jsonl, .ndjson)", ext)
 	}
-	if err == nil && len(d.Rows) == 0 {
+	if err == nil && d.Rows.Len() == 0 {
 		err = errors.New("holds no rows")
 	}
 	if err != nil {
 		v.errorf(fp, "%s: %v", d.File, err)
 		return nil
 	}
-	d.rowsOf = d.File
+	d.Sum, d.rowsOf = sum, d.File
 	return d.Columns
 }
 
+// newTable returns the table of text's rows, of width columns, sized for
+// as many rows as it has lines and for their text, which is the file's
+// without at least a separator a field: it is filled without a copy.
+func newTable(width int, text []byte) *template.Table {
+	lines := bytes.Count(text, []byte("\n")) + 1
+	rows := min(lines, maxDataFields/max(width, 1))
+	return template.NewTable(width, rows, max(len(text)-lines*width, 0))
+}
+
 // readCSV reads a CSV file whose first row names the columns.
-func readCSV(text []byte) ([]string, [][]string, error) {
+func readCSV(text []byte) ([]string, *template.Table, error) {
 	r := csv.NewReader(bytes.NewReader(text))
 	r.FieldsPerRecord = -1 // checked here, to say which row and how
-	r.ReuseRecord = false
+	r.ReuseRecord = true   // the table copies each row's text
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, nil, errors.New("empty: the first row names the columns")
@@ -112,10 +146,11 @@ func readCSV(text []byte) ([]string, [][]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	header = slices.Clone(header)
 	if err := checkColumns(header, 1); err != nil {
 		return nil, nil, err
 	}
-	var rows [][]string
+	rows := newTable(len(header), text)
 	for {
 		row, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -128,16 +163,21 @@ func readCSV(text []byte) ([]string, [][]string, error) {
 			line, _ := r.FieldPos(0)
 			return nil, nil, fmt.Errorf("line %d: the row has %d of the header's %d fields", line, len(row), len(header))
 		}
-		rows = append(rows, row)
+		if rows.Fields()+len(row) > maxDataFields {
+			line, _ := r.FieldPos(0)
+			return nil, nil, errTooManyFields(line, len(header))
+		}
+		rows.Add(row)
 	}
 }
 
 // readJSONLines reads one JSON object per line; the first object's keys
 // are the columns, and every other line must have the same. A string is
 // taken as it is, any other value as its JSON text.
-func readJSONLines(text []byte) ([]string, [][]string, error) {
+func readJSONLines(text []byte) ([]string, *template.Table, error) {
 	var columns []string
-	var rows [][]string
+	var rows *template.Table
+	var row []string
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	sc.Buffer(nil, maxDataFileSize)
 	for line := 1; sc.Scan(); line++ {
@@ -153,11 +193,13 @@ func readJSONLines(text []byte) ([]string, [][]string, error) {
 			if err := checkColumns(keys, line); err != nil {
 				return nil, nil, err
 			}
-			columns = keys
+			columns, rows, row = keys, newTable(len(keys), text), make([]string, len(keys))
 		} else if !slices.Equal(keys, columns) {
 			return nil, nil, fmt.Errorf("line %d: keys %s, the first line has %s", line, strings.Join(keys, ", "), strings.Join(columns, ", "))
 		}
-		row := make([]string, len(columns))
+		if rows.Fields()+len(row) > maxDataFields {
+			return nil, nil, errTooManyFields(line, len(columns))
+		}
 		for i, k := range columns {
 			var s string
 			if json.Unmarshal(obj[k], &s) == nil {
@@ -166,7 +208,7 @@ func readJSONLines(text []byte) ([]string, [][]string, error) {
 				row[i] = string(obj[k])
 			}
 		}
-		rows = append(rows, row)
+		rows.Add(row)
 	}
 	return columns, rows, sc.Err()
 }
@@ -184,4 +226,22 @@ func checkColumns(names []string, line int) error {
 		seen[n] = true
 	}
 	return nil
+}
+
+// Same reports whether p and q are one probe: the same settings, and data
+// files of the same content, told by their Sum computed at load, never by
+// comparing their rows (millions of them take a reload many seconds).
+func (p Probe) Same(q Probe) bool {
+	if (p.Data == nil) != (q.Data == nil) {
+		return false
+	}
+	if p.Data != nil {
+		if p.Data.Sum != q.Data.Sum {
+			return false
+		}
+		pd, qd := *p.Data, *q.Data
+		pd.Rows, qd.Rows = nil, nil
+		p.Data, q.Data = &pd, &qd
+	}
+	return reflect.DeepEqual(p, q)
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -73,6 +74,16 @@ type validator struct {
 	// failed holds the paths whose value could not be decoded: validation
 	// says nothing about them or below them, it would only echo the error.
 	failed []string
+	// kept holds the data of the running config by file and content: a
+	// reload takes an unchanged file's rows from it (docs/templates.md,
+	// "Data").
+	kept map[keptData]*Data
+}
+
+// keptData names a data file's rows: its path and the SHA-256 of its text.
+type keptData struct {
+	file string
+	sum  [sha256.Size]byte
 }
 
 func (v *validator) report(path string, line int, msg string) {

@@ -61,13 +61,15 @@ func (v *validator) files(hc *commoncfg.HTTPClientConfig, p keyPath) {
 // runLength reports a run longer than its interval: the schedule could
 // never keep it. A run is every step (or phase) of the probe and of its
 // control, max_steps of each for a search; a continuous probe runs back to
-// back on purpose.
-func (v *validator) runLength(c *Config, pr *Probe, p keyPath) {
+// back on purpose. first indexes the probes by name: a search of the list
+// for each probe would make validation quadratic in the number of probes.
+func (v *validator) runLength(c *Config, pr *Probe, first map[string]int, p keyPath) {
 	if pr.Schedule.Continuous || pr.Schedule.Interval <= 0 {
 		return
 	}
 	run, what := runSeconds(&pr.Load), "a run"
-	if ctl, ok := c.Probe(pr.Control); ok && pr.Control != "" {
+	if j, ok := first[pr.Control]; ok && pr.Control != "" {
+		ctl := &c.Probes[j]
 		ctlRun := runSeconds(&ctl.Load)
 		if s := pr.Load.Search; s != nil {
 			// The control of a search runs the levels the search measured.

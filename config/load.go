@@ -21,19 +21,26 @@ const maxConfigSize = 4 << 20
 
 // LoadFile reads and parses a config file. Errors name the file as given here.
 // (It is not called Load: that name is the load section's type.)
-func LoadFile(filename string) (*Config, error) {
+func LoadFile(filename string) (*Config, error) { return loadFile(filename, nil) }
+
+// loadFile is LoadFile for a reload of running, the config in force (nil:
+// none). A data file whose content has not changed takes its rows from
+// running instead of being parsed again, and is held once, not twice.
+func loadFile(filename string, running *Config) (*Config, error) {
 	data, err := regularfile.Read(filename, maxConfigSize)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(filename, data)
+	return parse(filename, data, running)
 }
 
 // Parse decodes and validates a config. filename names the file in errors
 // and is where relative paths (body_file, the client's *_file settings) are
 // resolved from. Every problem found is returned, joined with errors.Join,
 // one "file:line: path: message" per line, in file order.
-func Parse(filename string, data []byte) (*Config, error) {
+func Parse(filename string, data []byte) (*Config, error) { return parse(filename, data, nil) }
+
+func parse(filename string, data []byte, running *Config) (*Config, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
@@ -49,7 +56,14 @@ func Parse(filename string, data []byte) (*Config, error) {
 	}
 
 	cfg := defaultConfig
-	v := &validator{lines: map[string]int{}}
+	v := &validator{lines: map[string]int{}, kept: map[keptData]*Data{}}
+	if running != nil {
+		for _, p := range running.Probes {
+			if d := p.Data; d != nil && d.Rows != nil {
+				v.kept[keptData{d.File, d.Sum}] = d
+			}
+		}
+	}
 	if n := top(&doc); n != nil {
 		v.lines[""] = n.Line
 		newDecoder(v, n).decode(n, reflect.ValueOf(&cfg).Elem(), nil)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
 // A probe that is valid but for what a test changes.
@@ -159,6 +161,18 @@ func TestHostHeaderIsAllowedLikeAURLHost(t *testing.T) {
 		in := fmt.Sprintf(strings.Replace(validProbe, `"127.0.0.1"`, `"127.0.0.1", "::1"`, 1), "      headers: {Host: '"+value+"'}\n")
 		if _, err := Parse("x.yml", []byte(in)); (err == nil) != ok {
 			t.Errorf("Host: %s: got %v, want allowed %t", value, err, ok)
+		}
+	}
+}
+
+// BenchmarkParseManyProbes validates a config of 10 000 probes, which must
+// take well under a second: validation is linear in the number of probes
+// (TestConfigCheckLinearInProbes, at the root, checks the shape).
+func BenchmarkParseManyProbes(b *testing.B) {
+	data := []byte(testkit.ManyProbes(10000))
+	for b.Loop() {
+		if _, err := Parse("many.yml", data); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

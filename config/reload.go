@@ -43,7 +43,7 @@ func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
 // config. When it is not, the running config stays, the success gauge goes
 // to 0 and the error (every problem, file:line: path: message) is returned.
 func (sc *SafeConfig) ReloadConfig(filename string, logger *slog.Logger) error {
-	c, err := LoadFile(filename)
+	c, err := loadFile(filename, sc.Get())
 	if err == nil {
 		err = c.CheckShard(filename, sc.Shard)
 	}

@@ -39,10 +39,10 @@ probes:
 		t.Fatal(err)
 	}
 	csv, jsonl, plain := c.Probes[0], c.Probes[1], c.Probes[2]
-	if d := csv.Data; d.Order != OrderSequential || !slices.Equal(d.Columns, []string{"user", "password"}) || len(d.Rows) != 2 || d.Rows[1][1] != "pw2" {
+	if d := csv.Data; d.Order != OrderSequential || !slices.Equal(d.Columns, []string{"user", "password"}) || d.Rows.Len() != 2 || d.Rows.Row(1).Field(1) != "pw2" {
 		t.Errorf("csv data: %+v", d)
 	}
-	if d := jsonl.Data; d.Order != OrderRandom || !slices.Equal(d.Columns, []string{"id", "user"}) || !slices.Equal(d.Rows[1], []string{"2", "bob"}) {
+	if d := jsonl.Data; d.Order != OrderRandom || !slices.Equal(d.Columns, []string{"id", "user"}) || !slices.Equal(d.Rows.Row(1).Fields(), []string{"2", "bob"}) {
 		t.Errorf("jsonl data: %+v", d)
 	}
 	if plain.Request.Templates != nil {
@@ -53,7 +53,7 @@ probes:
 		t.Fatalf("templates of a templated request: %+v", tm)
 	}
 	v := template.NewVars(0)
-	v.Index, v.Row = 7, csv.Data.Rows[0]
+	v.Index, v.Row = 7, csv.Data.Rows.Row(0)
 	for _, check := range []struct{ got, want string }{
 		{string(tm.URL.Append(nil, v)), "http://127.0.0.1:8080/users/ann?n=7"},
 		{string(tm.Headers["Authorization"].Append(nil, v)), "Bearer s3cret-token"},
@@ -153,7 +153,7 @@ probes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(c.Probes[0].Data.Rows); n != rows {
+		if n := c.Probes[0].Data.Rows.Len(); n != rows {
 			t.Errorf("%d rows loaded, the file holds %d", n, rows)
 		}
 	}

@@ -53,7 +53,7 @@ func (v *validator) config(c *Config, dir string) {
 	}
 	v.controls(c, first)
 	for i := range c.Probes {
-		v.runLength(c, &c.Probes[i], keyPath{"probes", i, "schedule", "interval"})
+		v.runLength(c, &c.Probes[i], first, keyPath{"probes", i, "schedule", "interval"})
 	}
 }
 

@@ -146,14 +146,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.apply()
 	d.ready.Store(true)
 
-	srv := &http.Server{
-		Handler:           d.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelError),
-	}
+	limit := newConnLimit()
+	srv := newServer(d.handler, limit, slog.NewLogLogger(d.logger.Handler(), slog.LevelError))
 	listeners, err := d.listen()
 	if err != nil {
 		return err
+	}
+	for i, l := range listeners {
+		listeners[i] = limit.listener(l)
 	}
 	serveErr := make(chan error, 1)
 	go func() {
@@ -165,10 +165,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}()
 	close(d.started)
 
+	// Reloads run beside this loop, one at a time, so that a SIGTERM
+	// during one (a config with large data files takes seconds to read)
+	// stops the daemon at once: Run returns, and the reload's result, if it
+	// ends before the process, applies to a stopped scheduler, which starts
+	// nothing. SIGHUPs during a reload add up to one more.
+	reloads := make(chan struct{}, 1)
+	defer close(reloads)
+	go func() {
+		for range reloads {
+			_ = d.reload() // logged, and the gauge says it
+		}
+	}()
 	for {
 		select {
 		case <-hup:
-			_ = d.reload() // logged, and the gauge says it
+			select {
+			case reloads <- struct{}{}:
+			default: // one is pending already
+			}
 		case err := <-serveErr:
 			if errors.Is(err, http.ErrServerClosed) {
 				return nil

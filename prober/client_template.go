@@ -27,7 +27,7 @@ type varSource struct {
 
 func newVarSource(p config.Probe) *varSource {
 	s := &varSource{}
-	if p.Data != nil && len(p.Data.Rows) > 0 {
+	if p.Data != nil && p.Data.Rows.Len() > 0 {
 		s.rows = template.NewRows(p.Data.Rows, p.Data.Order == config.OrderRandom)
 	}
 	return s

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +75,12 @@ probes:
 	}
 	users := p.Data.Rows
 	isUser := func(u string) bool {
-		return slices.ContainsFunc(users, func(row []string) bool { return row[0] == u })
+		for i := range users.Len() {
+			if users.Row(i).Field(0) == u {
+				return true
+			}
+		}
+		return false
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

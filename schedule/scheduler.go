@@ -3,11 +3,9 @@ package schedule
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -150,12 +148,14 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 		if err != nil {
 			// A file that cannot be read is kept for a person to look at,
 			// not overwritten by the next run, and does not stop the
-			// daemon: a crash loop over a cache would probe nothing.
-			aside, moveErr := store.setAside()
-			if moveErr != nil {
-				return nil, fmt.Errorf("%w; and cannot set it aside: %w", err, moveErr)
+			// daemon: a crash loop over a cache would probe nothing. On
+			// read-only storage it cannot even be moved: it is ignored
+			// (and every save fails, logged, as it must there).
+			if aside, moveErr := store.setAside(); moveErr != nil {
+				s.logger.Error("Cannot read the kept results, nor set the file aside: starting without them", "err", err, "set_aside_err", moveErr)
+			} else {
+				s.logger.Error("Cannot read the kept results: starting without them", "err", err, "kept_as", aside)
 			}
-			s.logger.Error("Cannot read the kept results: starting without them", "err", err, "kept_as", aside)
 		}
 		for _, st := range states {
 			s.kept[st.Probe.Name] = st
@@ -184,7 +184,7 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 	}
 	for name, l := range s.runs {
 		p, ok := wanted[name]
-		if ok && reflect.DeepEqual(p, l.probe) {
+		if ok && p.Same(l.probe) {
 			continue
 		}
 		l.cancel()

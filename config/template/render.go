@@ -11,7 +11,7 @@ import (
 type Vars struct {
 	Index    uint64
 	Rand     *rand.Rand
-	Row      []string // the iteration's data row, by column
+	Row      Row      // the iteration's data row
 	Captured []string // by the order of Scope.Captured
 }
 
@@ -45,7 +45,7 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		case uuid:
 			dst = appendUUID(dst, v.Rand)
 		case column:
-			dst = appendValue(dst, v.Row[s.slot], s.ctx)
+			dst = appendValue(dst, v.Row.Field(s.slot), s.ctx)
 		case captured:
 			dst = appendValue(dst, v.Captured[s.slot], s.ctx)
 		}

@@ -13,26 +13,26 @@ import (
 // cycles run in the same order. The permutation is computed, not stored:
 // a row is taken with one atomic add and no lock, whatever the level.
 type Rows struct {
-	rows   [][]string
+	rows   *Table
 	random bool
 	seed   uint64
 	next   atomic.Uint64
 }
 
-// NewRows returns the picker of rows (at least one).
-func NewRows(rows [][]string, random bool) *Rows {
+// NewRows returns the picker of the rows of a table (at least one).
+func NewRows(rows *Table, random bool) *Rows {
 	return &Rows{rows: rows, random: random, seed: rand.Uint64()}
 }
 
 // Take returns the next row.
-func (r *Rows) Take() []string {
+func (r *Rows) Take() Row {
 	k := r.next.Add(1) - 1
-	n := uint64(len(r.rows))
+	n := uint64(r.rows.Len())
 	i := k % n
 	if r.random {
 		i = permute(i, n, mix(r.seed^k/n))
 	}
-	return r.rows[i]
+	return r.rows.Row(int(i))
 }
 
 // permute maps i in [0, n) to its place in the permutation of [0, n) that

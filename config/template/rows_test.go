@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-func numberedRows(n int) [][]string {
-	rows := make([][]string, n)
-	for i := range rows {
-		rows[i] = []string{strconv.Itoa(i)}
+func numberedRows(n int) *Table {
+	rows := NewTable(1, n, 0)
+	for i := range n {
+		rows.Add([]string{strconv.Itoa(i)})
 	}
 	return rows
 }
@@ -17,7 +17,7 @@ func numberedRows(n int) [][]string {
 func TestRowsSequential(t *testing.T) {
 	r := NewRows(numberedRows(1000), false)
 	for k := range 2500 {
-		if got, want := r.Take()[0], strconv.Itoa(k%1000); got != want {
+		if got, want := r.Take().Field(0), strconv.Itoa(k%1000); got != want {
 			t.Fatalf("take %d: row %s, want %s", k, got, want)
 		}
 	}
@@ -31,7 +31,7 @@ func TestRowsRandomUsesEveryRow(t *testing.T) {
 		for cycle := range 2 {
 			seen := map[string]bool{}
 			for range n {
-				row := r.Take()[0]
+				row := r.Take().Field(0)
 				if seen[row] {
 					t.Fatalf("n=%d cycle %d: row %s taken twice", n, cycle, row)
 				}

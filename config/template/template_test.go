@@ -34,7 +34,7 @@ func TestRender(t *testing.T) {
 	scope := Scope{Columns: []string{"user", "id"}, Captured: []string{"token"}}
 	v := NewVars(1)
 	v.Index = 42
-	v.Row = []string{"ann b#\r\n", "7"}
+	v.Row = TableOf([]string{"ann b#\r\n", "7"}).Row(0)
 	v.Captured[0] = "tok\r\nX: y"
 	for _, tc := range []struct {
 		text string
@@ -102,7 +102,7 @@ func TestAppendAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := NewVars(0)
-	v.Row = []string{"ann"}
+	v.Row = TableOf([]string{"ann"}).Row(0)
 	buf := tm.Append(nil, v)
 	if n := testing.AllocsPerRun(1000, func() { v.Index++; buf = tm.Append(buf[:0], v) }); n != 0 {
 		t.Errorf("Append allocates %v times per request, want 0", n)

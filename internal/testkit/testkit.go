@@ -4,6 +4,7 @@
 package testkit
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -96,3 +97,20 @@ probes:
     request: {url: http://192.0.2.1/work}
     load: {concurrency: [1, 2, 4]}
 `
+
+// ManyProbes is a valid config of n probes, each against a closed port of
+// 127.0.0.1 (nothing is sent: it is for checks and loads), every second one
+// with the first as its control: the size at which validation must stay
+// linear in the number of probes.
+func ManyProbes(n int) string {
+	var b strings.Builder
+	b.WriteString("allowed_targets: [\"127.0.0.1\"]\nprobes:\n")
+	for i := range n {
+		control := ""
+		if i%2 == 1 {
+			control = ", control: p0"
+		}
+		fmt.Fprintf(&b, "  - {name: p%d, request: {url: \"http://127.0.0.1:1/\"}, load: {concurrency: [1], step_duration: 1s}, schedule: {interval: 1h}%s}\n", i, control)
+	}
+	return b.String()
+}
