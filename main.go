@@ -91,6 +91,7 @@ func run() int {
 	targetCmd.Flag("workers", "Size of the /work pool: its knee.").Default("4").IntVar(&targetOpts.Workers)
 	targetCmd.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&targetOpts.WorkTime)
 	targetWork := targetCmd.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")
+	targetGRPC := targetCmd.Flag("grpc-listen", "Loopback address to serve the gRPC service loadprobe.demo.v1.Target on; default: none.").String()
 
 	demoCmd := app.Command("demo", "Start the demo target on a free loopback port and the daemon probing it with an embedded demo config.")
 
@@ -114,7 +115,7 @@ func run() int {
 		return runOnce(ctx, *g.configFile, *runProbes, *runOutput, *g.shard, os.Stdout, os.Stderr)
 	case targetCmd.FullCommand():
 		targetOpts.CPU = *targetWork == "cpu"
-		return serveTarget(*targetListen, targetOpts, logger)
+		return serveTarget(*targetListen, *targetGRPC, targetOpts, logger)
 	case demoCmd.FullCommand():
 		return runDemo(g, logger, os.Stdout)
 	default:

@@ -264,7 +264,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
 			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
-			counts(s.Responses), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
+			counts(codeNames(s.Responses)), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
 	}
 	tw.Flush()
 }
@@ -282,6 +282,16 @@ func ms(seconds float64) string {
 }
 
 // counts formats a by-code or by-reason map as "200:490 503:12", sorted.
+// codeNames keys c by the codes' names ("503", "UNAVAILABLE"), as the
+// metrics label them.
+func codeNames(c result.Codes) map[string]int64 {
+	named := make(map[string]int64, len(c))
+	for code, n := range c {
+		named[result.CodeName(code)] = n
+	}
+	return named
+}
+
 func counts[K cmp.Ordered](m map[K]int64) string {
 	keys := make([]K, 0, len(m))
 	for k, v := range m {
