@@ -79,7 +79,11 @@ func Encode(in protoreflect.MessageDescriptor, text []byte) ([]byte, error) {
 	}
 	msg := dynamicpb.NewMessage(in)
 	if err := protojson.Unmarshal(text, msg); err != nil {
-		return nil, fmt.Errorf("the message does not fit %s: %w", in.FullName(), err)
+		// protobuf writes its errors with a space that is at random a
+		// non-breaking one, so that none is relied on; a config error is
+		// read by people, and tested.
+		why := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\u00a0", " "), "proto: ")
+		return nil, fmt.Errorf("the message does not fit %s: %s", in.FullName(), why)
 	}
 	return proto.MarshalOptions{}.Marshal(msg)
 }
