@@ -38,7 +38,7 @@ var demoProtoset, _ = filepath.Abs("../demo/target/target.protoset")
 
 // grpcServer serves a gRPC server on loopback with register's services and
 // returns its address.
-func grpcServer(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) string {
+func grpcServer(t testing.TB, register func(*grpc.Server), opts ...grpc.ServerOption) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
