@@ -19,7 +19,7 @@ machine runs both nginx and the generator.
 | machine | $(meta machine) |
 | CPU pinning | $( [ "$(meta pin)" = 1 ] && echo "nginx's one worker on CPU 0, the generator on CPU 1 (wrk -t1; Go generators with GOMAXPROCS=1)" || echo "none: nginx and the generator float over all CPUs") |
 | target | nginx $(meta nginx): 1 worker, access_log off, keep-alive, \`return 200 'ok'\` |
-| versions | wrk $(meta wrk), hey $(meta hey), vegeta $(meta vegeta), $(meta go); $(grep '^lp_' "$META" | sed 's/^lp_//; s/=/: /' | paste -sd';' | sed 's/;/; /g') |
+| versions | wrk $(meta wrk), hey $(meta hey), vegeta $(meta vegeta), ghz $(meta ghz), h2load $(meta h2load), $(meta go); $(grep '^lp_' "$META" | sed 's/^lp_//; s/=/: /' | paste -sd';' | sed 's/;/; /g') |
 | settings | $(meta settings) |
 | noise gate | $(meta noise) |
 | load average | start $(meta loadavg_start), end $(meta loadavg_end) |
