@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +19,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
@@ -324,5 +328,60 @@ step_duration: 500ms`)
 		if fails := code != grpcOK; fails != (s.ErrorRatio == 1) {
 			t.Errorf("%s: error ratio %g", service, s.ErrorRatio)
 		}
+	}
+}
+
+// The message and the metadata are written per call from their templates
+// and the probe's data; the credentials go as authorization metadata.
+func TestGRPCTemplatesAndCredentials(t *testing.T) {
+	type seen struct{ auth, tenant, msg string }
+	calls := make(chan seen, 1000)
+	record := grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		b, _ := protojson.Marshal(req.(proto.Message))
+		select {
+		case calls <- seen{strings.Join(md["authorization"], ","), strings.Join(md["x-tenant"], ","), strings.ReplaceAll(string(b), " ", "")}:
+		default:
+		}
+		return h(ctx, req)
+	})
+	addr := grpcDemo(t, target.Options{}, record)
+	rows := filepath.Join(t.TempDir(), "rows.csv")
+	if err := os.WriteFile(rows, []byte("tenant,n\na,5\nb,6\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: p
+    data: {file: %s}
+    request:
+      url: grpc://%s
+      bearer_token: s3cret
+      grpc:
+        method: loadprobe.demo.v1.Target/Noop
+        message: '{"n": {{.n}}}'
+        metadata: {x-tenant: "{{.tenant}}"}
+    load: {concurrency: [1], step_duration: 300ms}
+`, rows, addr)
+	cfg, err := config.Parse("test.yml", []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runGRPC(t, cfg.Probes[0])
+	if s := r.Steps[0]; s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts {
+		t.Fatalf("responses %v of %d attempts; want every call OK", codeNames(s.Responses), s.Attempts)
+	}
+	close(calls)
+	got := map[seen]int{}
+	for c := range calls {
+		got[c]++
+	}
+	for _, want := range []seen{{"Bearer s3cret", "a", `{"n":"5"}`}, {"Bearer s3cret", "b", `{"n":"6"}`}} {
+		if got[want] == 0 {
+			t.Errorf("no call %+v; the server saw %v", want, got)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("the server saw %v; want the two rows' calls only", got)
 	}
 }

@@ -137,19 +137,26 @@ func (t *Target) RegisterGRPC(s *grpc.Server) {
 		do := grpcMethods[name]
 		sd.Methods = append(sd.Methods, grpc.MethodDesc{
 			MethodName: name,
-			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			Handler: func(_ any, ctx context.Context, dec func(any) error, intercept grpc.UnaryServerInterceptor) (any, error) {
 				req := dynamicpb.NewMessage(grpcRequest)
 				if err := dec(req); err != nil {
 					return nil, err
 				}
-				if err := do(t, ctx); err != nil {
-					return nil, err
+				handle := func(ctx context.Context, req any) (any, error) {
+					if err := do(t, ctx); err != nil {
+						return nil, err
+					}
+					reply := dynamicpb.NewMessage(grpcReply)
+					if n := req.(*dynamicpb.Message).Get(grpcN).Int(); n != 0 {
+						reply.Set(grpcReplyN, protoreflect.ValueOfInt64(n))
+					}
+					return reply, nil
 				}
-				reply := dynamicpb.NewMessage(grpcReply)
-				if n := req.Get(grpcN).Int(); n != 0 {
-					reply.Set(grpcReplyN, protoreflect.ValueOfInt64(n))
+				if intercept == nil {
+					return handle(ctx, req)
 				}
-				return reply, nil
+				info := &grpc.UnaryServerInfo{Server: t, FullMethod: "/" + GRPCService + "/" + name}
+				return intercept(ctx, req, info, handle)
 			},
 		})
 	}
