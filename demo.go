@@ -34,14 +34,20 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
 	var targets [2]net.Addr
 	var targetDone [2]chan error
 	for i, listen := range []string{"127.0.0.1:0", "127.0.0.2:0"} {
-		addr, done, err := startTarget(ctx, listen, logger)
+		addr, done, err := startTarget(ctx, listen, target.Serve, logger)
 		if err != nil {
 			logger.Error("Demo target failed", "err", err)
 			return 1
 		}
 		targets[i], targetDone[i] = addr, done
 	}
-	target := targets[0]
+	// The gRPC service beside the second, with a worker pool of its own.
+	grpcAddr, grpcDone, err := startTarget(ctx, "127.0.0.2:0", target.ServeGRPC, logger)
+	if err != nil {
+		logger.Error("Demo target failed", "err", err)
+		return 1
+	}
+	main := targets[0]
 
 	dir, err := os.MkdirTemp("", "loadprobe-demo-")
 	if err != nil {
@@ -50,7 +56,7 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "demo.yml")
-	if err := os.WriteFile(file, []byte(demoHosts(demoConfig, targets[0].String(), targets[1].String())), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(demoHosts(demoConfig, targets[0].String(), targets[1].String(), grpcAddr.String())), 0o600); err != nil {
 		logger.Error("Cannot write the demo config", "err", err)
 		return 1
 	}
@@ -71,16 +77,17 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
 	base := "http://" + hostPort(d.Addrs())
 	fmt.Fprintf(stdout, `loadprobe demo is running; Ctrl-C stops it.
   demo target:    http://%s/  (config: %s)
+  gRPC service:   grpc://%s  (loadprobe.demo.v1.Target)
   status page:    %s/
   metrics:        %s/metrics
   results (JSON): %s/api/v1/results
   listening on:   %s
 The first breaking points show within about 20 seconds.
-`, target, file, base, base, base, reach(d.Addrs()))
+`, main, file, grpcAddr, base, base, base, reach(d.Addrs()))
 
 	err = <-daemonDone
 	stop() // the daemon may have ended on its own: the targets go too
-	for _, done := range targetDone {
+	for _, done := range append(targetDone[:], grpcDone) {
 		<-done
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -90,20 +97,23 @@ The first breaking points show within about 20 seconds.
 	return 0
 }
 
-// demoHosts writes the two demo targets' addresses into the demo config for
-// the fixed ones it names: 127.0.0.1:8080 (`loadprobe target`'s default)
-// and 127.0.0.2:8080.
-func demoHosts(config, first, second string) string {
-	return strings.NewReplacer("127.0.0.1:8080", first, "127.0.0.2:8080", second).Replace(config)
+// demoHosts writes the demo targets' addresses into the demo config for
+// the fixed ones it names: 127.0.0.1:8080 (`loadprobe target`'s default),
+// 127.0.0.2:8080 and the gRPC service's 127.0.0.2:50051.
+func demoHosts(config, first, second, grpc string) string {
+	return strings.NewReplacer("127.0.0.1:8080", first, "127.0.0.2:8080", second, "127.0.0.2:50051", grpc).Replace(config)
 }
 
-// startTarget serves the demo target on listen until ctx ends; done
-// receives Serve's error when it has stopped.
-func startTarget(ctx context.Context, listen string, logger *slog.Logger) (net.Addr, chan error, error) {
+// serveFunc serves a demo target: target.Serve or target.ServeGRPC.
+type serveFunc func(ctx context.Context, addr string, opts target.Options, logger *slog.Logger, ready func(net.Addr)) error
+
+// startTarget serves a demo target with serve on listen until ctx ends;
+// done receives serve's error when it has stopped.
+func startTarget(ctx context.Context, listen string, serve serveFunc, logger *slog.Logger) (net.Addr, chan error, error) {
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- target.Serve(ctx, listen, target.Options{}, logger, func(a net.Addr) { addr <- a })
+		done <- serve(ctx, listen, target.Options{}, logger, func(a net.Addr) { addr <- a })
 	}()
 	select {
 	case a := <-addr:

@@ -24,12 +24,17 @@ func TestEveryExampleChecks(t *testing.T) {
 	}
 }
 
-// TestDemoWritesItsTargetsIntoTheConfig: the demo's config names the two
-// targets' fixed addresses, and the demo puts its own in their place.
+// TestDemoWritesItsTargetsIntoTheConfig: the demo's config names the
+// targets' fixed addresses (two HTTP, one gRPC), and the demo puts its own
+// in their place.
 func TestDemoWritesItsTargetsIntoTheConfig(t *testing.T) {
-	got := demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002")
+	got := demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002", "127.0.0.2:40003")
 	testkit.Lacks(t, "the demo's config", got, ":8080")
+	testkit.Lacks(t, "the demo's config", got, ":50051")
 	if strings.Count(got, "127.0.0.1:40001/") < 4 || strings.Count(got, "127.0.0.2:40002/") < 3 {
 		t.Errorf("the demo's config does not send its ramps to the first target and its WebSocket and flow probes to the second:\n%s", got)
+	}
+	if !strings.Contains(got, "grpc://127.0.0.2:40003") {
+		t.Errorf("the demo's config does not send its gRPC ramp to the gRPC service:\n%s", got)
 	}
 }

@@ -52,6 +52,7 @@ type commands struct {
 	targetAt   *string
 	targetOpts target.Options
 	targetWork *string
+	targetGRPC *string
 	demo       *kingpin.CmdClause
 	demoFlags  *daemonFlags
 }
@@ -81,6 +82,7 @@ func newCommands() *commands {
 	c.target.Flag("workers", "Size of the /work pool: its knee.").Default("4").IntVar(&c.targetOpts.Workers)
 	c.target.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&c.targetOpts.WorkTime)
 	c.targetWork = c.target.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")
+	c.targetGRPC = c.target.Flag("grpc-listen", "Loopback address to serve the gRPC service loadprobe.demo.v1.Target on; default: none.").String()
 
 	c.demo = c.app.Command("demo", "Start the demo targets on free loopback ports and the daemon probing them with an embedded demo config; the daemon listens on "+demoListenAddress+" unless --web.listen-address says otherwise.")
 	c.demoFlags = addDaemonFlags(c.demo, demoListenAddress, false)
@@ -120,7 +122,7 @@ func run() int {
 		return runOnce(ctx, *c.runConfig, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
 	case c.target.FullCommand():
 		c.targetOpts.CPU = *c.targetWork == "cpu"
-		return serveTarget(*c.targetAt, c.targetOpts, logger)
+		return serveTarget(*c.targetAt, *c.targetGRPC, c.targetOpts, logger)
 	case c.demo.FullCommand():
 		return runDemo(c.demoFlags, logger, os.Stdout)
 	default:

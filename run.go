@@ -300,6 +300,16 @@ func ms(seconds float64) string {
 	return strconv.FormatFloat(seconds*1000, 'f', 2, 64) + "ms"
 }
 
+// codeNames keys c by the codes' names ("503", "UNAVAILABLE"), as the
+// metrics label them.
+func codeNames(c result.Codes) map[string]int64 {
+	named := make(map[string]int64, len(c))
+	for code, n := range c {
+		named[result.CodeName(code)] = n
+	}
+	return named
+}
+
 // counts formats a by-code or by-reason map as "200:490 503:12", sorted.
 func counts[K cmp.Ordered](m map[K]int64) string {
 	keys := make([]K, 0, len(m))

@@ -228,15 +228,18 @@ func TestDemo(t *testing.T) {
 		return string(b)
 	}
 	// The demo's ramps run one at a time (max_parallel_runs: 1, so that no
-	// run measures another's load), in no set order: work's first run may
-	// follow the other six ramps, about 6s each.
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(get("/metrics"), `loadprobe_breaking_point_level{probe="work",rule="knee"}`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no knee of the work probe in /metrics within 60s\n%s", stderr.String())
+	// run measures another's load), in no set order: work's and
+	// grpc-work's first runs may follow the other six ramps, about 6s each.
+	deadline := time.Now().Add(90 * time.Second)
+	for _, probe := range []string{"work", "grpc-work"} {
+		for !strings.Contains(get("/metrics"), `loadprobe_breaking_point_level{probe="`+probe+`",rule="knee"}`) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no knee of the %s probe in /metrics within 90s\n%s", probe, stderr.String())
+			}
+			time.Sleep(250 * time.Millisecond)
 		}
-		time.Sleep(250 * time.Millisecond)
 	}
+	testkit.Contains(t, "the gRPC probe's responses", get("/metrics"), `loadprobe_responses_total{code="OK",probe="grpc-work"`)
 	testkit.Contains(t, "the status page", get("/"), `<svg class="ramp"`, "connections (")
 	t.Run("promtool check metrics", func(t *testing.T) { promtoolCheckMetrics(t, get("/metrics")) })
 

@@ -65,17 +65,17 @@ func (w words) codes() string {
 	return "codes"
 }
 
-func (w words) responses(m map[int]int64) string {
+func (w words) responses(m result.Codes) string {
 	if !w.webSocket {
-		return counts(m)
+		return counts(codeNames(m))
 	}
-	refused := make(map[int]int64, len(m))
+	refused := make(result.Codes, len(m))
 	for code, n := range m {
 		if code != 101 {
 			refused[code] = n
 		}
 	}
-	return counts(refused)
+	return counts(codeNames(refused))
 }
 
 // closeCodes is the close codes of the sessions the server closed during

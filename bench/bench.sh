@@ -34,6 +34,10 @@
 #   templated  : closed loop as throughput, loadprobe alone, POST with a
 #                fixed body (-body) and with a body templated with {{index}}
 #                and {{random_int}} (-template); REPS rounds, interleaved
+#   grpc       : unary gRPC calls in flight, CONNS streams on one HTTP/2
+#                connection, DUR s, against `loadprobe target --grpc-listen`'s
+#                Noop (pinned as nginx is): ghz, h2load (the call framed by
+#                hand as an HTTP/2 POST), loadprobe; REPS rounds, interleaved
 #
 # The Markdown summary is printed and written to OUT_MD (bench/RESULTS.md);
 # raw outputs, exact command lines and /usr/bin/time -v data stay in
@@ -43,7 +47,7 @@
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
 #   SCENARIOS="gobench throughput rate maxrate open latency https conns websocket
-#   templated" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 CAPTURE=1 LAT_CONNS=10
+#   templated grpc" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 CAPTURE=1 LAT_CONNS=10
 #   LAT_DELAY_MS=20 SCALE_CONNS="1000 10000" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
@@ -87,7 +91,7 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns websocket templated"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns websocket templated grpc"}
 OPEN_RATES=${OPEN_RATES:-"2000 20000"}
 OPEN_FRACTION=${OPEN_FRACTION:-0.8}
 CAPTURE=${CAPTURE:-1}
@@ -105,6 +109,7 @@ PEERS_CLOSED=${PEERS_CLOSED:-"wrk hey"}
 PEERS_RATE=${PEERS_RATE:-vegeta}
 OUT_MD=${OUT_MD:-$HERE/RESULTS.md}
 VEGETA_VERSION=v12.13.0
+GHZ_VERSION=v0.93.0
 
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 RUN="$HERE/runs/$STAMP"
@@ -123,7 +128,7 @@ install_missing() {
   local need=() c
   declare -A pkg=([nginx]=nginx [wrk]=wrk [hey]=hey [taskset]=util-linux [jq]=jq
                   [curl]=curl [ss]=iproute2 [timeout]=coreutils [getconf]=libc-bin
-                  [openssl]=openssl [tcpdump]=tcpdump)
+                  [openssl]=openssl [tcpdump]=tcpdump [h2load]=nghttp2-client)
   for c in "${!pkg[@]}"; do command -v "$c" >/dev/null 2>&1 || need+=("${pkg[$c]}"); done
   [ -x /usr/bin/time ] || need+=(time)
   if [ ${#need[@]} -gt 0 ]; then
@@ -144,6 +149,13 @@ install_missing() {
     # From outside the module, so that its go.mod is neither read nor touched.
     (cd "$TOOLS_DIR" && GOBIN="$TOOLS_DIR/bin" GOFLAGS= go install "github.com/tsenart/vegeta/v12@$VEGETA_VERSION") \
       || die "go install vegeta failed"
+  fi
+  if ! [ -x "$TOOLS_DIR/bin/ghz" ]; then
+    [ "$INSTALL" = 1 ] || die "ghz missing in $TOOLS_DIR/bin (INSTALL=0)"
+    log "installing ghz $GHZ_VERSION into $TOOLS_DIR/bin"
+    mkdir -p "$TOOLS_DIR/bin"
+    (cd "$TOOLS_DIR" && GOBIN="$TOOLS_DIR/bin" GOFLAGS= go install "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION") \
+      || die "go install ghz failed"
   fi
 }
 
@@ -179,11 +191,12 @@ wait_quiet() {
 }
 
 # ------------------------------------------------------------------ nginx
-NGX_PID=""; GEN_PID=""; CAP_PID=""; WS_PID=""; SRV=""; SRV_KIND=nginx; URL=""; LP_TLS=""
+NGX_PID=""; GEN_PID=""; CAP_PID=""; WS_PID=""; GT_PID=""; SRV=""; SRV_KIND=nginx; URL=""; LP_TLS=""
 cleanup() {
   [ -n "$GEN_PID" ] && kill "$GEN_PID" 2>/dev/null
   [ -n "$CAP_PID" ] && kill "$CAP_PID" 2>/dev/null
   [ -n "$WS_PID" ] && { kill "$WS_PID" 2>/dev/null; wait "$WS_PID" 2>/dev/null; WS_PID=""; }
+  [ -n "$GT_PID" ] && { kill "$GT_PID" 2>/dev/null; wait "$GT_PID" 2>/dev/null; GT_PID=""; }
   [ -n "$NGX_PID" ] && { kill "$NGX_PID" 2>/dev/null; wait "$NGX_PID" 2>/dev/null; }
   [ -n "$DT_PID" ] && { kill "$DT_PID" 2>/dev/null; wait "$DT_PID" 2>/dev/null; }
   GEN_PID=""; NGX_PID=""; DT_PID=""; CAP_PID=""
@@ -265,6 +278,29 @@ use_delaytarget() {
   URL="http://$DT_ADDR/delay?ms=$LAT_DELAY_MS"; SRV=$DT_PID; SRV_KIND=delay; LP_TLS=""
 }
 
+# use_grpctarget: `loadprobe target` with its gRPC service on a free loopback
+# port, on the server's CPU; the runs call its Noop. It keeps no count of
+# calls: the figures are the tools' own.
+use_grpctarget() {
+  if [ -z "$GT_PID" ]; then
+    local tlog="$RUN/grpc-target.log" i
+    "${SRV_PIN[@]}" env GOMAXPROCS="$GEN_CPUS" "${BIN[${LP_NAMES[0]}]}" target --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 > "$tlog" 2>&1 &
+    GT_PID=$!
+    for i in $(seq 1 50); do
+      GRPC_ADDR=$(grep 'serving gRPC' "$tlog" | grep -o 'address=127\.0\.0\.1:[0-9]*' | head -1 | cut -d= -f2)
+      [ -n "$GRPC_ADDR" ] && break
+      sleep 0.1
+    done
+    [ -n "$GRPC_ADDR" ] || die "loadprobe target did not serve gRPC (see $tlog)"
+    ss -Htlnp "sport = :${GRPC_ADDR##*:}" 2>/dev/null | grep -q "pid=$GT_PID," || die "$GRPC_ADDR is not our target's"
+    # The empty message (Noop's {}), framed as gRPC frames it: no
+    # compression, length 0. h2load sends it as each POST's body.
+    printf '\x00\x00\x00\x00\x00' > "$RUN/grpc-noop.bin"
+    log "gRPC target $GT_PID on $GRPC_ADDR"
+  fi
+  URL="grpc://$GRPC_ADDR"; SRV=$GT_PID; SRV_KIND=grpc; LP_TLS=""
+}
+
 ngx_status() { curl -s --max-time 2 "${NGX_URL}nginx_status"; }
 # srv_counts -> "connections requests" so far, from the server's side.
 # delaytarget counts the /delay requests since its last /__reset.
@@ -272,6 +308,7 @@ srv_counts() {
   case $SRV_KIND in
     nginx) ngx_status | awk 'NR==3{print $1, $3}' ;;
     delay) curl -s --max-time 2 "http://$DT_ADDR/__stats" | jq -r '"0 \(.n)"' ;;
+    grpc) echo "0 0" ;;
   esac
 }
 # The two status polls of nginx's around a run are requests too.
@@ -285,6 +322,7 @@ drained() {
     case $SRV_KIND in
       nginx) a=$(ngx_status | awk 'NR==1{print $3 - 1}') ;;
       delay) a=$(ss -Htan state established "dport = :${DT_ADDR##*:}" 2>/dev/null | wc -l) ;;
+      grpc) a=$(ss -Htan state established "dport = :${GRPC_ADDR##*:}" 2>/dev/null | wc -l) ;;
     esac
     [ "${a:-0}" -le 0 ] && return 0
     sleep 0.1
@@ -322,6 +360,17 @@ cmd_vegeta() {
   CMD=(vegeta attack -targets "$5.targets" -duration "$DUR"s -timeout "$TIMEOUT"s -rate "$4/1s"
        -max-workers "$MAX_IN_FLIGHT" -output "$5.bin")
 }
+# gRPC: CONNS calls in flight on one connection, the tools' defaults for
+# the rest; ghz and loadprobe take the method's types from the committed
+# descriptor set, h2load sends the framed bytes.
+cmd_ghz() {
+  CMD=(ghz --insecure --protoset "$ROOT/demo/target/target.protoset" --call loadprobe.demo.v1.Target/Noop
+       -d '{}' -c "$3" --connections 1 -z "$DUR"s -t "$TIMEOUT"s -O json "$GRPC_ADDR")
+}
+cmd_h2load() {
+  CMD=(h2load -t1 -c1 -m "$3" -D "$DUR" -H 'content-type: application/grpc' -H 'te: trailers'
+       -d "$RUN/grpc-noop.bin" "http://$GRPC_ADDR/loadprobe.demo.v1.Target/Noop")
+}
 cmd_loadprobe() {
   local load="concurrency: [$3]"
   [ "$2" = rate ] && load="rate: [$4], max_in_flight: $MAX_IN_FLIGHT"
@@ -331,13 +380,15 @@ cmd_loadprobe() {
     *-body) body=", method: POST, body: '{\"id\": 123456, \"n\": 789}'" ;;
     *-template) body=", method: POST, body: '{\"id\": {{index}}, \"n\": {{random_int 1 999}}}'" ;;
   esac
+  local request="{url: \"$URL\", timeout: ${TIMEOUT}s$LP_TLS$body}"
+  [ "$SRV_KIND" = grpc ] && request="{url: \"$URL\", timeout: ${TIMEOUT}s, grpc: {method: loadprobe.demo.v1.Target/Noop, message: '{}', descriptors: \"$ROOT/demo/target/target.protoset\", connections: 1}}"
   cat > "$5.yml" <<EOF
 allowed_targets: ["127.0.0.1"]
 max_rate: 1000000
 max_concurrency: 20000
 probes:
   - name: bench
-    request: {url: "$URL", timeout: ${TIMEOUT}s$LP_TLS$body}
+    request: $request
     load: {$load, step_duration: ${DUR}s}
 EOF
   CMD=("${BIN[$1]}" run --config.file="$5.yml" --output=json)
@@ -364,6 +415,23 @@ parse_hey() {
     END{ printf "{\"count\":%d,\"rps\":%s,\"p99_ms\":%s,\"errors\":%d,\"dropped\":null}\n",
          count, rps==""?"null":rps, p99==""?"null":p99, errs }' "$1.out"
 }
+parse_ghz() {
+  jq -c '{count: .count, rps: .rps,
+          p50_ms: ([.latencyDistribution[]? | select(.percentage == 50) | .latency / 1e6] | first),
+          p99_ms: ([.latencyDistribution[]? | select(.percentage == 99) | .latency / 1e6] | first),
+          errors: ([.statusCodeDistribution // {} | to_entries[] | select(.key != "OK") | .value] | add // 0),
+          dropped: null}' "$1.out" 2>/dev/null || echo '{}'
+}
+# h2load counts HTTP/2 responses: a call's gRPC status is in its trailers,
+# which it does not read (Noop always answers OK).
+parse_h2load() {
+  awk '
+    /^finished in /{rps=$4}
+    /^requests: /{count=$6; errs=$10+$12+$14}
+    /^status codes: /{non=$5+$7+$9}
+    END{ printf "{\"count\":%s,\"rps\":%s,\"p99_ms\":null,\"errors\":%d,\"dropped\":null}\n",
+         count==""?"null":count, rps==""?"null":rps, errs+non }' "$1.out"
+}
 post_vegeta() {   # untimed: decode the results file
   [ -s "$1.bin" ] && vegeta report -type=json "$1.bin" > "$1.json" 2>>"$1.err"
   rm -f "$1.bin"
@@ -379,7 +447,7 @@ parse_vegeta() {
 parse_loadprobe() {
   jq -c '.probes[0].steps[0] as $s | {count: $s.attempts, rps: $s.throughput,
           p50_ms: ($s.latency_seconds.p50 * 1000), p99_ms: ($s.latency_seconds.p99 * 1000),
-          errors: (([$s.errors[]] | add // 0) + ([$s.responses | to_entries[] | select(.key | test("^2") | not) | .value] | add // 0)),
+          errors: (([$s.errors[]] | add // 0) + ([$s.responses | to_entries[] | select(.key | test("^(2|OK$)") | not) | .value] | add // 0)),
           dropped: ($s.dropped // 0)}' "$1.out" 2>/dev/null || echo '{}'
 }
 
@@ -406,7 +474,7 @@ run_attempt() {
   CMD=()
   "cmd_$kind" "$name" "$mode" "$conns" "$rate" "$P"
   local env=()
-  case $kind in hey|vegeta|loadprobe) [ "$PIN" = 1 ] && env=(env GOMAXPROCS="$GEN_CPUS") ;; esac
+  case $kind in hey|vegeta|loadprobe|ghz) [ "$PIN" = 1 ] && env=(env GOMAXPROCS="$GEN_CPUS") ;; esac
   printf '%q ' "${GEN_PIN[@]}" "${env[@]}" "${CMD[@]}" > "$P.cmd"; echo >> "$P.cmd"
 
   # CAPTURE_RUN=1: the wire, for nginx's own latency (on the server's CPU).
@@ -523,7 +591,7 @@ else
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$RUN/loadprobe" .) || die "go build failed"
   KIND[loadprobe]=loadprobe; BIN[loadprobe]="$RUN/loadprobe"; LP_NAMES=(loadprobe)
 fi
-KIND[wrk]=wrk; KIND[hey]=hey; KIND[vegeta]=vegeta
+KIND[wrk]=wrk; KIND[hey]=hey; KIND[vegeta]=vegeta; KIND[ghz]=ghz; KIND[h2load]=h2load
 NAMES_A=($PEERS_CLOSED "${LP_NAMES[@]}")
 NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
 
@@ -536,6 +604,8 @@ NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
   echo "wrk=$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
   echo "hey=$(dpkg-query -W -f='${Version}' hey 2>/dev/null || echo '?')"
   echo "vegeta=$VEGETA_VERSION"
+  echo "ghz=$GHZ_VERSION"
+  echo "h2load=$(h2load --version 2>/dev/null | head -1 | awk '{print $2}')"
   for n in "${LP_NAMES[@]}"; do
     if [ -n "${LOADPROBE_BINS:-}" ]; then echo "lp_$n=${BIN[$n]}"
     else echo "lp_$n=built from the tree at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')"; fi
@@ -608,6 +678,11 @@ for sc in $SCENARIOS; do
         run_one conns "$n" closed "$c" 0 "$rep"
       done; done; done ;;
     websocket) scenario_websocket ;;
+    grpc)
+      use_grpctarget
+      for rep in $(seq 1 "$REPS"); do for n in ghz h2load "${LP_NAMES[@]}"; do
+        run_one grpc "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
     templated)
       lp=${LP_NAMES[0]}
       for v in body template; do KIND[$lp-$v]=loadprobe; BIN[$lp-$v]=${BIN[$lp]}; done

@@ -7,7 +7,7 @@ META="$RUN/meta.txt"
 meta() { awk -F= -v k="$1" '$1==k{sub(/^[^=]*=/,""); print; exit}' "$META"; }
 
 cat <<EOF
-# loadprobe beside wrk, hey and vegeta
+# loadprobe beside wrk, hey and vegeta (and ghz, h2load for gRPC)
 
 Written by \`make bench\` (\`bench/bench.sh\`); raw outputs, exact command lines and
 \`/usr/bin/time -v\` data were in \`bench/runs/$(basename "$RUN")/\`. Loopback only: one
@@ -19,7 +19,7 @@ machine runs both nginx and the generator.
 | machine | $(meta machine) |
 | CPU pinning | $( [ "$(meta pin)" = 1 ] && echo "nginx's one worker on CPU 0, the generator on CPU 1 (wrk -t1; Go generators with GOMAXPROCS=1)" || echo "none: nginx and the generator float over all CPUs") |
 | target | nginx $(meta nginx): 1 worker, access_log off, keep-alive, \`return 200 'ok'\` |
-| versions | wrk $(meta wrk), hey $(meta hey), vegeta $(meta vegeta), $(meta go); $(grep '^lp_' "$META" | sed 's/^lp_//; s/=/: /' | paste -sd';' | sed 's/;/; /g') |
+| versions | wrk $(meta wrk), hey $(meta hey), vegeta $(meta vegeta), ghz $(meta ghz), h2load $(meta h2load), $(meta go); $(grep '^lp_' "$META" | sed 's/^lp_//; s/=/: /' | paste -sd';' | sed 's/;/; /g') |
 | settings | $(meta settings) |
 | noise gate | $(meta noise) |
 | load average | start $(meta loadavg_start), end $(meta loadavg_end) |
@@ -126,6 +126,27 @@ def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
     "",
     "*× fixed body* is the median of the per-round ratios (templated ÷ fixed of the same round): the goal is ≥ 0.9.",
     ""
+  else empty end ),
+
+( ($rows | map(select(.sc == "grpc"))) as $G
+| if ($G | length) > 0 then
+  def per(x): if (x.cpu // 0) > 0 and x.count != null then x.count / x.cpu else null end;
+  def peerof(x; n): x as $x | $G | map(select(.name == n and .rep == $x.rep)) | last;
+  "## K) gRPC: unary calls, \($G[0].conns) in flight on one HTTP/2 connection, \($G[0].dur) s, the demo target’s `Noop`",
+  "",
+  "| tool | RPCs/s (tool-reported) | generator CPU-s | RPCs per generator CPU-s | per CPU-s × ghz | per CPU-s × h2load | p99 ms | peak RSS MiB | errors | server CPU-s | others’ load, cores |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
+  ( $G | names("grpc")[] as $n
+    | [$G[] | select(.name == $n)] as $x
+    | "| \($n) | \([$x[].rps] | mm(0)) | \([$x[].cpu] | mm(2)) | \([$x[] | per(.)] | mm(0)) | \([$x[] | peerof(.; "ghz") as $p | select($p != null and per($p) != null) | per(.) / per($p)] | mm(2)) | \([$x[] | peerof(.; "h2load") as $p | select($p != null and per($p) != null) | per(.) / per($p)] | mm(2)) | \([$x[].p99_ms] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[].errors] | mm(0)) | \([$x[].srv_cpu] | mm(2)) | \([$x[] | cores] | mm(2)) |" ),
+  "",
+  "The server is `loadprobe target --grpc-listen` (grpc-go) on CPU 0, the generator on CPU 1. *RPCs per",
+  "generator CPU-s* = the calls the tool completed ÷ its user+sys CPU seconds (`/usr/bin/time -v`, the",
+  "whole process: loadprobe’s includes its start, the settle and the step’s warm-up). ghz (grpc-go, its",
+  "messages built per call) and loadprobe take the method from `demo/target/target.protoset`; h2load",
+  "posts the 5-byte framed empty message and reads the HTTP/2 response, not its gRPC trailers. The goal:",
+  "≥ 2 × ghz and ≥ 0.5 × h2load per CPU-second.",
+  ""
   else empty end )
 ' "$RUN/results.jsonl"
 

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -281,12 +280,12 @@ func (l *Live) Attempt(o result.Outcome, code int, latency float64) {
 
 func (l *Live) code(code int) prometheus.Counter {
 	if code >= maxCode {
-		return l.responses.WithLabelValues(l.probe, strconv.Itoa(code), l.step)
+		return l.responses.WithLabelValues(l.probe, result.CodeName(code), l.step)
 	}
 	if r := l.codes[code].Load(); r != nil {
 		return r.c
 	}
-	r := &counterRef{l.responses.WithLabelValues(l.probe, strconv.Itoa(code), l.step)}
+	r := &counterRef{l.responses.WithLabelValues(l.probe, result.CodeName(code), l.step)}
 	if !l.codes[code].CompareAndSwap(nil, r) {
 		r = l.codes[code].Load()
 	}

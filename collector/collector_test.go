@@ -591,3 +591,21 @@ loadprobe_probe_info{continuous="true",mode="rate",probe="canary"} 1
 		t.Error(err)
 	}
 }
+
+// A gRPC probe's responses are labelled by status name, beside HTTP's codes.
+func TestGRPCStatusCodes(t *testing.T) {
+	_, _, c := newTest(t)
+	l := c.Live("g")
+	l.Attempt(result.Success, result.GRPCCode(0), 0.001)
+	l.Attempt(result.HTTPError, result.GRPCCode(14), 0.001)
+	l.Attempt(result.HTTPError, result.GRPCCode(14), 0.001)
+	l.Attempt(result.HTTPError, result.GRPCNotServing, 0.001)
+	for code, want := range map[string]float64{"OK": 1, "UNAVAILABLE": 2, "NOT_SERVING": 1} {
+		if v := testutil.ToFloat64(c.responses.WithLabelValues("g", code, "")); v != want {
+			t.Errorf("responses_total{code=%s} = %v, want %v", code, v, want)
+		}
+	}
+	if n := testutil.CollectAndCount(c.responses); n != 3 {
+		t.Errorf("responses_total has %d series, want 3", n)
+	}
+}

@@ -230,7 +230,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
 		gauge(ch, stepGeneratorCPU, s.GeneratorCPURatio, name, level)
 		for code, n := range s.Responses {
-			gauge(ch, stepResponses, float64(n), name, level, strconv.Itoa(code))
+			gauge(ch, stepResponses, float64(n), name, level, result.CodeName(code))
 		}
 		for reason, n := range s.Errors {
 			gauge(ch, stepErrors, float64(n), name, level, reason)

@@ -80,8 +80,8 @@ func (v *validator) url(c *Config, raw string, p keyPath) {
 		return
 	}
 	switch {
-	case u.Scheme != "http" && u.Scheme != "https" && !webSocketScheme(u.Scheme):
-		v.errorf(p, "scheme must be http, https, ws or wss (got %q)", u.Scheme)
+	case u.Scheme != "http" && u.Scheme != "https" && !webSocketScheme(u.Scheme) && !grpcScheme(u.Scheme):
+		v.errorf(p, "scheme must be http, https, ws, wss, grpc or grpcs (got %q)", u.Scheme)
 	case u.Hostname() == "":
 		v.errorf(p, "URL %q has no host", raw)
 	case u.User != nil:

@@ -54,11 +54,16 @@ func (p Probe) clone() Probe {
 }
 
 // clone copies the client settings that validation writes to: it sets
-// authorization's default type, and moves bearer_token into it.
+// authorization's default type, and moves bearer_token into it; and the
+// grpc section, whose descriptors and templates it sets.
 func (r Request) clone() Request {
 	if a := r.HTTPClientConfig.Authorization; a != nil {
 		c := *a
 		r.HTTPClientConfig.Authorization = &c
+	}
+	if g := r.GRPC; g != nil {
+		c := *g
+		r.GRPC = &c
 	}
 	return r
 }

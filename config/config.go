@@ -45,6 +45,9 @@ type Request struct {
 	Timeout          model.Duration    `yaml:"timeout"`
 	KeepAlive        bool              `yaml:"keep_alive"`
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
+	// GRPC makes the request a unary gRPC call (grpc.go); nil for HTTP
+	// and WebSocket.
+	GRPC *GRPC `yaml:"grpc,omitempty"`
 
 	// HTTPClientConfig is a named field, not an embedded one, so that its
 	// String and UnmarshalJSON are not promoted onto Request.

@@ -19,7 +19,7 @@ var badConfigs = map[string]string{
 	"bad-header.yml":                  "testdata/bad/bad-header.yml:8: probes[0].request.headers: \"X Trace\" is not a valid header name",
 	"bad-method.yml":                  "testdata/bad/bad-method.yml:6: probes[0].request.method: \"GE T\" is not a valid HTTP method",
 	"bad-name.yml":                    "testdata/bad/bad-name.yml:3: probes[0].name: \"work probe\" is not a valid name: use letters, digits, _ and -",
-	"bad-scheme.yml":                  "testdata/bad/bad-scheme.yml:5: probes[0].request.url: scheme must be http, https, ws or wss (got \"ftp\")",
+	"bad-scheme.yml":                  "testdata/bad/bad-scheme.yml:5: probes[0].request.url: scheme must be http, https, ws, wss, grpc or grpcs (got \"ftp\")",
 	"bad-tls-version.yml":             "testdata/bad/bad-tls-version.yml:7: probes[0].request.tls_config.min_version: unknown TLS version: TLS99",
 	"body-and-body-file.yml":          "testdata/bad/body-and-body-file.yml:8: probes[0].request.body_file: body and body_file are exclusive",
 	"body-file-directory.yml":         "testdata/bad/body-file-directory.yml:7: probes[0].request.body_file: cannot read testdata: not a regular file",

@@ -58,6 +58,7 @@ var defaults = map[reflect.Type]func() any{
 	reflect.TypeFor[PrometheusGuard](): func() any { return defaultPrometheusGuard },
 	reflect.TypeFor[GuardQuery]():      func() any { return defaultGuardQuery },
 	reflect.TypeFor[Search]():          func() any { return defaultSearch },
+	reflect.TypeFor[GRPC]():            func() any { return defaultGRPC },
 }
 
 // scalarForm is a mapping that may also be written as one scalar.

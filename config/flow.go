@@ -88,6 +88,11 @@ func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []
 			names[st.Name] = i
 		}
 		v.request(c, &st.Request, sp.to("request"), dir, template.Scope{Columns: columns, Captured: captured})
+		if st.Request.GRPC != nil {
+			v.errorf(sp.to("request", "grpc"), "a flow's steps are HTTP requests: a gRPC call is a probe of its own")
+		} else {
+			v.grpc(&st.Request, sp.to("request"), dir, template.Scope{}) // a grpc:// URL without its section
+		}
 		for _, name := range st.CaptureNames() {
 			cp := sp.to("capture", name)
 			if !validName(name) {

@@ -120,6 +120,15 @@ func redactRequest(r *Request) {
 		r.Headers[name] = redactEnv(value)
 	}
 	r.Body = redactEnv(r.Body)
+	if g := r.GRPC; g != nil {
+		shown := *g // shared with c: hidden in a copy
+		shown.Metadata = redactMap(g.Metadata)
+		for name, value := range shown.Metadata {
+			shown.Metadata[name] = redactEnv(value)
+		}
+		shown.Message = redactEnv(shown.Message)
+		r.GRPC = &shown
+	}
 	redactClient(&r.HTTPClientConfig)
 }
 

@@ -76,7 +76,9 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	if p.Flow != nil {
 		v.flow(c, p, pp, dir, columns)
 	} else {
-		v.request(c, &p.Request, pp.to("request"), dir, template.Scope{Columns: columns})
+		scope := template.Scope{Columns: columns}
+		v.request(c, &p.Request, pp.to("request"), dir, scope)
+		v.grpc(&p.Request, pp.to("request"), dir, scope)
 	}
 	v.load(c, &p.Load, pp.to("load"))
 	v.webSocket(p, pp)

@@ -144,6 +144,27 @@ probes:
     load: {concurrency: [1, 2, 4, 8, 16, 32, 64], step_duration: 1s}
     schedule: {interval: 1h}
 
+  # gRPC: the target's Shed (UNAVAILABLE above 8 in flight) and Limited
+  # (RESOURCE_EXHAUSTED above 400/s), by reflection, so that the probe
+  # dashboard's failure panels read gRPC status names where they read 503
+  # and 429. Every level runs (abort off), so that their runs complete.
+  - name: grpc-shed
+    request:
+      url: grpc://GRPCTARGET
+      timeout: 1s
+      grpc: {method: loadprobe.demo.v1.Target/Shed}
+    load: {concurrency: [4, 8, 16], step_duration: 1s}
+    abort: {error_ratio: 1}
+    schedule: {interval: 30s}
+  - name: grpc-limited
+    request:
+      url: grpc://GRPCTARGET
+      timeout: 1s
+      grpc: {method: loadprobe.demo.v1.Target/Limited}
+    load: {concurrency: [4], step_duration: 2s}
+    abort: {error_ratio: 1}
+    schedule: {interval: 1h}
+
   # A continuous canary.
   - name: canary
     request: {url: "http://TARGET/noop", timeout: 1s}
@@ -151,7 +172,7 @@ probes:
     schedule: {continuous: true}
 `
 
-var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "shop", "scale", "canary"}
+var configuredProbes = []string{"work", "noop", "limited", "shed", "ws", "shop", "scale", "grpc-shed", "grpc-limited", "canary"}
 
 // runsBeforeRestart is how many runs of "work" end before the restart.
 const runsBeforeRestart = 2
@@ -169,6 +190,10 @@ var probeExpect = []struct{ probe, file, source string }{
 	{"shed", "loadprobe-probe.json", "panel Shedding, limiting, timeouts and refusals / A"},
 	{"shed", "loadprobe-probe.json", "panel Failed attempts per second by outcome / A"},
 	{"limited", "loadprobe-probe.json", "panel Shedding, limiting, timeouts and refusals / B"},
+	{"grpc-shed", "loadprobe-probe.json", "panel Shedding, limiting, timeouts and refusals / A"},
+	{"grpc-shed", "loadprobe-probe.json", "panel Responses per second by status code / A"},
+	{"grpc-shed", "loadprobe-overview.json", "panel First-failure level / A"},
+	{"grpc-limited", "loadprobe-probe.json", "panel Shedding, limiting, timeouts and refusals / B"},
 	{"scale", "loadprobe-probe.json", "panel Contention σ over time / A"},
 	{"scale", "loadprobe-probe.json", "panel Coherency κ over time / A"},
 	{"scale", "loadprobe-probe.json", "panel Predicted peak N* over time / A"},
@@ -203,11 +228,14 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildLoadprobe(t, dir)
 
-	// The demo target the daemon will probe.
-	target := startProc(t, "target (4 workers)", dir, bin, "target", "--listen=127.0.0.1:0",
+	// The demo target the daemon will probe, and its gRPC service on a port
+	// of its own that the restart below keeps.
+	grpcAddr := freePort(t)
+	target := startProc(t, "target (4 workers)", dir, bin, "target", "--listen=127.0.0.1:0", "--grpc-listen="+grpcAddr,
 		fmt.Sprint("--workers=", workersBefore), "--work-time=10ms")
 	targetAddr := target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
-	cfg := strings.ReplaceAll(daemonConfig, "TARGET", targetAddr)
+	target.waitLogAddr(t, `msg="Demo target serving gRPC" address=(\S+)`)
+	cfg := strings.NewReplacer("GRPCTARGET", grpcAddr, "TARGET", targetAddr).Replace(daemonConfig)
 	cfgFile := filepath.Join(dir, "loadprobe.yml")
 	writeFile(t, cfgFile, cfg)
 
@@ -307,7 +335,7 @@ and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",ste
 	t.Logf("restarting the target right after a run of %q ended (seen at +%.1fs)", probeWork, last.SeenAt)
 	restartAt := time.Now()
 	target.stop(t)
-	target = startProc(t, "target (1 worker)", dir, bin, "target", "--listen="+targetAddr,
+	target = startProc(t, "target (1 worker)", dir, bin, "target", "--listen="+targetAddr, "--grpc-listen="+grpcAddr,
 		fmt.Sprint("--workers=", workersAfter), "--work-time=10ms")
 	target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
 	t.Logf("demo target restarted with %d worker on %s, %.1fs after start", workersAfter, targetAddr, since(began))

@@ -89,7 +89,8 @@ func (l link) thought() time.Duration {
 }
 
 // newConnector returns the connector of p, which config has compiled: the
-// client of its flow's steps, its WebSocket sessions, or its HTTP request.
+// client of its flow's steps, its WebSocket sessions, its gRPC calls, or
+// its HTTP request.
 func newConnector(p config.Probe, live result.Live) (connector, error) {
 	switch {
 	case len(p.Flow) > 0:
@@ -97,6 +98,8 @@ func newConnector(p config.Probe, live result.Live) (connector, error) {
 	case isWebSocket(p.Request.URL):
 		wl, _ := live.(result.WebSocketLive)
 		return newWSClient(p.Request, newVarSource(p), wl)
+	case isGRPC(p.Request):
+		return newGRPCClient(p.Request, newVarSource(p))
 	}
 	return newClient(p.Request, p.Name, false, newVarSource(p))
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -20,7 +19,7 @@ func (k failureKind) name() string {
 	if k.reason != "" {
 		return k.reason
 	}
-	return strconv.Itoa(k.code)
+	return CodeName(k.code)
 }
 
 // reasonMeanings name the failure kinds by what they say about the target
@@ -40,6 +39,16 @@ func (k failureKind) meaning() string {
 		return reasonMeanings[k.reason]
 	}
 	switch c := k.code; {
+	case c == grpcUnavailable:
+		return "shedding: capacity ran out"
+	case c == grpcResourceExhausted:
+		return "a limiter declining on purpose"
+	case c == GRPCCode(4):
+		return "a deadline of the server's own passed"
+	case c == GRPCNotServing || c == GRPCServingUnknown:
+		return "the health check did not answer SERVING"
+	case c < 100:
+		return "the server answered with a gRPC status other than OK"
 	case c == 503:
 		return "shedding: capacity ran out"
 	case c == 429:
@@ -155,7 +164,10 @@ func (k failureKind) plural() string {
 	case k.reason != "":
 		return reasonPlurals[k.reason]
 	}
-	return strconv.Itoa(k.code) + "s"
+	if k.code < 100 { // a gRPC status name
+		return k.name() + " statuses"
+	}
+	return k.name() + "s"
 }
 
 func noResponses(s Step) int64 {

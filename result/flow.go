@@ -13,15 +13,15 @@ type FlowFigures struct {
 	Attempts   int64   `json:"attempts"`
 	ErrorRatio float64 `json:"error_ratio"`
 	// Latency is over the step's successful responses.
-	Latency   Latency       `json:"latency_seconds"`
-	Responses map[int]int64 `json:"responses"`
+	Latency   Latency `json:"latency_seconds"`
+	Responses Codes   `json:"responses"`
 	// HTTPErrors counts the responses that failed the step by status code:
 	// outside valid_status_codes, or without the value a capture takes.
-	HTTPErrors map[int]int64    `json:"http_errors"`
+	HTTPErrors Codes            `json:"http_errors"`
 	Errors     map[string]int64 `json:"errors"`
 	// CaptureMisses counts by status code the responses, among HTTPErrors,
 	// that came with a valid code but without a value the step captures.
-	CaptureMisses map[int]int64 `json:"capture_misses"`
+	CaptureMisses Codes `json:"capture_misses"`
 }
 
 // asStep is fs with the fields the failure vocabulary reads.

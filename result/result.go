@@ -68,10 +68,10 @@ type Step struct {
 	// ErrorLatency is over the http_error responses; nil when there were none.
 	ErrorLatency *Latency `json:"error_latency_seconds"`
 	// Responses counts the responses by status code.
-	Responses map[int]int64 `json:"responses"`
+	Responses Codes `json:"responses"`
 	// HTTPErrors counts the responses outside valid_status_codes (outcome
 	// http_error) by status code: a part of Responses.
-	HTTPErrors map[int]int64 `json:"http_errors"`
+	HTTPErrors Codes `json:"http_errors"`
 	// Errors counts the attempts without a response by reason.
 	Errors        map[string]int64 `json:"errors"`
 	InFlight      float64          `json:"in_flight"`

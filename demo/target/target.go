@@ -272,6 +272,16 @@ func (t *Target) serve(w http.ResponseWriter, r *http.Request) {
 // otherwise the pool's level (4 clients on 4 workers) would reach only ~95%
 // of the peak, right on the knee rule's threshold.
 func (t *Target) serveWork(w http.ResponseWriter, r *http.Request) {
+	if t.work(r.Context().Done()) {
+		targetOK.write(w)
+	} else {
+		targetCanceled.write(w)
+	}
+}
+
+// work holds one pool slot for the work time, as serveWork says, and
+// reports true; false when done closed while it queued for a slot.
+func (t *Target) work(done <-chan struct{}) bool {
 	arrived := t.now()
 	var slot targetSlot
 	select {
@@ -279,9 +289,8 @@ func (t *Target) serveWork(w http.ResponseWriter, r *http.Request) {
 	default:
 		select {
 		case slot = <-t.slots:
-		case <-r.Context().Done(): // the client left while queued: give up
-			targetCanceled.write(w)
-			return
+		case <-done: // the client left while queued: give up
+			return false
 		}
 	}
 	end := max(slot.due, arrived-slot.late) + int64(t.workTime)
@@ -292,7 +301,7 @@ func (t *Target) serveWork(w http.ResponseWriter, r *http.Request) {
 	}
 	// Lateness beyond a whole job (a stalled process) is not made up.
 	t.slots <- targetSlot{due: end, late: min(max(t.now()-end, 0), int64(t.workTime))}
-	targetOK.write(w)
+	return true
 }
 
 // serveCollapse holds one /collapse worker for a random time, exponential
@@ -336,15 +345,23 @@ func (t *Target) compute(end int64) {
 }
 
 func (t *Target) serveShed(w http.ResponseWriter) {
-	n := t.shedBusy.Add(1)
-	if n > ShedMaxInFlight {
-		t.shedBusy.Add(-1)
+	if t.shed() {
+		targetOK.write(w)
+	} else {
 		targetShed.write(w)
-		return
+	}
+}
+
+// shed does ShedWorkTime's work and reports true, or reports false at
+// once when more than ShedMaxInFlight are in flight.
+func (t *Target) shed() bool {
+	n := t.shedBusy.Add(1)
+	defer t.shedBusy.Add(-1)
+	if n > ShedMaxInFlight {
+		return false
 	}
 	time.Sleep(ShedWorkTime)
-	t.shedBusy.Add(-1)
-	targetOK.write(w)
+	return true
 }
 
 // targetWait answers 200 after d, or 503 as soon as the request's context

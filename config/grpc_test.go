@@ -1,0 +1,115 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// grpcConfig is a config of one gRPC probe whose request holds lines.
+func grpcConfig(lines string) string {
+	return `allowed_targets: ["127.0.0.1"]
+probes:
+  - name: g
+    load: {concurrency: [1, 2]}
+    request:
+` + lines
+}
+
+var demoProtoset, _ = filepath.Abs("../demo/target/target.protoset")
+
+// A gRPC probe names its method and message; the descriptors default to
+// reflection, which loading does not ask for, and the connections to one.
+func TestGRPCProbes(t *testing.T) {
+	t.Setenv("GRPC_TEST_TOKEN", "s3cret")
+	c, err := Parse("g.yml", []byte(grpcConfig(`      url: grpc://127.0.0.1:1
+      grpc:
+        method: loadprobe.demo.v1.Target/Work
+        message: '{"n": {{index}}}'
+        metadata: {x-tenant: a, authorization: 'Bearer {{env "GRPC_TEST_TOKEN"}}'}
+  - name: set
+    load: {rate: [10]}
+    request:
+      url: grpcs://127.0.0.1:1
+      tls_config: {insecure_skip_verify: true}
+      grpc:
+        method: loadprobe.demo.v1.Target/Noop
+        message: '{"n": 1}'
+        descriptors: `+demoProtoset+`
+        connections: 4
+  - name: health
+    load: {rate: [1]}
+    request:
+      url: grpc://127.0.0.1:1
+      grpc: {health: ""}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.Probes[0].Request.GRPC
+	if g.Descriptors != Reflection || g.Connections != 1 || g.Set != nil {
+		t.Errorf("defaults: descriptors %q, connections %d, set %v; want reflection and 1", g.Descriptors, g.Connections, g.Set)
+	}
+	if g.Templates == nil || g.Templates.Message.Placeholder("1") != `{"n": 1}` {
+		t.Errorf("templates %+v; want the message compiled", g.Templates)
+	}
+	s := c.Probes[1].Request.GRPC
+	if s.Set == nil || s.Connections != 4 || s.Templates != nil {
+		t.Errorf("protoset probe: set %v, connections %d, templates %v", s.Set, s.Connections, s.Templates)
+	}
+	if h := c.Probes[2].Request.GRPC.Health; h == nil || *h != "" {
+		t.Errorf("health %v; want the server's own (\"\")", h)
+	}
+	shown := c.String()
+	if strings.Contains(shown, "s3cret") || !strings.Contains(shown, "loadprobe.demo.v1.Target/Work") || strings.Contains(shown, "x-tenant: a") {
+		t.Errorf("/config shows the metadata:\n%s", shown)
+	}
+}
+
+// What does not fit is an error at its line; with a descriptor set, a
+// message that does not fit the method's input type is one too.
+func TestGRPCErrors(t *testing.T) {
+	set := "        descriptors: " + demoProtoset + "\n"
+	for _, tc := range []struct{ name, lines, want string }{
+		{"unknown field", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: loadprobe.demo.v1.Target/Work\n        message: '{\"m\": 1}'\n" + set,
+			`g.yml:9: probes[0].request.grpc.message: the message does not fit loadprobe.demo.v1.Request: (line 1:2): unknown field "m"`},
+		{"templated wrong type", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: loadprobe.demo.v1.Target/Work\n        message: '{\"n\": [{{index}}]}'\n" + set,
+			`g.yml:9: probes[0].request.grpc.message: the message does not fit loadprobe.demo.v1.Request: (line 1:7): invalid value for int64 field n: [`},
+		{"no such method", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: loadprobe.demo.v1.Target/Nope\n" + set,
+			`g.yml:8: probes[0].request.grpc.method: service loadprobe.demo.v1.Target has no method Nope`},
+		{"no such file", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: a.B/C\n        descriptors: missing.protoset\n",
+			`g.yml:9: probes[0].request.grpc.descriptors: cannot read missing.protoset: no such file or directory`},
+		{"not a set", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: a.B/C\n        descriptors: grpc_test.go\n",
+			`g.yml:9: probes[0].request.grpc.descriptors: grpc_test.go: not a FileDescriptorSet`},
+		{"bad method", "      url: grpc://127.0.0.1:1\n      grpc: {method: Work}\n",
+			`g.yml:7: probes[0].request.grpc.method: "Work" is not package.Service/Method`},
+		{"no section", "      url: grpc://127.0.0.1:1\n",
+			`g.yml:6: probes[0].request.url: a grpc:// URL needs a grpc section: method and message, or health`},
+		{"section on http", "      url: http://127.0.0.1:1/\n      grpc: {method: a.B/C}\n",
+			`g.yml:7: probes[0].request.grpc: applies to grpc:// and grpcs:// URLs only`},
+		{"host", "      url: grpc://10.0.0.1:1\n      grpc: {method: a.B/C}\n",
+			`g.yml:6: probes[0].request.url: host "10.0.0.1" is not in allowed_targets`},
+		{"path", "      url: grpc://127.0.0.1:1/a.B/C\n      grpc: {method: a.B/C}\n",
+			`g.yml:6: probes[0].request.url: a gRPC URL is grpc://host:port: the method is grpc.method`},
+		{"headers", "      url: grpc://127.0.0.1:1\n      headers: {X-A: b}\n      grpc: {method: a.B/C}\n",
+			`g.yml:7: probes[0].request.headers: does not apply to gRPC probes: use grpc.metadata`},
+		{"metadata key", "      url: grpc://127.0.0.1:1\n      grpc: {method: a.B/C, metadata: {X-A: b}}\n",
+			`g.yml:7: probes[0].request.grpc.metadata: "X-A" is not a valid metadata key: lower-case letters, digits, '-', '_' and '.', not starting with "grpc-"`},
+		{"connections", "      url: grpc://127.0.0.1:1\n      grpc: {method: a.B/C, connections: 0}\n",
+			`g.yml:7: probes[0].request.grpc.connections: must be from 1 to 1024 (got 0)`},
+		{"health and method", "      url: grpc://127.0.0.1:1\n      grpc: {method: a.B/C, health: x}\n",
+			`g.yml:7: probes[0].request.grpc.health: a health probe calls grpc.health.v1.Health/Check: method and message do not apply`},
+		{"unknown key", "      url: grpc://127.0.0.1:1\n      grpc: {method: a.B/C, service: x}\n",
+			`g.yml:7: probes[0].request.grpc: unknown key "service"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("g.yml", []byte(grpcConfig(tc.lines)))
+			if err == nil {
+				t.Fatal("Parse accepted the config")
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("\n got: %s\nwant: %s", err, tc.want)
+			}
+		})
+	}
+}

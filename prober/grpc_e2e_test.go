@@ -1,0 +1,387 @@
+package prober
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// End to end against the demo target's gRPC service on loopback
+// (docs/grpc.md): the ramps, the outcomes and the diagnosis a user reads.
+
+var (
+	grpcOK                = result.GRPCCode(0)
+	grpcUnavailable       = result.GRPCCode(14)
+	grpcResourceExhausted = result.GRPCCode(8)
+)
+
+// demoProtoset is the demo service's committed descriptor set.
+var demoProtoset, _ = filepath.Abs("../demo/target/target.protoset")
+
+// grpcServer serves a gRPC server on loopback with register's services and
+// returns its address.
+func grpcServer(t testing.TB, register func(*grpc.Server), opts ...grpc.ServerOption) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(opts...)
+	register(s)
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(s.Stop)
+	return ln.Addr().String()
+}
+
+// grpcDemo serves a fresh demo target's gRPC service.
+func grpcDemo(t *testing.T, opts target.Options, sopts ...grpc.ServerOption) string {
+	return grpcServer(t, target.New(opts).RegisterGRPC, sopts...)
+}
+
+// grpcProbe is a gRPC probe of url with the grpc section and the load given.
+func grpcProbe(t testing.TB, url, grpcSection, load string) config.Probe {
+	t.Helper()
+	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
+probes:
+  - name: p
+    request:
+      url: %s
+      timeout: 1s
+      grpc:
+%s
+    load:
+%s
+`, url, indent(grpcSection, "        "), indent(load, "      "))
+	cfg, err := config.Parse("test.yml", []byte(yml))
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, yml)
+	}
+	return cfg.Probes[0]
+}
+
+func runGRPC(t *testing.T, p config.Probe) result.Result {
+	t.Helper()
+	r := mustRun(t, context.Background(), p, Options{})
+	for _, s := range r.Steps {
+		t.Logf("level %g: %d attempts, goodput %.0f/s, latency p50 %.2fms p99 %.2fms, in flight %.2f, responses %v, errors %v",
+			s.Level, s.Attempts, s.Goodput, 1e3*s.Latency.P50, 1e3*s.Latency.P99, s.InFlight, codeNames(s.Responses), s.Errors)
+	}
+	t.Logf("diagnosis:\n%s", diagnosis(r))
+	return r
+}
+
+func codeNames(c result.Codes) map[string]int64 {
+	m := map[string]int64{}
+	for code, n := range c {
+		m[result.CodeName(code)] = n
+	}
+	return m
+}
+
+// Work holds one of 4 workers for 20ms: 200 calls/s at most, reached at 4
+// in flight, whichever descriptors name the method.
+func TestGRPCWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
+	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 20 * time.Millisecond})
+	var knees []float64
+	for _, desc := range []string{"reflection", demoProtoset} {
+		t.Run(filepath.Base(desc), func(t *testing.T) {
+			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work
+message: '{"n": 7}'
+descriptors: `+desc, `concurrency: [1, 2, 4, 8, 16]
+step_duration: 1500ms
+warmup: 200ms`)
+			r := runGRPC(t, p)
+			if r.Ended != result.ResultCompleted || len(r.Steps) != 5 {
+				t.Fatalf("result %s with levels %v; want 5 completed (%s)", r.Ended, levels(r), r.Error)
+			}
+			k := r.BreakingPoints.Knee
+			if k == nil || k.Level != 4 {
+				t.Errorf("knee %+v, want 4 in flight", k)
+			}
+			if k != nil {
+				knees = append(knees, k.Level)
+			}
+			if !within(r.PeakThroughput, 200, 0.10) {
+				t.Errorf("peak %.1f/s, want within 10%% of 200/s", r.PeakThroughput)
+			}
+			for _, s := range r.Steps {
+				if s.Responses[grpcOK] != s.Attempts || s.ErrorRatio != 0 {
+					t.Errorf("level %g: responses %v of %d attempts; want every call OK", s.Level, codeNames(s.Responses), s.Attempts)
+				}
+				if !within(s.InFlight, s.Level, 0.10) {
+					t.Errorf("level %g: Little's-law in flight %.2f, want the level", s.Level, s.InFlight)
+				}
+			}
+			if r.BreakingPoints.FirstFailure != nil {
+				t.Errorf("first failure %+v on a service that never fails", r.BreakingPoints.FirstFailure)
+			}
+		})
+	}
+	if len(knees) == 2 && knees[0] != knees[1] {
+		t.Errorf("knee at %v by reflection, %v by the protoset: want the same", knees[0], knees[1])
+	}
+}
+
+// A rate ramp over Work's 2 workers of 10ms (200 calls/s): within budget
+// up to 150/s, past it at 300/s, where the queue grows.
+func TestGRPCRateRampBreaksPastTheCapacity(t *testing.T) {
+	addr := grpcDemo(t, target.Options{Workers: 2, WorkTime: 10 * time.Millisecond})
+	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work
+message: '{"n": {{index}}}'`, `rate: [50, 100, 150, 300]
+step_duration: 2s`)
+	r := runGRPC(t, p)
+	if len(r.Steps) != 4 {
+		t.Fatalf("levels %v (%s %s); want 4", levels(r), r.Ended, r.Error)
+	}
+	lb := r.BreakingPoints.LatencyBudget
+	if lb == nil || lb.Level != 300 {
+		t.Errorf("latency-budget breaking point %+v, want 300/s", lb)
+	}
+	if c := r.Capacity; c == nil || c.Level != 150 || !within(c.Throughput, 150, 0.05) {
+		t.Errorf("capacity %+v, want 150/s at 150/s", c)
+	}
+	for _, s := range r.Steps[:3] {
+		if s.ErrorRatio != 0 || !within(s.Goodput, s.Level, 0.05) {
+			t.Errorf("rate %g: goodput %.1f/s, error ratio %g; want every call OK at the rate", s.Level, s.Goodput, s.ErrorRatio)
+		}
+	}
+}
+
+// Shed answers UNAVAILABLE above 8 in flight: the first failure is at 16,
+// named as shedding.
+func TestGRPCShedIsNamedShedding(t *testing.T) {
+	addr := grpcDemo(t, target.Options{})
+	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Shed
+message: '{}'`, `concurrency: [4, 8, 16]
+step_duration: 1s`)
+	p.Abort.ErrorRatio = 1
+	r := runGRPC(t, p)
+	if ff := r.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 {
+		t.Fatalf("first failure %+v, want 16 in flight", ff)
+	}
+	s := r.Steps[2]
+	if s.Responses[grpcUnavailable] == 0 || s.Responses[grpcUnavailable]+s.Responses[grpcOK] != s.Attempts {
+		t.Errorf("level 16: responses %v, errors %v of %d attempts; want the failures UNAVAILABLE", codeNames(s.Responses), s.Errors, s.Attempts)
+	}
+	if d := diagnosis(r); !strings.Contains(d, "UNAVAILABLE on") || !strings.Contains(d, "(shedding: capacity ran out)") {
+		t.Errorf("diagnosis does not name UNAVAILABLE as shedding:\n%s", d)
+	}
+}
+
+var pinnedGRPC = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while RESOURCE_EXHAUSTED statuses took the rest: a rate limit, not a capacity .*RESOURCE_EXHAUSTED: a limiter declining on purpose`)
+
+// Limited answers RESOURCE_EXHAUSTED above 400 per second: a limiter, its
+// rate named.
+func TestGRPCLimitedIsNamedALimiter(t *testing.T) {
+	addr := grpcDemo(t, target.Options{})
+	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Limited
+message: '{"n": 1}'`, `concurrency: [4]
+step_duration: 5s`)
+	p.Abort.ErrorRatio = 1
+	r := runGRPC(t, p)
+	s := r.Steps[0]
+	if s.Responses[grpcResourceExhausted] == 0 || s.Responses[grpcUnavailable] != 0 {
+		t.Errorf("responses %v; want RESOURCE_EXHAUSTED and no UNAVAILABLE", codeNames(s.Responses))
+	}
+	m := pinnedGRPC.FindStringSubmatch(diagnosis(r))
+	if m == nil {
+		t.Fatalf("no limiter named:\n%s", diagnosis(r))
+	}
+	if v, _ := strconv.ParseFloat(m[1], 64); !within(v, target.LimitedRate, 0.05) {
+		t.Errorf("cap named at %v/s, want near %d/s", v, target.LimitedRate)
+	}
+}
+
+// A call that outlasts the client's timeout is a timeout, whether the
+// client's deadline fired or the server, which grpc-go told the
+// deadline, answered DEADLINE_EXCEEDED first; the successes' latency
+// stays under the timeout, which it moves with.
+func TestGRPCDeadlineIsATimeout(t *testing.T) {
+	addr := grpcDemo(t, target.Options{Workers: 1, WorkTime: 30 * time.Millisecond})
+	for _, timeout := range []time.Duration{50 * time.Millisecond, 100 * time.Millisecond} {
+		t.Run(timeout.String(), func(t *testing.T) {
+			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work`, `concurrency: [8]
+step_duration: 1s`)
+			p.Request.Timeout = model.Duration(timeout)
+			r := runGRPC(t, p)
+			s := r.Steps[0]
+			if s.Errors["timeout"] == 0 || s.Errors["timeout"]+s.Responses[grpcOK] != s.Attempts {
+				t.Errorf("responses %v, errors %v of %d attempts; want the calls OK or timeouts", codeNames(s.Responses), s.Errors, s.Attempts)
+			}
+			if s.Responses[result.GRPCCode(4)] != 0 {
+				t.Errorf("%d DEADLINE_EXCEEDED counted as responses; want them timeouts", s.Responses[result.GRPCCode(4)])
+			}
+			if s.Latency.Max > timeout.Seconds() {
+				t.Errorf("slowest success %.1fms, beyond the %v timeout", 1e3*s.Latency.Max, timeout)
+			}
+		})
+	}
+}
+
+// A closed port is refused, every call, with the descriptors at hand; by
+// reflection the run cannot resolve its method and fails before any load.
+func TestGRPCClosedPortIsRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
+descriptors: `+demoProtoset, `concurrency: [2]
+step_duration: 500ms`)
+	r := runGRPC(t, p)
+	if s := r.Steps[0]; s.Attempts == 0 || s.Errors["refused"] != s.Attempts {
+		t.Errorf("%d attempts, errors %v, responses %v; want every call refused", s.Attempts, s.Errors, codeNames(s.Responses))
+	}
+	p = grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop`, `concurrency: [2]`)
+	if _, err := Run(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "grpc method loadprobe.demo.v1.Target/Noop: asking the server by reflection") {
+		t.Errorf("Run by reflection against a closed port: %v; want the method unresolved", err)
+	}
+}
+
+// A method the server does not have, by reflection, fails the run at its
+// start and says why.
+func TestGRPCReflectionNamesAMissingMethod(t *testing.T) {
+	addr := grpcDemo(t, target.Options{})
+	for method, want := range map[string]string{
+		"loadprobe.demo.v1.Target/Nope": "service loadprobe.demo.v1.Target has no method Nope",
+		"other.Service/Call":            "other.Service",
+	} {
+		p := grpcProbe(t, "grpc://"+addr, "method: "+method, `concurrency: [1]`)
+		_, err := Run(context.Background(), p, Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want an error naming %q", method, err, want)
+		}
+	}
+}
+
+// grpcs:// with a client certificate, against a server that requires one.
+func TestGRPCSClientCertificate(t *testing.T) {
+	pool, certFile, keyFile := clientCert(t)
+	tt := newTLSTarget(t, nil) // its certificate, for 127.0.0.1, and its CA file
+	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{tt.cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool})
+	addr := grpcDemo(t, target.Options{}, grpc.Creds(creds))
+	for _, tc := range []struct {
+		name string
+		tls  commoncfg.TLSConfig
+		ok   bool
+	}{
+		{"with the certificate", commoncfg.TLSConfig{CAFile: tt.caFile, CertFile: certFile, KeyFile: keyFile}, true},
+		{"without it", commoncfg.TLSConfig{CAFile: tt.caFile}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := grpcProbe(t, "grpcs://"+addr, `method: loadprobe.demo.v1.Target/Noop
+descriptors: `+demoProtoset, `concurrency: [2]
+step_duration: 500ms`)
+			p.Request.HTTPClientConfig.TLSConfig = tc.tls
+			r := runGRPC(t, p)
+			s := r.Steps[0]
+			switch {
+			case tc.ok && (s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts):
+				t.Errorf("responses %v, errors %v of %d attempts; want every call OK", codeNames(s.Responses), s.Errors, s.Attempts)
+			case !tc.ok && (s.Attempts == 0 || s.Errors["tls"]+s.Errors["reset"] != s.Attempts || s.Errors["tls"] == 0):
+				t.Errorf("errors %v, responses %v of %d attempts; want TLS failures", s.Errors, codeNames(s.Responses), s.Attempts)
+			}
+		})
+	}
+}
+
+// The health shorthand calls grpc.health.v1.Health/Check: SERVING is a
+// success, NOT_SERVING a failure with its own code, an unknown service
+// the server's NOT_FOUND.
+func TestGRPCHealthCountsNotServingAsFailure(t *testing.T) {
+	hs := health.NewServer()
+	hs.SetServingStatus("up", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus("down", healthpb.HealthCheckResponse_NOT_SERVING)
+	addr := grpcServer(t, func(s *grpc.Server) { healthpb.RegisterHealthServer(s, hs) })
+	for service, code := range map[string]int{"up": grpcOK, "down": result.GRPCNotServing, "gone": result.GRPCCode(5)} {
+		p := grpcProbe(t, "grpc://"+addr, "health: "+service, `rate: [50]
+step_duration: 500ms`)
+		r := runGRPC(t, p)
+		s := r.Steps[0]
+		if s.Attempts == 0 || s.Responses[code] != s.Attempts {
+			t.Errorf("%s: responses %v of %d attempts; want all %s", service, codeNames(s.Responses), s.Attempts, result.CodeName(code))
+		}
+		if fails := code != grpcOK; fails != (s.ErrorRatio == 1) {
+			t.Errorf("%s: error ratio %g", service, s.ErrorRatio)
+		}
+	}
+}
+
+// The message and the metadata are written per call from their templates
+// and the probe's data; the credentials go as authorization metadata.
+func TestGRPCTemplatesAndCredentials(t *testing.T) {
+	type seen struct{ auth, tenant, msg string }
+	calls := make(chan seen, 1000)
+	record := grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		b, _ := protojson.Marshal(req.(proto.Message))
+		select {
+		case calls <- seen{strings.Join(md["authorization"], ","), strings.Join(md["x-tenant"], ","), strings.ReplaceAll(string(b), " ", "")}:
+		default:
+		}
+		return h(ctx, req)
+	})
+	addr := grpcDemo(t, target.Options{}, record)
+	rows := filepath.Join(t.TempDir(), "rows.csv")
+	if err := os.WriteFile(rows, []byte("tenant,n\na,5\nb,6\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: p
+    data: {file: %s}
+    request:
+      url: grpc://%s
+      bearer_token: s3cret
+      grpc:
+        method: loadprobe.demo.v1.Target/Noop
+        message: '{"n": {{.n}}}'
+        metadata: {x-tenant: "{{.tenant}}"}
+    load: {concurrency: [1], step_duration: 300ms}
+`, rows, addr)
+	cfg, err := config.Parse("test.yml", []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runGRPC(t, cfg.Probes[0])
+	if s := r.Steps[0]; s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts {
+		t.Fatalf("responses %v of %d attempts; want every call OK", codeNames(s.Responses), s.Attempts)
+	}
+	close(calls)
+	got := map[seen]int{}
+	for c := range calls {
+		got[c]++
+	}
+	for _, want := range []seen{{"Bearer s3cret", "a", `{"n":"5"}`}, {"Bearer s3cret", "b", `{"n":"6"}`}} {
+		if got[want] == 0 {
+			t.Errorf("no call %+v; the server saw %v", want, got)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("the server saw %v; want the two rows' calls only", got)
+	}
+}

@@ -1,0 +1,116 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/grpcdesc"
+
+	// The health service's descriptor, which a health probe needs
+	// without asking the server for it.
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// minResolveTime bounds asking the server for its descriptors from below:
+// a request timeout of a few milliseconds is a budget for one call, not
+// for the few round trips of reflection.
+const minResolveTime = 5 * time.Second
+
+// resolve finds the method the client calls: a health check's in grpc-go's
+// own descriptors, else in the descriptor set config read, else by asking
+// the server (grpc.reflection.v1) for the file that defines the service
+// and those it imports, within max(timeout, minResolveTime).
+func (c *grpcClient) resolve(g *config.GRPC, method string, timeout time.Duration) (protoreflect.MethodDescriptor, error) {
+	switch {
+	case c.health:
+		return healthpb.File_grpc_health_v1_health_proto.Services().Get(0).Methods().ByName("Check"), nil
+	case g.Set != nil:
+		return grpcdesc.Method(g.Set, method)
+	}
+	svc, _, err := grpcdesc.SplitMethod(method)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := c.slots[0].conn(c)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(c.base, max(timeout, minResolveTime))
+	defer cancel()
+	files, err := reflectFiles(ctx, cc, svc)
+	if err != nil {
+		return nil, fmt.Errorf("asking the server by reflection: %w", err)
+	}
+	return grpcdesc.Method(files, method)
+}
+
+// maxReflectedFiles bounds the files one resolution asks for.
+const maxReflectedFiles = 1000
+
+// reflectFiles asks the server for the file that defines svc and, one by
+// one, for each file it imports that the answers did not hold.
+func reflectFiles(ctx context.Context, cc *grpc.ClientConn, svc protoreflect.FullName) (*protoregistry.Files, error) {
+	stream, err := rpb.NewServerReflectionClient(cc).ServerReflectionInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = stream.CloseSend() }()
+	got := map[string]*descriptorpb.FileDescriptorProto{}
+	var order []string
+	ask := func(req *rpb.ServerReflectionRequest) error {
+		if err := stream.Send(req); err != nil {
+			return err
+		}
+		resp, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		if e := resp.GetErrorResponse(); e != nil {
+			return fmt.Errorf("%s", e.GetErrorMessage())
+		}
+		fds := resp.GetFileDescriptorResponse()
+		if fds == nil {
+			return errors.New("the server answered without descriptors")
+		}
+		for _, b := range fds.GetFileDescriptorProto() {
+			fd := &descriptorpb.FileDescriptorProto{}
+			if err := proto.Unmarshal(b, fd); err != nil {
+				return fmt.Errorf("a descriptor the server sent: %w", err)
+			}
+			if _, ok := got[fd.GetName()]; !ok {
+				got[fd.GetName()] = fd
+				order = append(order, fd.GetName())
+			}
+		}
+		return nil
+	}
+	if err := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: string(svc)}}); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(order) && len(order) < maxReflectedFiles; i++ {
+		for _, dep := range got[order[i]].GetDependency() {
+			if _, ok := got[dep]; ok {
+				continue
+			}
+			if err := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_FileByFilename{FileByFilename: dep}}); err != nil {
+				return nil, fmt.Errorf("file %s: %w", dep, err)
+			}
+		}
+	}
+	set := &descriptorpb.FileDescriptorSet{}
+	for _, name := range order {
+		set.File = append(set.File, got[name])
+	}
+	return protodesc.NewFiles(set)
+}

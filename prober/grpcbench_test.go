@@ -1,0 +1,29 @@
+package prober
+
+import (
+	"testing"
+	"time"
+
+	"github.com/loadprobe/loadprobe/demo/target"
+)
+
+// BenchmarkGRPCCall is one unary call of a gRPC probe's Conn against the
+// demo service's Noop on loopback: what grpc-go and the client cost per
+// attempt (allocations above all), the engine left out.
+func BenchmarkGRPCCall(b *testing.B) {
+	addr := grpcServer(b, target.New(target.Options{}).RegisterGRPC)
+	p := grpcProbe(b, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
+descriptors: `+demoProtoset, `concurrency: [1]`)
+	c, err := newConnector(p, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	conn := c.NewConn()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, o := conn.Do(time.Now().Add(time.Second)); o != 0 {
+			b.Fatalf("outcome %v", o)
+		}
+	}
+}
