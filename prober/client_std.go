@@ -65,6 +65,9 @@ type stdClient struct {
 
 func newStdClient(req config.Request, u *url.URL, name string, src *varSource) (*stdClient, error) {
 	cfg := req.HTTPClientConfig
+	if err := pinProxies(&cfg, u); err != nil {
+		return nil, err
+	}
 	tmpl, err := http.NewRequest(req.Method, u.String(), nil)
 	if err != nil {
 		return nil, err

@@ -79,6 +79,9 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 		return nil, fmt.Errorf("url %q: no host", req.URL)
 	}
 	hc := req.HTTPClientConfig
+	if err := pinProxy(&hc.ProxyConfig, u); err != nil {
+		return nil, err
+	}
 	auth, err := staticAuthorization(hc)
 	if err != nil {
 		return nil, err
@@ -112,11 +115,8 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 		c.fixed, c.payload = true, []byte(msg)
 		c.msgType = messageType(c.payload)
 	}
-	switch {
-	case hc.ProxyURL.URL != nil:
+	if hc.ProxyURL.URL != nil {
 		c.dialer.Proxy = http.ProxyURL(hc.ProxyURL.URL)
-	case hc.ProxyFromEnvironment:
-		c.dialer.Proxy = http.ProxyFromEnvironment
 	}
 	if c.live == nil {
 		c.live = result.NopWebSocketLive{}
