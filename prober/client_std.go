@@ -236,7 +236,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	var body []byte
 	if take != nil {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+		body, err = readBody(resp)
 	} else {
 		err = drainBody(resp.Body)
 	}
@@ -250,6 +250,18 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 		o = result.HTTPError
 	}
 	return resp.StatusCode, o
+}
+
+// readBody reads a body that a capture looks into, up to maxBodyBytes: in
+// one buffer of its Content-Length when the response gives one, rather
+// than in buffers that grow to twice its size.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxBodyBytes {
+		body := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, body)
+		return body, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
 }
 
 func (sc *stdConn) Close() {
