@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,7 +99,8 @@ func (l *Live) Handshake(o result.Outcome, seconds float64) {
 	}
 }
 
-// CloseCode counts a close frame a server sent during an attempt.
+// CloseCode counts a close frame a server sent during an attempt, under
+// the probe's bounded code labels (codes.go).
 func (l *Live) CloseCode(code int) {
-	l.ws.families.closeCodes.WithLabelValues(l.probe, strconv.Itoa(code)).Inc()
+	l.ws.families.closeCodes.WithLabelValues(l.probe, l.closeLabels.label(code)).Inc()
 }
