@@ -58,7 +58,7 @@ func New(reg prometheus.Registerer) *Collector {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "requests_total",
-			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.",
+			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, and the generator's own: generator (out of file descriptors) and request_too_large (not sent: rendered above the size bound)). Outcomes are mutually exclusive: their sum is the number of attempts.",
 		}, []string{"probe", "outcome", "step"}),
 		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,

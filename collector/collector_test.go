@@ -337,13 +337,15 @@ loadprobe_in_flight_requests{probe="a"} 2
 # HELP loadprobe_offered_rate Requests per second the open-loop load asks for now (0 when idle).
 # TYPE loadprobe_offered_rate gauge
 loadprobe_offered_rate{probe="a"} 0
-# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.
+# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, and the generator's own: generator (out of file descriptors) and request_too_large (not sent: rendered above the size bound)). Outcomes are mutually exclusive: their sum is the number of attempts.
 # TYPE loadprobe_requests_total counter
 loadprobe_requests_total{outcome="closed",probe="a",step=""} 0
 loadprobe_requests_total{outcome="dns",probe="a",step=""} 0
+loadprobe_requests_total{outcome="generator",probe="a",step=""} 0
 loadprobe_requests_total{outcome="http_error",probe="a",step=""} 1
 loadprobe_requests_total{outcome="other",probe="a",step=""} 0
 loadprobe_requests_total{outcome="refused",probe="a",step=""} 1
+loadprobe_requests_total{outcome="request_too_large",probe="a",step=""} 0
 loadprobe_requests_total{outcome="reset",probe="a",step=""} 0
 loadprobe_requests_total{outcome="success",probe="a",step=""} 2
 loadprobe_requests_total{outcome="timeout",probe="a",step=""} 0

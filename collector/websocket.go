@@ -21,7 +21,7 @@ func newWSFamilies() *wsFamilies {
 		handshakes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "websocket_handshakes_total",
-			Help:      "WebSocket sessions opened or refused, by how the handshake ended (success, http_error: the upgrade refused, timeout, refused, reset, tls, dns, other). A session the server closed is opened again for the next attempt, and counted again.",
+			Help:      "WebSocket sessions opened or refused, by how the handshake ended (success, http_error: the upgrade refused, timeout, refused, reset, tls, dns, other, generator: out of file descriptors). A session the server closed is opened again for the next attempt, and counted again.",
 		}, []string{"probe", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace:                      namespace,
@@ -60,7 +60,9 @@ type wsChildren struct {
 func (f *wsFamilies) children(probe string) *wsChildren {
 	ch := &wsChildren{duration: f.duration.WithLabelValues(probe)}
 	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
-		if o != result.Closed { // a handshake ends before any session does
+		// A handshake ends before any session does, and its URL was
+		// within the bound when the config loaded.
+		if o != result.Closed && o != result.TooLarge {
 			ch.outcomes[o] = f.handshakes.WithLabelValues(probe, o.String())
 		}
 	}

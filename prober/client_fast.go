@@ -178,7 +178,7 @@ func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 		}
 		var err error
 		if request, err = fc.c.shape.render(fc); err != nil {
-			return 0, result.Other // as net/http, which cannot send it either
+			return 0, classify(err) // unsent, as net/http would leave it
 		}
 	}
 	code, stale, err := fc.roundTrip(deadline, request)

@@ -206,7 +206,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 		req = sc.c.tmpl.Clone(ctx) // its own headers, to be written
 		payload, err := sc.c.templated(req, sc.vars)
 		if err != nil {
-			return 0, result.Other
+			return 0, classify(err)
 		}
 		getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(payload)), nil }
 		req.ContentLength = int64(len(payload))

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -80,6 +81,11 @@ func requestURI(t *template.Template, u *url.URL) *template.Template {
 	return template.Concat(template.Text(start+rest), t.Rest())
 }
 
+// errTooLarge is the error of an attempt whose data or captured values
+// would render its request above config.MaxRequestBytes: it is not sent
+// (docs/templates.md, "Templates").
+var errTooLarge = fmt.Errorf("the request would render above %d bytes", config.MaxRequestBytes)
+
 // requestShape is a templated request on the lean client: its request
 // line's method and target, its head after the target up to the framing,
 // and its body.
@@ -97,6 +103,9 @@ type requestShape struct {
 // for a target that net/http would escape (requestTarget). The error is
 // that of a target that net/http would not send either.
 func (s *requestShape) render(fc *fastConn) ([]byte, error) {
+	if s.target.Size(fc.vars)+s.head.Size(fc.vars)+s.body.Size(fc.vars) > config.MaxRequestBytes {
+		return nil, errTooLarge
+	}
 	fc.body = s.body.Append(fc.body[:0], fc.vars)
 	b := append(fc.buf[:0], s.method...)
 	b, err := requestTarget(s.target.Append(b, fc.vars), len(s.method))
@@ -148,6 +157,9 @@ func needsParse(c byte) bool {
 // the next attempt on net/http, and returns its body.
 func (c *stdClient) templated(req *http.Request, v *template.Vars) ([]byte, error) {
 	t := c.templates
+	if t.Size(v) > config.MaxRequestBytes {
+		return nil, errTooLarge
+	}
 	u, err := url.Parse(string(t.URL.Append(nil, v)))
 	if err != nil {
 		return nil, err
