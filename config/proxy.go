@@ -17,7 +17,7 @@ import (
 // environment's resolver knows no proxy for ws schemes, so asking with them
 // would report none where the dialer then uses one. The allowlist check and
 // every dialer of the prober ask here, so the proxy checked is the proxy used
-// (docs/security.md, "What allowed_targets covers").
+// (docs/security.md, "Security").
 func ProxyFor(pc *commoncfg.ProxyConfig, u *url.URL) (*url.URL, error) {
 	asked := *u
 	switch u.Scheme {

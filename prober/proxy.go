@@ -15,7 +15,7 @@ import (
 // the proxy that was checked, rather than a resolution of its own (net/http
 // reads the environment once per process, and knows no proxy for ws
 // schemes). A client reaches one host, so one answer serves all its
-// requests (docs/security.md, "What allowed_targets covers").
+// requests (docs/security.md, "Security").
 func pinProxy(pc *commoncfg.ProxyConfig, u *url.URL) error {
 	proxy, err := config.ProxyFor(pc, u)
 	if err != nil {
