@@ -69,3 +69,29 @@ probes:
 		}
 	}
 }
+
+// TestSoftFileLimitIsRaised: started with a soft limit of 64 under a hard
+// one of 4096, loadprobe runs with the hard one (Go's runtime raises the
+// soft limit at start), so a level of 100 connections draws no warning at
+// load; under a hard limit of 64 it does.
+func TestSoftFileLimitIsRaised(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "loadprobe.yml")
+	testkit.WriteFile(t, file, `allowed_targets: ["127.0.0.1"]
+probes:
+  - name: fds
+    request: {url: "http://127.0.0.1:9/", timeout: 1s}
+    load: {concurrency: [100]}
+`)
+	warning := "warning: probe fds: level 100 may need 164 file descriptors"
+	for limits, warned := range map[string]bool{"ulimit -Sn 64 && ulimit -Hn 4096": false, "ulimit -n 64": true} {
+		var stderr bytes.Buffer
+		cmd := exec.Command("sh", "-c", limits+` && exec "$0" "$@"`, binary, "--config.check", "--config.file="+file)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", limits, err, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), warning); got != warned {
+			t.Errorf("%s: warned %v, want %v (stderr %q)", limits, got, warned, stderr.String())
+		}
+	}
+}
