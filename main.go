@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/daemon"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/prober"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -178,6 +179,9 @@ func checkConfig(file string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s is valid: %s\n", file, plural(len(sc.Get().Probes), "probe"))
+	for _, n := range prober.FileNeeds(sc.Get().Probes, config.Shard{}) {
+		fmt.Fprintln(stderr, "warning:", n)
+	}
 	return 0
 }
 

@@ -53,6 +53,9 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		fmt.Fprintf(stderr, "loadprobe run: %v\n", err)
 		return exitUsageErr
 	}
+	for _, n := range prober.FileNeeds(probes, shard) {
+		fmt.Fprintln(stderr, "warning:", n)
+	}
 	progress := newProgressPrinter(stderr)
 	// Every attempt is recorded in the live metrics too, as in the daemon,
 	// though nobody scrapes this registry: a one-off run then pays the same

@@ -58,7 +58,7 @@ func New(reg prometheus.Registerer) *Collector {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "requests_total",
-			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.",
+			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, and the generator's own: generator (out of file descriptors) and request_too_large (not sent: rendered above the size bound)). Outcomes are mutually exclusive: their sum is the number of attempts.",
 		}, []string{"probe", "outcome", "step"}),
 		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
@@ -188,7 +188,7 @@ func (c *Collector) get(probe string) *Live {
 	if l, ok := c.live[probe]; ok {
 		return l
 	}
-	l := c.newLive(probe, "")
+	l := c.newLive(probe, "", newCodeLabels(knownStatus), newCodeLabels(knownCloseCode))
 	// Every result starts at 0 so that rate() and increase() work from
 	// the first run.
 	for _, r := range result.RunResults {
@@ -202,19 +202,21 @@ func (c *Collector) get(probe string) *Live {
 // when step is set, with every outcome's series at 0 so that rate() works
 // from the first attempt. It is built field by field, never copied: its
 // cached children belong to one label set.
-func (c *Collector) newLive(probe, step string) *Live {
+func (c *Collector) newLive(probe, step string, status, close *codeLabels) *Live {
 	l := &Live{
-		c:           c,
-		probe:       probe,
-		step:        step,
-		responses:   c.responses,
-		sendDelayV:  c.sendDelay,
-		inFlight:    c.inFlight.WithLabelValues(probe),
-		concurrency: c.concurrency.WithLabelValues(probe),
-		offeredRate: c.offeredRate.WithLabelValues(probe),
-		dropped:     c.dropped.WithLabelValues(probe),
-		running:     c.running.WithLabelValues(probe),
-		ws:          wsLive{families: c.ws},
+		c:            c,
+		probe:        probe,
+		step:         step,
+		statusLabels: status,
+		closeLabels:  close,
+		responses:    c.responses,
+		sendDelayV:   c.sendDelay,
+		inFlight:     c.inFlight.WithLabelValues(probe),
+		concurrency:  c.concurrency.WithLabelValues(probe),
+		offeredRate:  c.offeredRate.WithLabelValues(probe),
+		dropped:      c.dropped.WithLabelValues(probe),
+		running:      c.running.WithLabelValues(probe),
+		ws:           wsLive{families: c.ws},
 	}
 	l.durSuccess = c.duration.WithLabelValues(probe, result.Success.String(), step)
 	l.durHTTPErr = c.duration.WithLabelValues(probe, result.HTTPError.String(), step)
@@ -225,7 +227,7 @@ func (c *Collector) newLive(probe, step string) *Live {
 }
 
 // maxCode bounds the status codes cached in Live's array; Go's client only
-// accepts three-digit codes, so anything else takes the slow path.
+// accepts three-digit codes.
 const maxCode = 1000
 
 type counterRef struct{ c prometheus.Counter }
@@ -234,18 +236,21 @@ type counterRef struct{ c prometheus.Counter }
 // in advance (status codes on their first appearance), so its methods do no
 // map lookup, no label hashing and no allocation.
 type Live struct {
-	c           *Collector
-	probe       string
-	step        string // the flow step whose requests it counts; "" for a single request
-	outcomes    [result.NumOutcomes]prometheus.Counter
-	durSuccess  prometheus.Observer
-	durHTTPErr  prometheus.Observer
-	codes       [maxCode]atomic.Pointer[counterRef]
-	inFlight    prometheus.Gauge
-	concurrency prometheus.Gauge
-	offeredRate prometheus.Gauge
-	dropped     prometheus.Counter
-	running     prometheus.Gauge
+	c          *Collector
+	probe      string
+	step       string // the flow step whose requests it counts; "" for a single request
+	outcomes   [result.NumOutcomes]prometheus.Counter
+	durSuccess prometheus.Observer
+	durHTTPErr prometheus.Observer
+	codes      [maxCode]atomic.Pointer[counterRef]
+	// statusLabels and closeLabels bound the probe's code label values
+	// (codes.go); its flow steps' recorders share its own.
+	statusLabels, closeLabels *codeLabels
+	inFlight                  prometheus.Gauge
+	concurrency               prometheus.Gauge
+	offeredRate               prometheus.Gauge
+	dropped                   prometheus.Counter
+	running                   prometheus.Gauge
 
 	// Created on first use: closed-loop probes never send late.
 	sendDelay  atomic.Pointer[observerRef]
@@ -278,14 +283,17 @@ func (l *Live) Attempt(o result.Outcome, code int, latency float64) {
 	}
 }
 
+// code resolves the series of a status code on its first appearance; one
+// that needs more than three digits shares slot 0, with the label "other",
+// as every unknown code has.
 func (l *Live) code(code int) prometheus.Counter {
 	if code >= maxCode {
-		return l.responses.WithLabelValues(l.probe, result.CodeName(code), l.step)
+		code = 0
 	}
 	if r := l.codes[code].Load(); r != nil {
 		return r.c
 	}
-	r := &counterRef{l.responses.WithLabelValues(l.probe, result.CodeName(code), l.step)}
+	r := &counterRef{l.responses.WithLabelValues(l.probe, l.statusLabels.label(code), l.step)}
 	if !l.codes[code].CompareAndSwap(nil, r) {
 		r = l.codes[code].Load()
 	}

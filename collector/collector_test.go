@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -336,13 +337,15 @@ loadprobe_in_flight_requests{probe="a"} 2
 # HELP loadprobe_offered_rate Requests per second the open-loop load asks for now (0 when idle).
 # TYPE loadprobe_offered_rate gauge
 loadprobe_offered_rate{probe="a"} 0
-# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, and for WebSocket probes closed). Outcomes are mutually exclusive: their sum is the number of attempts.
+# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, and the generator's own: generator (out of file descriptors) and request_too_large (not sent: rendered above the size bound)). Outcomes are mutually exclusive: their sum is the number of attempts.
 # TYPE loadprobe_requests_total counter
 loadprobe_requests_total{outcome="closed",probe="a",step=""} 0
 loadprobe_requests_total{outcome="dns",probe="a",step=""} 0
+loadprobe_requests_total{outcome="generator",probe="a",step=""} 0
 loadprobe_requests_total{outcome="http_error",probe="a",step=""} 1
 loadprobe_requests_total{outcome="other",probe="a",step=""} 0
 loadprobe_requests_total{outcome="refused",probe="a",step=""} 1
+loadprobe_requests_total{outcome="request_too_large",probe="a",step=""} 0
 loadprobe_requests_total{outcome="reset",probe="a",step=""} 0
 loadprobe_requests_total{outcome="success",probe="a",step=""} 2
 loadprobe_requests_total{outcome="timeout",probe="a",step=""} 0
@@ -438,19 +441,60 @@ func TestLive(t *testing.T) {
 	}
 }
 
+// Codes outside the known set count under "other", and so do known ones
+// past the per-probe bound, shared by the probe's flow steps.
 func TestUnusualStatusCodes(t *testing.T) {
 	_, _, c := newTest(t)
 	l := c.Live("a")
 	l.Attempt(result.HTTPError, 999, 0.001)
 	l.Attempt(result.HTTPError, 1234, 0.001)
+	l.Attempt(result.HTTPError, 299, 0.001)
 	l.Attempt(result.Success, 0, 0.001) // no code: no response counted
-	for code, want := range map[string]float64{"999": 1, "1234": 1} {
-		if v := testutil.ToFloat64(c.responses.WithLabelValues("a", code, "")); v != want {
-			t.Errorf("responses_total{code=%s} = %v, want %v", code, v, want)
+	if v := testutil.ToFloat64(c.responses.WithLabelValues("a", OtherCode, "")); v != 3 {
+		t.Errorf("responses_total{code=other} = %v, want 3", v)
+	}
+	if n := testutil.CollectAndCount(c.responses); n != 1 {
+		t.Errorf("responses_total has %d series, want 1", n)
+	}
+	var known []int
+	for code := 100; code < 600 && len(known) < maxCodesPerProbe+5; code++ {
+		if knownStatus(code) {
+			known = append(known, code)
 		}
 	}
-	if n := testutil.CollectAndCount(c.responses); n != 2 {
-		t.Errorf("responses_total has %d series, want 2", n)
+	for i, code := range known {
+		live := l
+		if i%2 == 1 {
+			live = l.Step("login").(*Live)
+		}
+		live.Attempt(result.HTTPError, code, 0.001)
+	}
+	if v := testutil.ToFloat64(c.responses.WithLabelValues("a", strconv.Itoa(known[0]), "")); v != 1 {
+		t.Errorf("responses_total{code=%d} = %v, want 1", known[0], v)
+	}
+	// 20 codes of their own over both steps, and "other" in each.
+	if n := testutil.CollectAndCount(c.responses); n != maxCodesPerProbe+2 {
+		t.Errorf("responses_total has %d series, want %d", n, maxCodesPerProbe+2)
+	}
+}
+
+// Close codes outside the registered ranges count under "other".
+func TestUnusualCloseCodes(t *testing.T) {
+	_, _, c := newTest(t)
+	l := c.Live("a").(*Live)
+	for _, code := range []int{1000, 1013, 1016, 2999, 3000, 4999, 5000, 65535} {
+		l.CloseCode(code)
+	}
+	for code, want := range map[string]float64{"1000": 1, "1013": 1, "3000": 1, "4999": 1, OtherCode: 4} {
+		if v := testutil.ToFloat64(c.ws.closeCodes.WithLabelValues("a", code)); v != want {
+			t.Errorf("close_codes_total{code=%s} = %v, want %v", code, v, want)
+		}
+	}
+	for code := 4000; code < 4100; code++ {
+		l.CloseCode(code)
+	}
+	if n := testutil.CollectAndCount(c.ws.closeCodes); n != maxCodesPerProbe+1 {
+		t.Errorf("close_codes_total has %d series, want %d", n, maxCodesPerProbe+1)
 	}
 }
 

@@ -210,6 +210,7 @@ func collectModel(ch chan<- prometheus.Metric, name string, m *result.Model) {
 // level (two phases at the same rate), the later one wins: a scrape must never
 // carry the same series twice.
 func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step) {
+	codes := stepCodeLabels(steps)
 	seen := make(map[string]struct{}, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := &steps[i]
@@ -229,8 +230,12 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		gauge(ch, stepInFlight, s.InFlight, name, level)
 		gauge(ch, stepLoadHeld, s.LoadHeldRatio, name, level)
 		gauge(ch, stepGeneratorCPU, s.GeneratorCPURatio, name, level)
+		byLabel := map[string]int64{}
 		for code, n := range s.Responses {
-			gauge(ch, stepResponses, float64(n), name, level, result.CodeName(code))
+			byLabel[codes[code]] += n
+		}
+		for code, n := range byLabel {
+			gauge(ch, stepResponses, float64(n), name, level, code)
 		}
 		for reason, n := range s.Errors {
 			gauge(ch, stepErrors, float64(n), name, level, reason)

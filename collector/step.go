@@ -18,7 +18,7 @@ func (l *Live) Step(name string) result.Live {
 	if s, ok := c.steps[key]; ok {
 		return s
 	}
-	s := c.newLive(l.probe, name)
+	s := c.newLive(l.probe, name, l.statusLabels, l.closeLabels)
 	c.steps[key] = s
 	return s
 }

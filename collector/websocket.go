@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,7 +21,7 @@ func newWSFamilies() *wsFamilies {
 		handshakes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "websocket_handshakes_total",
-			Help:      "WebSocket sessions opened or refused, by how the handshake ended (success, http_error: the upgrade refused, timeout, refused, reset, tls, dns, other). A session the server closed is opened again for the next attempt, and counted again.",
+			Help:      "WebSocket sessions opened or refused, by how the handshake ended (success, http_error: the upgrade refused, timeout, refused, reset, tls, dns, other, generator: out of file descriptors). A session the server closed is opened again for the next attempt, and counted again.",
 		}, []string{"probe", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace:                      namespace,
@@ -61,7 +60,9 @@ type wsChildren struct {
 func (f *wsFamilies) children(probe string) *wsChildren {
 	ch := &wsChildren{duration: f.duration.WithLabelValues(probe)}
 	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
-		if o != result.Closed { // a handshake ends before any session does
+		// A handshake ends before any session does, and its URL was
+		// within the bound when the config loaded.
+		if o != result.Closed && o != result.TooLarge {
 			ch.outcomes[o] = f.handshakes.WithLabelValues(probe, o.String())
 		}
 	}
@@ -100,7 +101,8 @@ func (l *Live) Handshake(o result.Outcome, seconds float64) {
 	}
 }
 
-// CloseCode counts a close frame a server sent during an attempt.
+// CloseCode counts a close frame a server sent during an attempt, under
+// the probe's bounded code labels (codes.go).
 func (l *Live) CloseCode(code int) {
-	l.ws.families.closeCodes.WithLabelValues(l.probe, strconv.Itoa(code)).Inc()
+	l.ws.families.closeCodes.WithLabelValues(l.probe, l.closeLabels.label(code)).Inc()
 }

@@ -13,9 +13,10 @@ const wsExposition = `
 # HELP loadprobe_websocket_close_codes_total Close frames WebSocket servers sent during an attempt (outcome closed), by close code (1013: try again later).
 # TYPE loadprobe_websocket_close_codes_total counter
 loadprobe_websocket_close_codes_total{code="1013",probe="ws"} 2
-# HELP loadprobe_websocket_handshakes_total WebSocket sessions opened or refused, by how the handshake ended (success, http_error: the upgrade refused, timeout, refused, reset, tls, dns, other). A session the server closed is opened again for the next attempt, and counted again.
+# HELP loadprobe_websocket_handshakes_total WebSocket sessions opened or refused, by how the handshake ended (success, http_error: the upgrade refused, timeout, refused, reset, tls, dns, other, generator: out of file descriptors). A session the server closed is opened again for the next attempt, and counted again.
 # TYPE loadprobe_websocket_handshakes_total counter
 loadprobe_websocket_handshakes_total{outcome="dns",probe="ws"} 0
+loadprobe_websocket_handshakes_total{outcome="generator",probe="ws"} 0
 loadprobe_websocket_handshakes_total{outcome="http_error",probe="ws"} 1
 loadprobe_websocket_handshakes_total{outcome="other",probe="ws"} 0
 loadprobe_websocket_handshakes_total{outcome="refused",probe="ws"} 0

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/net/http/httpproxy"
+	commoncfg "github.com/prometheus/common/config"
 )
 
 // The allowlist: load goes only to hosts that allowed_targets lists, and
@@ -119,11 +119,8 @@ func (v *validator) clientHosts(c *Config, r *Request, p keyPath) {
 		}
 	}
 	hc := &r.HTTPClientConfig
-	if u := hc.ProxyURL.URL; u != nil {
-		v.host(c, p.to("proxy_url"), u.Hostname(), "proxy host %q is not in allowed_targets")
-	}
-	if u, err := url.Parse(r.URL); err == nil && hc.ProxyFromEnvironment {
-		v.envProxy(c, u, p.to("proxy_from_environment"))
+	if u, err := url.Parse(r.URL); err == nil {
+		v.proxy(c, &hc.ProxyConfig, u, p)
 	}
 	if o := hc.OAuth2; o != nil {
 		op := p.to("oauth2")
@@ -133,18 +130,22 @@ func (v *validator) clientHosts(c *Config, r *Request, p keyPath) {
 			return
 		}
 		v.host(c, op.to("token_url"), u.Hostname(), "token host %q is not in allowed_targets")
-		if o.ProxyURL.URL != nil {
-			v.host(c, op.to("proxy_url"), o.ProxyURL.Hostname(), "proxy host %q is not in allowed_targets")
-		}
-		if o.ProxyFromEnvironment {
-			v.envProxy(c, u, op.to("proxy_from_environment"))
-		}
+		v.proxy(c, &o.ProxyConfig, u, op)
 	}
 }
 
-// envProxy checks the proxy that the environment gives for u.
-func (v *validator) envProxy(c *Config, u *url.URL, p keyPath) {
-	proxy, err := httpproxy.FromEnvironment().ProxyFunc()(u)
+// proxy checks the proxy that pc gives for u, as the dialers ask for it
+// (ProxyFor). proxy_url is checked even where no_proxy exempts u: it names
+// a host the config may reach.
+func (v *validator) proxy(c *Config, pc *commoncfg.ProxyConfig, u *url.URL, p keyPath) {
+	if pc.ProxyURL.URL != nil {
+		v.host(c, p.to("proxy_url"), pc.ProxyURL.Hostname(), "proxy host %q is not in allowed_targets")
+	}
+	if !pc.ProxyFromEnvironment {
+		return
+	}
+	p = p.to("proxy_from_environment")
+	proxy, err := ProxyFor(pc, u)
 	switch {
 	case err != nil:
 		v.errorf(p, "the environment's proxy for %s: %v", u.Host, err)

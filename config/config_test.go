@@ -17,6 +17,7 @@ var badConfigs = map[string]string{
 	"abort-error-ratio.yml":           "testdata/bad/abort-error-ratio.yml:9: probes[0].abort.error_ratio: must be in (0, 1] (got 0)",
 	"bad-duration.yml":                "testdata/bad/bad-duration.yml:6: probes[0].request.timeout: unknown unit \" seconds\" in duration \"5 seconds\"",
 	"bad-header.yml":                  "testdata/bad/bad-header.yml:8: probes[0].request.headers: \"X Trace\" is not a valid header name",
+	"template-too-large.yml":          "testdata/bad/template-too-large.yml:4: probes[0].request: the templates can render a request of 17825823 bytes (url, headers and body), above the bound of 16777216 (16 MiB)",
 	"bad-method.yml":                  "testdata/bad/bad-method.yml:6: probes[0].request.method: \"GE T\" is not a valid HTTP method",
 	"bad-name.yml":                    "testdata/bad/bad-name.yml:3: probes[0].name: \"work probe\" is not a valid name: use letters, digits, _ and -",
 	"bad-scheme.yml":                  "testdata/bad/bad-scheme.yml:5: probes[0].request.url: scheme must be http, https, ws, wss, grpc or grpcs (got \"ftp\")",

@@ -33,6 +33,23 @@ func (t *RequestTemplates) Literal() bool {
 	return true
 }
 
+// MaxRequestBytes bounds what a templated request renders to: its URL,
+// headers and body together (docs/templates.md, "Templates"). A config
+// whose functions and text can exceed it is an error; an attempt whose data
+// or captured values would make it exceed it is not sent (outcome
+// generator).
+const MaxRequestBytes = 16 << 20
+
+// Size returns the most bytes t's URL, headers (with their names) and
+// body can render to with v's values; v nil counts values for nothing.
+func (t *RequestTemplates) Size(v *template.Vars) int64 {
+	n := t.URL.Size(v) + t.Body.Size(v)
+	for name, h := range t.Headers {
+		n += int64(len(name)) + 4 + h.Size(v) // "Name: value\r\n"
+	}
+	return n
+}
+
 // sample stands for every slot of a template in the checks made at load.
 const sample = "1"
 
@@ -80,6 +97,10 @@ func (v *validator) templates(r *Request, p keyPath, scope template.Scope) *Requ
 		bp = p.to("body_file")
 	}
 	t.Body = compile(string(r.Payload), template.Body, bp)
+	if n := t.Size(nil); ok && n > MaxRequestBytes {
+		v.errorf(p, "the templates can render a request of %d bytes (url, headers and body), above the bound of %d (16 MiB)", n, MaxRequestBytes)
+		ok = false
+	}
 	if ok {
 		r.Templates = t
 	}

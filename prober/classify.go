@@ -26,6 +26,12 @@ func classify(err error) result.Outcome {
 	if err == nil {
 		return result.Other
 	}
+	if outOfFiles(err) {
+		return result.Generator
+	}
+	if errors.Is(err, errTooLarge) {
+		return result.TooLarge
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return result.Timeout
 	}
@@ -93,4 +99,10 @@ func isTLSError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "tls: ") || strings.Contains(msg, "x509: ") ||
 		strings.Contains(msg, "server gave HTTP response to HTTPS client")
+}
+
+// outOfFiles reports that the process, or the system, ran out of file
+// descriptors: the generator's limit, not the target's failure.
+func outOfFiles(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }

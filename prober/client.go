@@ -179,7 +179,34 @@ func dial(ctx context.Context, addr string, deadline time.Time) (net.Conn, error
 		}}
 	}
 	d := net.Dialer{Deadline: deadline}
-	return d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil && outOfFiles(err) {
+		// The next dial would fail as fast: wait before the worker tries
+		// again, rather than spin through failed dials.
+		backOff(ctx, deadline)
+	}
+	return c, err
+}
+
+// outOfFilesBackoff is how long a dial that found no free file descriptor
+// waits before it returns (docs/measurement.md, "The generator's own limits").
+const outOfFilesBackoff = 50 * time.Millisecond
+
+// backOff waits outOfFilesBackoff, or until ctx ends or deadline passes.
+func backOff(ctx context.Context, deadline time.Time) {
+	wait := outOfFilesBackoff
+	if !deadline.IsZero() {
+		wait = min(wait, time.Until(deadline))
+	}
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // connSet tracks the open connections of a client's Conns, so that

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -68,7 +69,9 @@ func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient,
 	var request []byte
 	if req.Templates == nil {
 		// Fixed: serialized once, the whole request, as it is sent.
-		request = shape.render(&fastConn{})
+		if request, err = shape.render(&fastConn{}); err != nil {
+			return nil, fmt.Errorf("url: %w", err)
+		}
 		shape = nil
 	}
 	aborted, abort := context.WithCancel(context.Background())
@@ -96,7 +99,7 @@ func serializeRequest(req config.Request, u *url.URL, headers headerSet) *reques
 	if t := req.Templates; t != nil {
 		uri, body = requestURI(t.URL, u), t.Body
 	}
-	head := []*template.Template{template.Text(req.Method + " "), uri, template.Text(" HTTP/1.1\r\n")}
+	head := []*template.Template{template.Text(" HTTP/1.1\r\n")}
 	header := func(name string, value *template.Template) {
 		head = append(head, template.Text(name+": "), value, template.Text("\r\n"))
 	}
@@ -117,7 +120,7 @@ func serializeRequest(req config.Request, u *url.URL, headers headerSet) *reques
 		}
 		header(f.name, f.value)
 	}
-	shape := &requestShape{head: template.Concat(head...), body: body, tail: "\r\n"}
+	shape := &requestShape{method: req.Method + " ", target: uri, head: template.Concat(head...), body: body, tail: "\r\n"}
 	_, fixed := body.Literal()
 	switch {
 	case req.Method == "POST", req.Method == "PUT", req.Method == "PATCH", len(req.Payload) > 0, !fixed:
@@ -173,7 +176,10 @@ func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 		if fc.src != nil {
 			fc.src.attempt(fc.vars)
 		}
-		request = fc.c.shape.render(fc)
+		var err error
+		if request, err = fc.c.shape.render(fc); err != nil {
+			return 0, classify(err) // unsent, as net/http would leave it
+		}
 	}
 	code, stale, err := fc.roundTrip(deadline, request)
 	if stale && fc.c.replayable {

@@ -65,6 +65,9 @@ type stdClient struct {
 
 func newStdClient(req config.Request, u *url.URL, name string, src *varSource) (*stdClient, error) {
 	cfg := req.HTTPClientConfig
+	if err := pinProxies(&cfg, u); err != nil {
+		return nil, err
+	}
 	tmpl, err := http.NewRequest(req.Method, u.String(), nil)
 	if err != nil {
 		return nil, err
@@ -203,7 +206,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 		req = sc.c.tmpl.Clone(ctx) // its own headers, to be written
 		payload, err := sc.c.templated(req, sc.vars)
 		if err != nil {
-			return 0, result.Other
+			return 0, classify(err)
 		}
 		getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(payload)), nil }
 		req.ContentLength = int64(len(payload))
@@ -233,7 +236,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	var body []byte
 	if take != nil {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
+		body, err = readBody(resp)
 	} else {
 		err = drainBody(resp.Body)
 	}
@@ -247,6 +250,18 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 		o = result.HTTPError
 	}
 	return resp.StatusCode, o
+}
+
+// readBody reads a body that a capture looks into, up to maxBodyBytes: in
+// one buffer of its Content-Length when the response gives one, rather
+// than in buffers that grow to twice its size.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxBodyBytes {
+		body := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, body)
+		return body, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes))
 }
 
 func (sc *stdConn) Close() {

@@ -2,10 +2,7 @@ package prober
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -261,8 +258,6 @@ func (c *flowConn) think(t *config.Think) bool {
 // capture takes every value st captures from a response; false when one
 // is not there.
 func (c *flowConn) capture(st *flowStep, h http.Header, body []byte) bool {
-	var doc any
-	parsed := false
 	for _, fc := range st.captures {
 		var v string
 		var ok bool
@@ -275,13 +270,7 @@ func (c *flowConn) capture(st *flowStep, h http.Header, body []byte) bool {
 				v, ok = string(m[1]), true
 			}
 		default:
-			if !parsed {
-				parsed = json.Unmarshal(body, &doc) == nil
-				if !parsed {
-					return false
-				}
-			}
-			v, ok = jsonPath(doc, fc.c.JSON)
+			v, ok = jsonPath(body, fc.c.JSON)
 		}
 		if !ok {
 			return false
@@ -289,35 +278,6 @@ func (c *flowConn) capture(st *flowStep, h http.Header, body []byte) bool {
 		c.vars.Captured[fc.slot] = v
 	}
 	return true
-}
-
-// jsonPath finds a dotted path (items.0.id) in a decoded JSON document: a
-// string as it is, any other value as its JSON text; false when the path
-// leads nowhere or to null.
-func jsonPath(doc any, path string) (string, bool) {
-	for _, key := range strings.Split(path, ".") {
-		switch node := doc.(type) {
-		case map[string]any:
-			doc = node[key]
-		case []any:
-			i, err := strconv.Atoi(key)
-			if err != nil || i < 0 || i >= len(node) {
-				return "", false
-			}
-			doc = node[i]
-		default:
-			return "", false
-		}
-	}
-	switch v := doc.(type) {
-	case nil:
-		return "", false
-	case string:
-		return v, true
-	default:
-		b, _ := json.Marshal(v)
-		return string(b), true
-	}
 }
 
 func (c *flowConn) Close() {

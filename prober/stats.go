@@ -284,6 +284,9 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 	for _, o := range result.NoResponseReasons {
 		st.Errors[o.String()] = r.outcomes[o]
 	}
+	if r.outcomes[result.Generator] > 0 {
+		st.FileLimit = fileLimit()
+	}
 	// Little's law, over every response, failed or not: an attempt without
 	// a response has no latency to contribute. It is what the target
 	// served; load_held_ratio below is what the generator held.

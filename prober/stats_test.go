@@ -86,7 +86,7 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	if el := st.ErrorLatency; el == nil || !approx(el.Mean, 0.040, 1e-12) || el.Max != 0.040 || !approx(el.P50, 0.040, 0.01) {
 		t.Errorf("error latency = %+v, want the 503's 40ms", el)
 	}
-	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0, "closed": 0}; !maps.Equal(st.Errors, want) {
+	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0, "closed": 0, "generator": 0, "request_too_large": 0}; !maps.Equal(st.Errors, want) {
 		t.Errorf("errors = %v, want %v", st.Errors, want)
 	}
 	// Little's law is over every response: (10+20+30+40+100)/5 ms.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 		return nil, fmt.Errorf("url %q: no host", req.URL)
 	}
 	hc := req.HTTPClientConfig
+	if err := pinProxy(&hc.ProxyConfig, u); err != nil {
+		return nil, err
+	}
 	auth, err := staticAuthorization(hc)
 	if err != nil {
 		return nil, err
@@ -97,6 +101,11 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 			TLSClientConfig: tlsConfig,
 			ReadBufferSize:  4096,
 			WriteBufferSize: 4096,
+			// The prober's own dial: a host that cannot resolve fails as
+			// on HTTP, and running out of file descriptors backs off.
+			NetDialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+				return dial(ctx, addr, time.Time{})
+			},
 		},
 	}
 	if t := req.Templates; t != nil {
@@ -112,11 +121,8 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 		c.fixed, c.payload = true, []byte(msg)
 		c.msgType = messageType(c.payload)
 	}
-	switch {
-	case hc.ProxyURL.URL != nil:
+	if hc.ProxyURL.URL != nil {
 		c.dialer.Proxy = http.ProxyURL(hc.ProxyURL.URL)
-	case hc.ProxyFromEnvironment:
-		c.dialer.Proxy = http.ProxyFromEnvironment
 	}
 	if c.live == nil {
 		c.live = result.NopWebSocketLive{}
@@ -179,6 +185,9 @@ func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
 		c.src.attempt(w.vars)
 	}
 	if !c.fixed {
+		if c.message.Size(w.vars)+c.url.Size(w.vars) > config.MaxRequestBytes {
+			return 0, result.TooLarge
+		}
 		w.msg = c.message.Append(w.msg[:0], w.vars)
 		msg, msgType = w.msg, messageType(w.msg)
 	}

@@ -259,7 +259,14 @@ func (a *analysis) valid() bool {
 // of the CPU it may use, or another run's load overlapped the step's. A
 // step where the ratio was not measured (0) is judged on overlap alone.
 func (a *analysis) generatorLimited(s Step) bool {
-	return s.OverlappingRuns > 0 || a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget
+	return s.OverlappingRuns > 0 || a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget ||
+		s.Errors[Generator.String()] > 0
+}
+
+// outOfFiles reports whether any step's attempts found no free file
+// descriptor: its failures are the generator's, whatever their shape.
+func (a *analysis) outOfFiles() bool {
+	return slices.ContainsFunc(a.r.Steps, func(s Step) bool { return s.Errors[Generator.String()] > 0 })
 }
 
 // pastPeakDrop is how far goodput must fall below capacity's, at a higher

@@ -58,10 +58,16 @@ var (
 
 // CodeName is code as its protocol names it, the `code` label's value.
 func CodeName(code int) string {
-	if i := code - grpcBase; i >= 0 && i < len(grpcNames) {
-		return grpcNames[i]
+	if IsGRPC(code) {
+		return grpcNames[code-grpcBase]
 	}
 	return strconv.Itoa(code)
+}
+
+// IsGRPC reports a code of the gRPC range: a status or a health answer.
+func IsGRPC(code int) bool {
+	i := code - grpcBase
+	return i >= 0 && i < len(grpcNames)
 }
 
 // parseCode reads a code's name back.

@@ -28,15 +28,21 @@ func (a *analysis) diagnose() []string {
 	for _, line := range a.flowLines() {
 		add(line)
 	}
-	kind, shapeLine := a.shape()
-	add(shapeLine)
-	if kind != depletion {
-		// A depleted resource explains the fall of goodput on its own.
-		add(a.collapseLine())
+	// Failures for want of a file descriptor are the generator's: their
+	// shape says nothing of the target (generatorLine names them).
+	generatorFailed := a.outOfFiles()
+	if kind, shapeLine := a.shape(); !generatorFailed {
+		add(shapeLine)
+		if kind != depletion {
+			// A depleted resource explains the fall of goodput on its own.
+			add(a.collapseLine())
+		}
 	}
 	add(a.capacityLine())
 	add(a.shortfallLine())
-	add(a.targetCollapseLine())
+	if !generatorFailed {
+		add(a.targetCollapseLine())
+	}
 	add(a.heldLine())
 	add(a.generatorLine())
 	return out

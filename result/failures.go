@@ -32,6 +32,9 @@ var reasonMeanings = map[string]string{
 	"dns":     "the name did not resolve",
 	"other":   "a transport error",
 	"closed":  "the server closed the WebSocket session",
+	// The generator's own: they say nothing of the target.
+	"generator":         "the generator ran out of file descriptors: nothing reached the target",
+	"request_too_large": "the request would render above its size bound: not sent",
 }
 
 func (k failureKind) meaning() string {
@@ -154,6 +157,9 @@ var reasonPlurals = map[string]string{
 	"dns":     "DNS failures",
 	"other":   "transport errors",
 	"closed":  "sessions closed by the server",
+	// The generator's own, never the target's.
+	"generator":         "attempts without a file descriptor",
+	"request_too_large": "requests above the size bound",
 }
 
 // plural names many failures of k's kind: "429s", "timeouts".

@@ -18,6 +18,9 @@ func (a *analysis) generatorLine() string {
 		if a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget {
 			causes = append(causes, fmt.Sprintf("generator CPU %s of what it may use, budget %s", fmtPct(s.GeneratorCPURatio), fmtPct(a.cpuBudget)))
 		}
+		if n := s.Errors[Generator.String()]; n > 0 {
+			causes = append(causes, fmt.Sprintf("the generator ran out of file descriptors (limit %d): %d attempts not made", s.FileLimit, n))
+		}
 		if n := s.OverlappingRuns; n == 1 {
 			causes = append(causes, "1 other run's load overlapped it")
 		} else if n > 1 {

@@ -14,10 +14,12 @@ const (
 	DNS                      // the name did not resolve
 	Other                    // anything else, e.g. a server that does not speak HTTP
 	Closed                   // WebSocket: the server closed the session during the attempt
+	Generator                // the generator ran out of file descriptors: the target saw nothing
+	TooLarge                 // the request would render above config.MaxRequestBytes: not sent
 	NumOutcomes
 )
 
-var outcomeNames = [NumOutcomes]string{"success", "http_error", "timeout", "refused", "reset", "tls", "dns", "other", "closed"}
+var outcomeNames = [NumOutcomes]string{"success", "http_error", "timeout", "refused", "reset", "tls", "dns", "other", "closed", "generator", "request_too_large"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -26,4 +28,4 @@ func (o Outcome) Responded() bool { return o == Success || o == HTTPError }
 
 // NoResponseReasons are the outcomes without a response, the keys of
 // Step.Errors.
-var NoResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other, Closed}
+var NoResponseReasons = [...]Outcome{Timeout, Refused, Reset, TLS, DNS, Other, Closed, Generator, TooLarge}

@@ -83,8 +83,12 @@ type Step struct {
 	GeneratorCPURatio float64 `json:"generator_cpu_ratio"`
 	// OverlappingRuns counts the other runs of the process whose load
 	// overlapped the step's.
-	OverlappingRuns int      `json:"overlapping_runs"`
-	PerSecond       []Second `json:"per_second"`
+	OverlappingRuns int `json:"overlapping_runs"`
+	// FileLimit is the generator's file-descriptor limit (RLIMIT_NOFILE)
+	// when attempts of the step found no free descriptor (errors
+	// "generator"); absent otherwise.
+	FileLimit uint64   `json:"generator_fd_limit,omitempty"`
+	PerSecond []Second `json:"per_second"`
 	// Open loop only: scheduled requests not sent because max_in_flight was reached.
 	Dropped int64 `json:"dropped,omitempty"`
 	// Started is when the step's load began: the replicas of a fleet

@@ -96,3 +96,46 @@ func appendValue(dst []byte, s string, ctx Context) []byte {
 	}
 	return append(dst, s...)
 }
+
+// Most bytes a slot of each kind writes, but for values, whose size is
+// their own: a 64-bit number, a UUID.
+const (
+	maxNumber = 20
+	uuidSize  = 36
+)
+
+// Size returns the most bytes t can write with v's values: exact for
+// literal text and values (a URL value percent-encoded at worst: three
+// bytes a byte), the most a function can write for the others. With v nil
+// values count for nothing: what is known when the config loads.
+func (t *Template) Size(v *Vars) int64 {
+	var n int64
+	for i := range t.segs {
+		s := &t.segs[i]
+		switch s.kind {
+		case literal:
+			n += int64(len(s.text))
+		case index, randomInt:
+			n += maxNumber
+		case randomString:
+			n += s.a
+		case uuid:
+			n += uuidSize
+		case column, captured:
+			if v == nil {
+				continue
+			}
+			var size int64
+			if s.kind == column {
+				size = int64(len(v.Row.Field(s.slot)))
+			} else {
+				size = int64(len(v.Captured[s.slot]))
+			}
+			if s.ctx == URL {
+				size *= 3
+			}
+			n += size
+		}
+	}
+	return n
+}

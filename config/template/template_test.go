@@ -119,3 +119,33 @@ func BenchmarkAppend(b *testing.B) {
 		buf = tm.Append(buf[:0], v)
 	}
 }
+
+// Size bounds what a template writes: exact for text and values, the most
+// a function writes for the others, values percent-encoded at worst in a
+// URL.
+func TestSize(t *testing.T) {
+	scope := Scope{Columns: []string{"user"}, Captured: []string{"token"}}
+	v := &Vars{Row: TableOf([]string{"ab"}).Row(0), Captured: []string{"xyz"}}
+	for _, tc := range []struct {
+		text        string
+		ctx         Context
+		atLoad, got int64
+	}{
+		{"abc", Body, 3, 3},
+		{"{{index}}-{{random_int 1 9}}", Body, 41, 41},
+		{"{{random_string 100}}{{uuid}}", Header, 136, 136},
+		{"{{.user}}/{{.token}}", Body, 1, 6},
+		{"{{.user}}/{{.token}}", URL, 1, 16},
+	} {
+		tm, err := Compile(tc.text, tc.ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at, got := tm.Size(nil), tm.Size(v); at != tc.atLoad || got != tc.got {
+			t.Errorf("%s: size %d at load, %d with values; want %d, %d", tc.text, at, got, tc.atLoad, tc.got)
+		}
+		if n := int64(len(tm.Append(nil, &Vars{Rand: NewVars(0).Rand, Row: v.Row, Captured: v.Captured}))); n > tc.got {
+			t.Errorf("%s: wrote %d bytes, above its size %d", tc.text, n, tc.got)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package prober
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/loadprobe/loadprobe/config"
+)
+
+// The generator's own file descriptors (docs/measurement.md, "The
+// generator's own limits"): each connection of a level holds one, so a
+// level whose connections do not fit the process's limit fails for want of
+// descriptors (outcome generator) and its run is not valid. FileNeeds finds
+// such levels when the config loads, to warn before any run.
+
+// fileReserve is what the process keeps for itself: its listener and the
+// scrapes it serves, config and data files, the runtime's own.
+const fileReserve = 64
+
+// FileNeed is a probe's level that may need more file descriptors than the
+// process may open.
+type FileNeed struct {
+	Probe        string
+	Level        float64
+	Needs, Limit uint64
+}
+
+func (n FileNeed) String() string {
+	return fmt.Sprintf("probe %s: level %s may need %d file descriptors (its connections and %d for loadprobe itself), above the process's limit of %d (RLIMIT_NOFILE): raise it (ulimit -n), or its attempts beyond it fail as generator and the run is not valid",
+		n.Probe, config.FormatLevel(n.Level), n.Needs, fileReserve, n.Limit)
+}
+
+// FileNeeds lists, for each of probes, its highest level when that
+// level's connections may not fit the file-descriptor limit; nothing when
+// the limit cannot be read.
+func FileNeeds(probes []config.Probe, sh config.Shard) []FileNeed {
+	limit := fileLimit()
+	if limit == 0 {
+		return nil
+	}
+	var out []FileNeed
+	for _, p := range probes {
+		level, conns := mostConnections(p, sh)
+		if need := conns + fileReserve; need > limit {
+			out = append(out, FileNeed{Probe: p.Name, Level: level, Needs: need, Limit: limit})
+		}
+	}
+	return out
+}
+
+// mostConnections is p's level that holds the most connections, and how
+// many: a closed-loop level's connections; in an open loop, the requests
+// a rate can have in flight within their timeout, at most max_in_flight.
+// A flow's virtual user holds one connection per step.
+func mostConnections(p config.Probe, sh config.Shard) (level float64, conns uint64) {
+	levels := []float64{}
+	if s := p.Load.Search; s != nil {
+		levels = append(levels, s.Range().Max)
+	} else {
+		for _, st := range plan(p.Load, sh) {
+			levels = append(levels, max(st.level, st.rampTo))
+		}
+	}
+	steps, timeout := 1, time.Duration(p.Request.Timeout)
+	if len(p.Flow) > 0 {
+		steps, timeout = len(p.Flow), 0
+		for _, st := range p.Flow {
+			timeout += time.Duration(st.Request.Timeout)
+		}
+	}
+	for _, l := range levels {
+		n := l
+		if !p.Load.Mode().ClosedLoop() {
+			n = min(math.Ceil(l*timeout.Seconds()), float64(p.Load.MaxInFlight))
+		}
+		if c := uint64(n) * uint64(steps); c > conns {
+			level, conns = l, c
+		}
+	}
+	return level, conns
+}
