@@ -99,7 +99,7 @@ func collectFleet(ch chan<- prometheus.Metric, name string, f *result.Fleet) {
 			gauge(ch, fleetBreakingThroughput, p.Throughput, name, string(rule))
 		}
 	}
-	if len(f.MissingShards) == 0 {
+	if len(f.Problems) == 0 { // judged: no shard missing, none twice
 		gauge(ch, fleetPeak, f.PeakThroughput, name)
 	}
 	if f.Capacity != nil {

@@ -58,6 +58,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	if err := v.err(filename); err != nil {
 		return nil, err
 	}
+	cfg.hash = hashOf(data)
 	return &cfg, nil
 }
 
