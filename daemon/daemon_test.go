@@ -47,6 +47,7 @@ type daemonOptions struct {
 	storage   string // --storage.path
 	target    string // base URL replacing targetURL; "" starts a fresh demo target
 	paused    bool   // --paused
+	fleet     FleetOptions
 }
 
 // startDaemon runs a daemon in-process on a free loopback port with config
@@ -81,6 +82,7 @@ func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
 		EnableLifecycle: o.lifecycle,
 		StoragePath:     o.storage,
 		Paused:          o.paused,
+		Fleet:           o.fleet,
 		Logger:          promslog.NewNopLogger(),
 		Hup:             hup,
 	})
