@@ -125,7 +125,9 @@ func TestFleetPrometheusThatCannotBeRead(t *testing.T) {
 				}
 			})
 		}, "not a finite number"},
-		{"garbage", func(t *testing.T, _ *atomic.Pointer[string]) string { return answer(t, "<html>a proxy's error page</html>") }, "cannot read the fleet's steps"},
+		{"garbage", func(t *testing.T, _ *atomic.Pointer[string]) string {
+			return answer(t, "<html>a proxy's error page</html>")
+		}, "cannot read the fleet's steps"},
 		{"a matrix", func(t *testing.T, _ *atomic.Pointer[string]) string {
 			return answer(t, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
 		}, "not an instant vector"},
