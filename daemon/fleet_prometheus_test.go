@@ -177,3 +177,22 @@ func TestFleetPrometheusThatCannotBeRead(t *testing.T) {
 		})
 	}
 }
+
+// loadprobe_shard_info names the config the daemon runs now: a reload of
+// another file changes its config_hash.
+func TestShardInfoNamesTheConfig(t *testing.T) {
+	td := startDaemon(t, testkit.GoodConfig, true)
+	hash := regexp.MustCompile(`(?m)^loadprobe_shard_info\{config_hash="([0-9a-f]{16})",shard="0",shards="1"\} 1$`)
+	first := hash.FindStringSubmatch(td.get(t, "/metrics"))
+	if first == nil || first[1] != td.sc.Get().Hash() {
+		t.Fatalf("shard info %q, want the running config's hash %q", first, td.sc.Get().Hash())
+	}
+	td.write(t, testkit.OtherConfig)
+	if code, body := td.do(t, http.MethodPost, "/-/reload"); code != http.StatusOK {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	second := hash.FindStringSubmatch(td.get(t, "/metrics"))
+	if second == nil || second[1] == first[1] || second[1] != td.sc.Get().Hash() {
+		t.Errorf("after a reload of another file: shard info %q, want the new hash %q", second, td.sc.Get().Hash())
+	}
+}
