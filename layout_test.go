@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"fleet":                {"config", "result", "collector"},
 	"statuspage":           {"config", "result"},
 	"demo/target":          {},
+	"internal/finitejson":  {},
 	"internal/grpcdesc":    {},
 	"internal/promapi":     {},
 	"internal/realpart":    {},

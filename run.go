@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/result"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,9 +88,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		}
 	}
 	if output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := finitejson.WriteIndented(stdout, struct {
 			Probes []result.Result `json:"probes"`
 		}{results}); err != nil {
 			fmt.Fprintln(stderr, err)

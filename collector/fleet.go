@@ -20,7 +20,7 @@ var (
 	fleetBreakingThroughput = desc(namespace+"_fleet_breaking_point_throughput",
 		"The fleet's goodput at the level where the rule fired in its last run, in successful responses per second.", "probe", "rule")
 	fleetPeak = desc(namespace+"_fleet_peak_throughput",
-		"Highest goodput of the fleet's last run, summed over its shards; absent when a shard was missing.", probeL...)
+		"Highest goodput of the fleet's last run, summed over its shards; absent when the run has a problem (a shard missing or twice, Prometheus unreadable).", probeL...)
 	fleetCapacityLevel = desc(namespace+"_fleet_capacity_level",
 		"Highest fleet level of the last run within the latency and error budgets; absent when none was or a shard was missing.", probeL...)
 	fleetCapacityThroughput = desc(namespace+"_fleet_capacity_throughput",
@@ -99,7 +99,7 @@ func collectFleet(ch chan<- prometheus.Metric, name string, f *result.Fleet) {
 			gauge(ch, fleetBreakingThroughput, p.Throughput, name, string(rule))
 		}
 	}
-	if len(f.MissingShards) == 0 {
+	if len(f.Problems) == 0 { // judged: no shard missing, none twice
 		gauge(ch, fleetPeak, f.PeakThroughput, name)
 	}
 	if f.Capacity != nil {

@@ -29,6 +29,8 @@ func TestFleetFamilies(t *testing.T) {
 		Capacity:       &result.Point{Level: 10, Throughput: 600},
 	}
 	missing := &result.Fleet{Shards: 3, Replicas: 2, MissingShards: []int{2}, Problems: []string{"shard 2 of 3 has no step"}}
+	// A shard sent twice: every shard is there, but the run is not judged.
+	twice := &result.Fleet{Shards: 3, Replicas: 3, MissingShards: []int{}, Problems: []string{"shard 1 of 3 runs twice"}}
 	for _, tc := range []struct {
 		name  string
 		fleet *result.Fleet
@@ -53,6 +55,14 @@ loadprobe_fleet_run_valid{probe="work"} 0
 loadprobe_fleet_shard_complete{probe="work",shard="0"} 1
 loadprobe_fleet_shard_complete{probe="work",shard="1"} 1
 loadprobe_fleet_shard_complete{probe="work",shard="2"} 0
+loadprobe_fleet_step_start_skew_seconds{probe="work"} 0
+`},
+		{"a shard twice", twice, `
+loadprobe_fleet_replicas{probe="work"} 3
+loadprobe_fleet_run_valid{probe="work"} 0
+loadprobe_fleet_shard_complete{probe="work",shard="0"} 1
+loadprobe_fleet_shard_complete{probe="work",shard="1"} 1
+loadprobe_fleet_shard_complete{probe="work",shard="2"} 1
 loadprobe_fleet_step_start_skew_seconds{probe="work"} 0
 `},
 	} {

@@ -18,6 +18,8 @@ type Config struct {
 	// each would read the other's load as the target's (docs/measurement.md).
 	MaxParallelRuns int     `yaml:"max_parallel_runs"`
 	Probes          []Probe `yaml:"probes"`
+
+	hash string // Hash's; set by Parse
 }
 
 // Probe is one scheduled load probe.

@@ -72,6 +72,7 @@ func parse(filename string, data []byte, running *Config) (*Config, error) {
 	if err := v.err(filename); err != nil {
 		return nil, err
 	}
+	cfg.hash = hashOf(data)
 	return &cfg, nil
 }
 

@@ -113,7 +113,8 @@ func New(o Options) (*Daemon, error) {
 	}
 	collector.RegisterResults(d.reg, d.sched)
 	collector.RegisterPaused(d.reg, d.sched.Paused)
-	collector.RegisterShard(d.reg, o.Shard)
+	collector.RegisterStorage(d.reg, d.sched.SaveFailures)
+	collector.RegisterShard(d.reg, o.Shard, func() string { return d.sc.Get().Hash() })
 	collector.RegisterFleet(d.reg, d.sched, o.Shard)
 	d.handler = d.routes()
 	return d, nil

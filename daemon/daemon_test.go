@@ -49,6 +49,7 @@ type daemonOptions struct {
 	target    string       // base URL replacing targetURL; "" starts a fresh demo target
 	paused    bool         // --paused
 	logger    *slog.Logger // nil: logs nothing
+	fleet     FleetOptions
 }
 
 // startDaemon runs a daemon in-process on a free loopback port with config
@@ -86,6 +87,7 @@ func startDaemonWith(t *testing.T, config string, o daemonOptions) *testDaemon {
 		EnableLifecycle: o.lifecycle,
 		StoragePath:     o.storage,
 		Paused:          o.paused,
+		Fleet:           o.fleet,
 		Logger:          o.logger,
 		Hup:             hup,
 	})

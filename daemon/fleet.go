@@ -26,6 +26,9 @@ func (d *Daemon) fleetJudge() (schedule.FleetJudge, error) {
 	if o.PrometheusURL == "" || d.opts.Shard.Index != 0 {
 		return nil, nil
 	}
+	if err := fleet.CheckSelector(o.Selector); err != nil {
+		return nil, fmt.Errorf("--fleet.selector %w", err)
+	}
 	httpCfg := commoncfg.DefaultHTTPClientConfig
 	if o.HTTPConfigFile != "" {
 		c, _, err := commoncfg.LoadHTTPConfigFile(o.HTTPConfigFile)

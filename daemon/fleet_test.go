@@ -13,7 +13,9 @@ import (
 
 // The fleet flags are read when the daemon is built: an HTTP client
 // configuration that does not load stops it at start, naming the flag;
-// a good one, or a replica other than 0 (which reads nothing back), starts.
+// so does a --fleet.selector that does not parse (braces, an unquoted
+// value); a good one, or a replica other than 0 (which reads nothing
+// back), starts.
 func TestFleetFlags(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "client.yml")
@@ -23,18 +25,21 @@ func TestFleetFlags(t *testing.T) {
 	cfg := filepath.Join(dir, "loadprobe.yml")
 	testkit.WriteFile(t, cfg, "allowed_targets: [127.0.0.1]\nprobes: []\n")
 	for _, tc := range []struct {
-		shard   config.Shard
-		file    string
-		wantErr string
+		shard    config.Shard
+		file     string
+		selector string
+		wantErr  string
 	}{
-		{config.Shard{Index: 0, Count: 3}, good, ""},
-		{config.Shard{Index: 0, Count: 3}, bad, "--fleet.http-config.file"},
-		{config.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "--fleet.http-config.file"},
-		{config.Shard{Index: 1, Count: 3}, bad, ""},
+		{config.Shard{Index: 0, Count: 3}, good, `job="loadprobe"`, ""},
+		{config.Shard{Index: 0, Count: 3}, bad, "", "--fleet.http-config.file"},
+		{config.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "", "--fleet.http-config.file"},
+		{config.Shard{Index: 0, Count: 3}, good, `{job="loadprobe"}`, `--fleet.selector "{job=\"loadprobe\"}": write the label matchers without braces`},
+		{config.Shard{Index: 0, Count: 3}, good, `job=loadprobe`, `--fleet.selector "job=loadprobe": label job`},
+		{config.Shard{Index: 1, Count: 3}, bad, "", ""},
 	} {
 		_, err := New(Options{
 			ConfigFile: cfg, Shard: tc.shard, Logger: promslog.NewNopLogger(),
-			Fleet: FleetOptions{PrometheusURL: "http://127.0.0.1:9090", HTTPConfigFile: tc.file},
+			Fleet: FleetOptions{PrometheusURL: "http://127.0.0.1:9090", HTTPConfigFile: tc.file, Selector: tc.selector},
 		})
 		switch {
 		case tc.wantErr == "" && err != nil:

@@ -1,13 +1,13 @@
 package daemon
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/statuspage"
 )
@@ -74,12 +74,11 @@ func (d *Daemon) routes() http.Handler {
 	})
 	mux.HandleFunc("/api/v1/results", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := finitejson.WriteIndented(w, struct {
 			Probes []result.Result `json:"probes"`
 		}{d.sched.Results()}); err != nil {
 			d.logger.Warn("Error writing results", "err", err)
+			http.Error(w, err.Error(), http.StatusInternalServerError) // nothing written yet when the encoding failed
 		}
 	})
 	mux.HandleFunc("/api/v1/probes/{name}/run", d.lifecycle("start runs over HTTP", func(w http.ResponseWriter, r *http.Request) {

@@ -63,7 +63,7 @@ var families = map[string][]string{
 	"loadprobe_model_peak_throughput":                {"probe"},
 	"loadprobe_model_fit_error_ratio":                {"probe"},
 	// fleet (docs/metrics.md, "Fleet"; the fleet_ families on replica 0 only)
-	"loadprobe_shard_info":                      {"shard", "shards"},
+	"loadprobe_shard_info":                      {"shard", "shards", "config_hash"},
 	"loadprobe_step_started_timestamp_seconds":  {"probe", "level"},
 	"loadprobe_step_share":                      {"probe", "level"},
 	"loadprobe_fleet_breaking_point_level":      {"probe", "rule"},
@@ -82,6 +82,7 @@ var families = map[string][]string{
 	// process
 	"loadprobe_build_info":                                   {"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},
 	"loadprobe_config_last_reload_successful":                {},
+	"loadprobe_storage_save_failures_total":                  {},
 	"loadprobe_paused":                                       {},
 	"loadprobe_config_last_reload_success_timestamp_seconds": {},
 	"process_start_time_seconds":                             {},

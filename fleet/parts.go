@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/prometheus/common/model"
@@ -19,11 +20,13 @@ func targetOf(m model.Metric) target {
 
 // shardsOf maps every replica that says it is a shard of this fleet
 // (loadprobe_shard_info) to its shard. Two replicas that say they are one
-// shard double its share: a problem, and neither counts.
-func shardsOf(info model.Vector, shards int) (map[target]int, []string) {
-	byTarget := map[target]int{}
+// shard double its share: a problem, and neither counts. A shard whose
+// config_hash is not shard 0's ran another config than the one replica 0
+// judges with: rejected, with the reason.
+func shardsOf(info model.Vector, shards int) (byTarget map[target]int, rejected map[int]string, problems []string) {
+	byTarget, rejected = map[target]int{}, map[int]string{}
 	claimed := map[int]target{}
-	var problems []string
+	hashes := map[int]string{}
 	for _, s := range info {
 		i, err := strconv.Atoi(string(s.Metric["shard"]))
 		if err != nil || i < 0 || i >= shards {
@@ -37,8 +40,17 @@ func shardsOf(info model.Vector, shards int) (map[target]int, []string) {
 		}
 		claimed[i] = t
 		byTarget[t] = i
+		hashes[i] = string(s.Metric[collector.ConfigHashLabel])
 	}
-	return byTarget, problems
+	if own, ok := hashes[0]; ok {
+		for i, h := range hashes {
+			if h != own {
+				rejected[i] = fmt.Sprintf("shard %d of %d runs another config than shard 0 (%s %q, shard 0's %q): the sum of two configs' loads is no fleet's run, so its share is left out",
+					i, shards, collector.ConfigHashLabel, h, own)
+			}
+		}
+	}
+	return byTarget, rejected, problems
 }
 
 // part is one shard's step at one level, as its series say.
@@ -81,33 +93,75 @@ var gauges = map[model.LabelValue]func(*part) *float64{
 }
 
 // partsOf sorts the step series of the shards' replicas into parts;
-// series of other replicas are no part of this fleet.
-func partsOf(steps model.Vector, shards map[target]int) parts {
+// series of other replicas are no part of this fleet. A shard that
+// exported a value that is not a finite number, where its figures need
+// one, is rejected with the series named: one NaN would make every sum it
+// enters NaN. A quantile is NaN where its step had no successful response
+// (its count is 0): that is no value, not a bad one (latency.go).
+func partsOf(steps model.Vector, shards map[target]int) (parts, map[int]string) {
 	ps := parts{}
+	rejected := map[int]string{}
+	var quantiles []*model.Sample
 	for _, s := range steps {
 		shard, ok := shards[targetOf(s.Metric)]
 		if !ok {
 			continue
 		}
-		p := ps.at(shard, string(s.Metric["level"]))
-		v := float64(s.Value)
 		name := s.Metric[model.MetricNameLabel]
-		if field, ok := gauges[name]; ok {
-			*field(p) = v
+		if name == collector.StepLatencyName {
+			quantiles = append(quantiles, s)
 			continue
 		}
-		switch name {
-		case collector.StepLatencyName:
-			if q, err := strconv.ParseFloat(string(s.Metric["quantile"]), 64); err == nil {
-				p.quantiles[q] = v
+		if !ps.put(shard, s) {
+			if _, seen := rejected[shard]; !seen {
+				rejected[shard] = notANumber(shard, s)
 			}
-		case collector.StepResponsesName:
-			if code, err := strconv.Atoi(string(s.Metric["code"])); err == nil {
-				p.responses[code] = v
-			}
-		case collector.StepErrorsName:
-			p.errors[string(s.Metric["reason"])] = v
 		}
 	}
-	return ps
+	for _, s := range quantiles {
+		shard := shards[targetOf(s.Metric)]
+		p := ps.at(shard, string(s.Metric["level"]))
+		q, err := strconv.ParseFloat(string(s.Metric["quantile"]), 64)
+		v := float64(s.Value)
+		switch {
+		case err != nil, p.count == 0 && math.IsNaN(v):
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			if _, seen := rejected[shard]; !seen {
+				rejected[shard] = notANumber(shard, s)
+			}
+		default:
+			p.quantiles[q] = v
+		}
+	}
+	return ps, rejected
+}
+
+// put adds s, one of shard's series other than a latency quantile, to its
+// part; false when its value is not a finite number.
+func (ps parts) put(shard int, s *model.Sample) bool {
+	v := float64(s.Value)
+	name := s.Metric[model.MetricNameLabel]
+	field, gauge := gauges[name]
+	if !gauge && name != collector.StepResponsesName && name != collector.StepErrorsName {
+		return true // a family the sums do not read
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return false
+	}
+	p := ps.at(shard, string(s.Metric["level"]))
+	switch {
+	case gauge:
+		*field(p) = v
+	case name == collector.StepResponsesName:
+		if code, err := strconv.Atoi(string(s.Metric["code"])); err == nil {
+			p.responses[code] = v
+		}
+	default:
+		p.errors[string(s.Metric["reason"])] = v
+	}
+	return true
+}
+
+func notANumber(shard int, s *model.Sample) string {
+	return fmt.Sprintf("shard %d exported %s = %s, not a finite number: its figures cannot be summed, so its share is left out", shard, s.Metric, s.Value)
 }

@@ -44,13 +44,15 @@ const pollEvery = time.Second
 
 // Reader reads a fleet's runs back from Prometheus.
 type Reader struct {
-	api    v1.API
-	opts   Options
-	poll   time.Duration
-	logger *slog.Logger
+	api     v1.API
+	opts    Options
+	poll    time.Duration
+	timeout time.Duration // bounds one read, both its queries
+	logger  *slog.Logger
 }
 
-// New returns a Reader for the Prometheus o names.
+// New returns a Reader for the Prometheus o names; check Options.Selector
+// with CheckSelector first.
 func New(o Options, logger *slog.Logger) (*Reader, error) {
 	query, _, err := promapi.New(o.URL, o.HTTP, "fleet")
 	if err != nil {
@@ -59,7 +61,7 @@ func New(o Options, logger *slog.Logger) (*Reader, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{api: query, opts: o, poll: pollEvery, logger: logger}, nil
+	return &Reader{api: query, opts: o, poll: pollEvery, timeout: promapi.QueryTimeout, logger: logger}, nil
 }
 
 // Judge reads the fleet's run that own, replica 0's run of p, was part of,
@@ -71,8 +73,7 @@ func (r *Reader) Judge(ctx context.Context, p config.Probe, own result.Result) *
 	for {
 		f, err := r.read(ctx, p, own)
 		if err != nil {
-			f = &result.Fleet{Shards: r.opts.Shards, Steps: []result.Step{}, MissingShards: []int{},
-				Problems: []string{"cannot read the fleet's steps from Prometheus: " + err.Error()}}
+			f = unread(r.opts.Shards, err)
 		}
 		if f.Valid || len(f.Problems) == 0 || !time.Now().Add(r.poll).Before(giveUp) {
 			return f
@@ -87,8 +88,22 @@ func (r *Reader) Judge(ctx context.Context, p config.Probe, own result.Result) *
 	}
 }
 
+// unread is the fleet's run when Prometheus could not be read: no shard
+// is known to have taken part, so every one counts as missing and no
+// figure is judged (a reading of nothing is no capacity of 0).
+func unread(shards int, err error) *result.Fleet {
+	f := &result.Fleet{Shards: shards, Steps: []result.Step{}, MissingShards: []int{},
+		Problems: []string{"cannot read the fleet's steps from Prometheus: " + err.Error()}}
+	for i := range shards {
+		f.MissingShards = append(f.MissingShards, i)
+	}
+	return f
+}
+
 // read reads the run once and sums it, whatever shard is missing.
 func (r *Reader) read(ctx context.Context, p config.Probe, own result.Result) (*result.Fleet, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
 	now := time.Now()
 	info, err := r.query(ctx, fmt.Sprintf(`loadprobe_shard_info{shards="%d"%s}`, r.opts.Shards, r.selector()), now)
 	if err != nil {
@@ -98,8 +113,14 @@ func (r *Reader) read(ctx context.Context, p config.Probe, own result.Result) (*
 	if err != nil {
 		return nil, err
 	}
-	shards, problems := shardsOf(info, r.opts.Shards)
-	f := sum(p, own, r.opts.Shards, partsOf(steps, shards))
+	shards, rejected, problems := shardsOf(info, r.opts.Shards)
+	ps, notNumbers := partsOf(steps, shards)
+	for i, why := range notNumbers {
+		if _, known := rejected[i]; !known {
+			rejected[i] = why
+		}
+	}
+	f := sum(p, own, r.opts.Shards, ps, rejected)
 	if len(problems) > 0 {
 		// A shard's share went out twice: the target took more than the
 		// levels say, and no figure of the run describes them.

@@ -68,8 +68,9 @@ func shardSteps(start time.Time, slow bool) []result.Step {
 // replica is one shard as Prometheus sees it: its /metrics, labelled with
 // its job and instance.
 type replica struct {
-	shard config.Shard
-	steps []result.Step // nil: it is down
+	shard      config.Shard
+	steps      []result.Step // nil: it is down
+	configHash string        // its loadprobe_shard_info's config_hash
 }
 
 type states []result.ProbeState
@@ -89,7 +90,7 @@ func vector(t *testing.T, p config.Probe, rs []replica) model.Vector {
 		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: r.steps}}}
 		collector.New(reg)
 		collector.RegisterResults(reg, src)
-		collector.RegisterShard(reg, r.shard)
+		collector.RegisterShard(reg, r.shard, func() string { return r.configHash })
 		collector.RegisterFleet(reg, src, r.shard)
 		mfs, err := reg.Gather()
 		if err != nil {

@@ -16,8 +16,9 @@ import (
 // A shard's step belongs to this run when it started within half a
 // step_duration of replica 0's: its step series from an earlier run (a
 // replica whose run started late, or not at all) started a whole run
-// before, and count as missing.
-func sum(p config.Probe, own result.Result, shards int, ps parts) *result.Fleet {
+// before, and count as missing. A rejected shard (its reason given)
+// counts as missing at every level, with that reason for its problem.
+func sum(p config.Probe, own result.Result, shards int, ps parts, rejected map[int]string) *result.Fleet {
 	f := &result.Fleet{Shards: shards, Steps: []result.Step{}, MissingShards: []int{}, Problems: []string{}}
 	tolerance := time.Duration(p.Load.StepDuration).Seconds() / 2
 	missing := make([][]string, shards)
@@ -27,7 +28,7 @@ func sum(p config.Probe, own result.Result, shards int, ps parts) *result.Fleet 
 		var found []*part
 		for i := range shards {
 			pt := ps[i][level]
-			if pt == nil || math.Abs(pt.started-ownStart) > tolerance {
+			if _, out := rejected[i]; out || pt == nil || math.Abs(pt.started-ownStart) > tolerance {
 				missing[i] = append(missing[i], level)
 				continue
 			}
@@ -43,6 +44,10 @@ func sum(p config.Probe, own result.Result, shards int, ps parts) *result.Fleet 
 			continue
 		}
 		f.MissingShards = append(f.MissingShards, i)
+		if why, out := rejected[i]; out {
+			f.Problems = append(f.Problems, why)
+			continue
+		}
 		f.Problems = append(f.Problems, fmt.Sprintf("shard %d of %d has no step in this run at %s %s: missing, dead or late during the run, so the fleet's sums lack its share",
 			i, shards, unit, strings.Join(levels, ", ")))
 	}

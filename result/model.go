@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/finitejson"
 )
 
 // Verdict says what fitting the Universal Scalability Law to a run gave
@@ -107,7 +108,7 @@ func (m Model) MarshalJSON() ([]byte, error) {
 		w.Kappa, w.KappaStderr = &m.Kappa, &m.KappaStderr
 		w.PeakLevel, w.PeakThroughput = &m.PeakLevel, &m.PeakThroughput
 	}
-	return json.Marshal(w)
+	return finitejson.Marshal(w) // a coefficient that is not finite reads null, as every figure (docs/results.md)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (the store keeps results as

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loadprobe/loadprobe/prober"
@@ -61,6 +62,8 @@ type Scheduler struct {
 	ctx    context.Context
 	wg     sync.WaitGroup
 	saveMu sync.Mutex // one Save at a time, each of the latest snapshot
+	// saveFailures counts the saves that failed (SaveFailures).
+	saveFailures atomic.Uint64
 
 	mu   sync.Mutex
 	cfg  *config.Config
@@ -438,9 +441,14 @@ func (s *Scheduler) save() {
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
 	if err := s.store.Save(s.Snapshot()); err != nil {
+		s.saveFailures.Add(1)
 		s.logger.Error("Cannot keep the results", "err", err)
 	}
 }
+
+// SaveFailures is how many saves of the results failed since the start:
+// loadprobe_storage_save_failures_total.
+func (s *Scheduler) SaveFailures() uint64 { return s.saveFailures.Load() }
 
 func (s *Scheduler) setCurrent(l *probeLoop, r *result.Result) {
 	s.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -81,7 +82,7 @@ func (s *Store) Save(states []result.ProbeState) error {
 			f.Probes = append(f.Probes, storedProbe{Result: *st.Last, LastCompleted: st.LastCompleted, History: st.History})
 		}
 	}
-	data, err := json.Marshal(f)
+	data, err := finitejson.Marshal(f) // one figure that is not finite must not lose every result
 	if err != nil {
 		return err
 	}

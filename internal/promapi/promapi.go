@@ -1,15 +1,31 @@
 // Package promapi builds a client of a Prometheus server's query API from
 // prometheus/common's HTTP client settings: the one way loadprobe's
 // readers of Prometheus (the fleet reader, the Prometheus guards) reach it.
+// Every query it sends is bounded in time and in the size of its answer,
+// so that a Prometheus that never answers, or answers without end, costs
+// loadprobe neither a goroutine and a connection per query nor its memory.
 package promapi
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	commoncfg "github.com/prometheus/common/config"
+)
+
+const (
+	// QueryTimeout bounds one query, from its request to the answer's last
+	// byte; callers with a tighter bound (a guard's interval) set their own
+	// through the context.
+	QueryTimeout = 30 * time.Second
+	// MaxAnswerBytes bounds one answer's body, decompressed: a fleet's step
+	// series of one probe are a few hundred bytes each, and a guard's answer
+	// is a handful of samples. Decoding costs several times the body.
+	MaxAnswerBytes = 32 << 20
 )
 
 // New returns the query API of the Prometheus at url, with its round
@@ -20,9 +36,46 @@ func New(url string, cfg commoncfg.HTTPClientConfig, who string) (v1.API, http.R
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s Prometheus HTTP settings: %w", who, err)
 	}
-	c, err := api.NewClient(api.Config{Address: url, RoundTripper: rt})
+	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Transport: bounded{rt}, Timeout: QueryTimeout}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s Prometheus URL %q: %w", who, url, err)
 	}
 	return v1.NewAPI(c), rt, nil
+}
+
+// bounded hands on each answer's body cut at MaxAnswerBytes: reading past
+// it fails, so that the client gives up instead of holding the rest.
+type bounded struct{ next http.RoundTripper }
+
+func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+	return resp, nil
+}
+
+// limitedBody fails a read once more than left bytes came.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+// errTooLarge is a read past MaxAnswerBytes.
+var errTooLarge = fmt.Errorf("the answer is larger than %d MiB, the most loadprobe reads of one query", MaxAnswerBytes>>20)
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, errTooLarge
+	}
+	// One byte past the bound tells a body of exactly the bound from a larger one.
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.ReadCloser.Read(p)
+	if l.left -= int64(n); l.left < 0 {
+		return n, errTooLarge
+	}
+	return n, err
 }
