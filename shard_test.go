@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,9 @@ func TestDaemonSendsTheShardsShare(t *testing.T) {
 		return strings.Contains(m, `loadprobe_step_in_flight{level="12",probe="work"}`)
 	})
 	m := scrape()
-	testkit.Contains(t, "/metrics", m, `loadprobe_shard_info{shard="1",shards="3"} 1`)
+	if !regexp.MustCompile(`loadprobe_shard_info\{config_hash="[0-9a-f]{16}",shard="1",shards="3"\} 1`).MatchString(m) {
+		t.Errorf("/metrics has no loadprobe_shard_info of shard 1 of 3 with its config's hash:\n%s", m)
+	}
 	if !held {
 		t.Error(`loadprobe_concurrency{probe="work"} never read 4 while the step ran`)
 	}
