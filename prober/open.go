@@ -18,41 +18,11 @@ import (
 // The pool grows by one sender whenever the last idle one starts a request
 // on time, so a request finds a sender waiting for it, up to max_in_flight;
 // a request that falls due while all max_in_flight senders are busy is
-// dropped, never sent late in a burst. bench/BENCH.md has the measurements.
-
-// offset is when request n of a stage is due, from the stage start: the
-// time at which the integral of the offered rate reaches n. Scheduling
-// every request from the stage start, never from the previous send, keeps
-// the pacing from drifting.
-func (st stage) offset(n int) time.Duration {
-	r0, r1, T := st.level, st.rampTo, st.duration.Seconds()
-	var t float64
-	if r1 == r0 {
-		t = float64(n) / r0
-	} else {
-		// N(t) = r0·t + (r1-r0)·t²/(2T); solve N(t) = n for t ≥ 0. Past
-		// the stage's total a falling rate has no solution: the clamp
-		// keeps that from turning into NaN (the senders stop before).
-		a := (r1 - r0) / (2 * T)
-		t = (-r0 + math.Sqrt(max(0, r0*r0+4*a*float64(n)))) / (2 * a)
-	}
-	return time.Duration(t * float64(time.Second))
-}
-
-// count is how many requests are due in the first d of the stage: the
-// integral of its rate up to d.
-func (st stage) count(d time.Duration) float64 {
-	t, T := d.Seconds(), st.duration.Seconds()
-	return st.level*t + (st.rampTo-st.level)*t*t/(2*T)
-}
-
-// total is how many requests the stage sends: the integral of its rate.
-func (st stage) total() float64 { return (st.level + st.rampTo) / 2 * st.duration.Seconds() }
-
-// offered is the rate the stage asks for at elapsed time d.
-func (st stage) offered(d time.Duration) float64 {
-	return st.level + (st.rampTo-st.level)*d.Seconds()/st.duration.Seconds()
-}
+// dropped, never sent late in a burst. Nor does a request leave more than
+// the probe's timeout after its time, or after the stage's end: a sender
+// that comes free later drops it and every other overdue one at once, so
+// that a target which never answers cannot stretch the run beyond its plan
+// and the timeout. bench/BENCH.md has the measurements.
 
 // sender is one connection of the open loop and its recorder; it outlives
 // the stage that opened it.
@@ -90,8 +60,14 @@ type openStage struct {
 	e                       *engine
 	st                      stage
 	start, measureFrom, end time.Time
-	total                   float64
 	alarm                   *alarm
+	// requests is how many the stage schedules (0 to requests-1), measured
+	// the first of them due in the measured window.
+	requests, measured int64
+	// late bounds how late a request may leave: one that cannot be sent
+	// within the probe's timeout of its time, or before the stage's end,
+	// is dropped (docs/design.md, "Open-loop latency").
+	late time.Duration
 
 	next    atomic.Int64 // the next request of the schedule nobody claimed
 	running atomic.Int32 // senders running in this stage
@@ -112,7 +88,11 @@ func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped 
 	e.useRecorders(0, end.Sub(measureFrom))
 	e.live.OfferedRate(st.level)
 	defer e.live.OfferedRate(0)
-	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, total: st.total(), alarm: stageAlarm()}
+	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, alarm: stageAlarm(),
+		requests: st.requests(), late: time.Duration(e.probe.Request.Timeout)}
+	if o.requests > 0 {
+		o.measured = st.index(measureFrom.Sub(start))
+	}
 	defer o.alarm.close()
 	if o.spawn() {
 		o.watch()
@@ -162,20 +142,15 @@ func (o *openStage) send(s *sender) {
 	timeout := time.Duration(e.probe.Request.Timeout)
 	for {
 		n := o.next.Add(1) - 1
-		if float64(n) >= o.total {
+		if n >= o.requests {
 			return
 		}
 		due := o.start.Add(o.st.offset(int(n)))
-		if !due.Before(o.end) {
-			return
-		}
-		if o.full.held(due.Sub(o.start)) {
+		if until, held := o.full.covering(due.Sub(o.start)); held {
 			// Every one of max_in_flight senders was busy when it fell
-			// due: dropped, not sent late.
-			e.live.Dropped()
-			if !due.Before(o.measureFrom) { // the step's figures cover its window only
-				o.dropped.Add(1)
-			}
+			// due, and until the span's end: dropped, not sent late.
+			o.drop(n, n+1)
+			o.skipTo(o.st.index(until))
 			continue
 		}
 		if !o.sleepUntil(s.timer, due) || e.canceled() {
@@ -184,6 +159,14 @@ func (o *openStage) send(s *sender) {
 		e.live.InFlight(1)
 		sent := time.Now()
 		late := sent.Sub(due)
+		if late > o.late || !sent.Before(o.end) {
+			// Too late to measure anything but the generator's lag, and
+			// so is every request due before this one's bound.
+			e.live.InFlight(-1)
+			o.drop(n, n+1)
+			o.skipTo(o.overdue(sent))
+			continue
+		}
 		if o.idle.Add(-1) == 0 {
 			if late <= behindBy && o.spawn() {
 				// A sender waits for the next request while this one is under way.
@@ -204,56 +187,41 @@ func (o *openStage) send(s *sender) {
 	}
 }
 
-// fullTimes are the spans of a stage during which all max_in_flight
-// senders were busy, as times since the stage start: a request due in one
-// is dropped. A sender that frees up after such a span may send an overdue
-// request that fell due just before it (the generator was late, not full)
-// and so start the next span at once, while requests of the last span
-// still wait to be claimed: the spans are kept until every request due in
-// them has been.
-type fullTimes struct {
-	mu    sync.Mutex
-	spans []fullSpan
-	any   atomic.Bool // a span was ever begun: only then is mu taken
+// overdue is the first request that may still leave at now: every one due
+// before it is more than late behind, or the stage is over.
+func (o *openStage) overdue(now time.Time) int64 {
+	if !now.Before(o.end) {
+		return o.requests
+	}
+	return o.st.index(now.Sub(o.start) - o.late)
 }
 
-type fullSpan struct{ from, until time.Duration } // until: open while 0
-
-func (f *fullTimes) begin(at, unclaimed time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.any.Store(true)
-	// Spans that ended before the first unclaimed request are done with.
-	i := 0
-	for i < len(f.spans) && f.spans[i].until != 0 && f.spans[i].until <= unclaimed {
-		i++
-	}
-	f.spans = append(f.spans[:0], f.spans[i:]...)
-	f.spans = append(f.spans, fullSpan{from: at})
-}
-
-func (f *fullTimes) end(at time.Duration) {
-	f.mu.Lock()
-	if n := len(f.spans); n > 0 && f.spans[n-1].until == 0 {
-		f.spans[n-1].until = at
-	}
-	f.mu.Unlock()
-}
-
-// held reports whether due fell in a span that has ended. Only a sender
-// that is not busy asks, so the span under way, if any, began after due.
-func (f *fullTimes) held(due time.Duration) bool {
-	if !f.any.Load() {
-		return false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i := len(f.spans) - 1; i >= 0; i-- {
-		if sp := f.spans[i]; due >= sp.from {
-			return sp.until != 0 && due < sp.until
+// skipTo drops the requests nobody has claimed that are due before request
+// m: claimed one by one, a backlog of them would cost a claim each, which
+// an overloaded generator can least afford.
+func (o *openStage) skipTo(m int64) {
+	m = min(m, o.requests)
+	for {
+		n := o.next.Load()
+		if n >= m {
+			return
+		}
+		if o.next.CompareAndSwap(n, m) {
+			o.drop(n, m)
+			return
 		}
 	}
-	return false
+}
+
+// drop counts requests from to to-1 as dropped: all in the live metrics,
+// those due in the measured window in the step.
+func (o *openStage) drop(from, to int64) {
+	for range to - from {
+		o.e.live.Dropped()
+	}
+	if in := to - max(from, o.measured); in > 0 {
+		o.dropped.Add(in)
+	}
 }
 
 // sleepUntil waits for request n's time, false when the run ends first.
@@ -289,7 +257,7 @@ func (o *openStage) watch() {
 		}
 		now := time.Since(o.start)
 		n := o.next.Load()
-		if float64(n) >= o.total || o.st.offset(int(n)) >= o.st.duration || o.e.canceled() {
+		if n >= o.requests || o.e.canceled() {
 			return
 		}
 		if o.st.rampTo != o.st.level {
@@ -311,7 +279,7 @@ const watchAtMost = 100 * time.Millisecond
 // schedule (by at most a nanosecond per interval in between).
 func (o *openStage) keepAlarm(elapsed time.Duration) (interval time.Duration) {
 	n := int(math.Ceil(o.st.count(elapsed)))
-	if float64(n) >= o.total {
+	if int64(n) >= o.requests {
 		return behindFor
 	}
 	due := o.st.offset(n)
