@@ -3,6 +3,7 @@ package prober
 import (
 	"bytes"
 	"context"
+	"math"
 	"net"
 	"sync"
 	"testing"
@@ -81,8 +82,9 @@ func (s *silentTarget) seen() []time.Time {
 // sends one request and waits out its 5s timeout. Before, the requests that
 // fell due while the pool grew were sent as senders came free, however
 // late: 22 739 of them after the step, in a run of two minutes. A request
-// leaves within its timeout of its time and before the step's end, or is
-// dropped and counted; the run ends its timeout after the step.
+// leaves within its timeout of its time and before the step's end (give or
+// take endGrace), or is dropped and counted; the run ends its timeout after
+// the step.
 func TestOpenLoopSendsNothingPastItsBound(t *testing.T) {
 	target := newSilentTarget(t)
 	p := probeFor(t, "http://"+target.l.Addr().String()+"/", `rate: [20000]
@@ -102,14 +104,14 @@ step_duration: 4s`)
 	var late int
 	var last time.Time
 	for _, at := range arrivals {
-		if at.After(stepEnd) {
+		if at.After(stepEnd.Add(endGrace)) {
 			late++
 		}
 		last = latest(last, at)
 	}
 	if late > 0 || last.After(stepEnd.Add(timeout)) {
-		t.Errorf("%d of %d requests reached the target after the step's end; the last %s after it (bound: none after the end, never past the timeout of %s)",
-			late, len(arrivals), last.Sub(stepEnd), timeout)
+		t.Errorf("%d of %d requests reached the target more than %s after the step's end; the last %s after it (bound: none past the timeout of %s)",
+			late, len(arrivals), endGrace, last.Sub(stepEnd), timeout)
 	}
 	// The target saw what the run says it sent, and nothing the run says it dropped.
 	if int64(len(arrivals)) != s.Attempts {
@@ -128,5 +130,31 @@ step_duration: 4s`)
 	}
 	if d := r.DurationSeconds; d > took.Seconds() {
 		t.Errorf("duration_seconds %.1f beyond the %s the run took", d, took)
+	}
+}
+
+// index is offset's inverse: the first request due at or after a time, on
+// flat and ramping stages, at the stage's edges included.
+func TestStageIndexIsOffsetsInverse(t *testing.T) {
+	stages := []stage{
+		{level: 20000, rampTo: 20000, duration: 4 * time.Second},
+		{level: 3, rampTo: 3, duration: time.Second},
+		{level: 50, rampTo: 150, duration: time.Second},
+		{level: 15, rampTo: 0, duration: time.Second},
+		{level: 0, rampTo: 200, duration: time.Second},
+	}
+	for _, st := range stages {
+		for _, d := range []time.Duration{1, 999 * time.Microsecond, 250 * time.Millisecond, st.duration / 3, st.duration - 1, st.duration} {
+			n := st.index(d)
+			if n < int64(math.Ceil(st.total())) && st.offset(int(n)) < d || n > 0 && st.offset(int(n-1)) >= d {
+				t.Errorf("%+v: index(%s) = %d, due at %s (the one before at %s)", st, d, n, st.offset(int(n)), st.offset(int(max(n-1, 0))))
+			}
+		}
+	}
+	if n := (stage{level: 15, rampTo: 0, duration: time.Second}).requests(); n != 8 {
+		t.Errorf("15→0 req/s over 1s schedules %d requests, want 8", n)
+	}
+	if n := (stage{level: 20000, rampTo: 20000, duration: 4 * time.Second}).requests(); n != 80000 {
+		t.Errorf("20000 req/s over 4s schedules %d requests, want 80000", n)
 	}
 }
