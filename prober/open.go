@@ -13,7 +13,9 @@ import (
 // own until that request is due and sends it: one wake-up per request and
 // no hand-off, as wrk2 gives each connection its own schedule inside its
 // event loop. An alarm that ticks with the schedule (alarm_linux.go) keeps
-// the wake-ups on time when the generator idles in between.
+// the wake-ups on time when the generator idles in between. At high rates
+// the senders wake on ticks of the schedule instead, several requests to a
+// wake-up (batchTick).
 //
 // The pool grows by one sender whenever the last idle one starts a request
 // on time, so a request finds a sender waiting for it, up to max_in_flight;

@@ -158,3 +158,27 @@ func TestStageIndexIsOffsetsInverse(t *testing.T) {
 		t.Errorf("20000 req/s over 4s schedules %d requests, want 80000", n)
 	}
 }
+
+// At high rates a sender wakes on the first tick at or after its request's
+// time, never before it, and at the time itself when that tick would fall
+// past the stage's end.
+func TestWakeForRoundsUpToTheTick(t *testing.T) {
+	start := time.Now()
+	o := &openStage{start: start, st: stage{level: 20000, rampTo: 20000, duration: time.Second}}
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	if got := o.wakeFor(at(30 * time.Microsecond)); !got.Equal(at(30 * time.Microsecond)) {
+		t.Errorf("without ticks: woke %s after the start, want at the request's time", got.Sub(start))
+	}
+	o.tick.Store(int64(batchTick))
+	for _, tc := range []struct{ due, want time.Duration }{
+		{0, 0},
+		{1, batchTick},
+		{batchTick, batchTick},
+		{batchTick + 50*time.Microsecond, 2 * batchTick},
+		{time.Second - 10*time.Microsecond, time.Second - 10*time.Microsecond}, // the next tick is the stage's end
+	} {
+		if got := o.wakeFor(at(tc.due)).Sub(start); got != tc.want {
+			t.Errorf("due %s: woke at %s, want %s", tc.due, got, tc.want)
+		}
+	}
+}
