@@ -73,15 +73,6 @@ func (a *alarm) every(first time.Time, period time.Duration) {
 	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 }
 
-// off disarms the alarm until every sets it again.
-func (a *alarm) off() {
-	if a == nil {
-		return
-	}
-	var spec itimerspec
-	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-}
-
 func (a *alarm) close() {
 	if a != nil {
 		a.f.Close()
