@@ -113,6 +113,8 @@ step_duration: 4s`)
 		t.Errorf("%d of %d requests reached the target more than %s after the step's end; the last %s after it (bound: none past the timeout of %s)",
 			late, len(arrivals), endGrace, last.Sub(stepEnd), timeout)
 	}
+	t.Logf("run %s; %d requests sent, %d dropped; the target saw %d, the last %s after the step's end",
+		took.Round(time.Millisecond), s.Attempts, s.Dropped, len(arrivals), last.Sub(stepEnd).Round(time.Millisecond))
 	// The target saw what the run says it sent, and nothing the run says it dropped.
 	if int64(len(arrivals)) != s.Attempts {
 		t.Errorf("the target saw %d requests, the run counts %d attempts", len(arrivals), s.Attempts)
