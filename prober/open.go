@@ -66,9 +66,9 @@ type openStage struct {
 	// requests is how many the stage schedules (0 to requests-1), measured
 	// the first of them due in the measured window.
 	requests, measured int64
-	// late bounds how late a request may leave: one that cannot be sent
-	// within the probe's timeout of its time, or before the stage's end
-	// (see endGrace), is dropped (docs/design.md, "Open-loop latency").
+	// late is the probe's timeout: the latest a request may leave after
+	// its time, and each attempt's deadline (see bound and endGrace;
+	// docs/design.md, "Open-loop latency").
 	late time.Duration
 
 	next    atomic.Int64 // the next request of the schedule nobody claimed
@@ -142,7 +142,6 @@ func (o *openStage) send(s *sender) {
 		e.pool.mu.Unlock()
 		o.wg.Done()
 	}()
-	timeout := time.Duration(e.probe.Request.Timeout)
 	for {
 		n := o.next.Add(1) - 1
 		if n >= o.requests {
@@ -171,6 +170,8 @@ func (o *openStage) send(s *sender) {
 			o.skipTo(o.overdue(sent))
 			continue
 		}
+		// On time is on time for its wake-up: a tick's lateness is the
+		// schedule's, not the generator falling behind.
 		if o.idle.Add(-1) == 0 {
 			if sent.Sub(wake) <= behindBy && o.spawn() {
 				// A sender waits for the next request while this one is under way.
@@ -179,7 +180,7 @@ func (o *openStage) send(s *sender) {
 			}
 		}
 		e.live.SendDelay(late.Seconds())
-		code, out := s.conn.Do(sent.Add(timeout))
+		code, out := s.conn.Do(sent.Add(o.late))
 		finished := time.Now()
 		e.live.InFlight(-1)
 		// Latency runs from the intended send time, so a stall is
