@@ -19,7 +19,10 @@
 #                loop at each of OPEN_RATES and at OPEN_FRACTION x that round's
 #                closed-loop rate. The OPEN_RATES runs capture the traffic
 #                (tcpdump on lo, data segments only) for nginx's own p50: the
-#                time from a request's packet to its response's on the wire
+#                time from a request's packet to its response's on the wire.
+#                Last in each round, overload: OVERLOAD_FACTOR x the highest
+#                rate held (maxrate's, when it ran first; else the highest of
+#                the round's open-loop runs that held with no drop)
 #   latency    : closed loop, LAT_CONNS connections to bench/delaytarget's
 #                /delay?ms=LAT_DELAY_MS: wrk, loadprobe; the server measures
 #                its own handler time, so the overhead is p99 - server p99
@@ -47,7 +50,8 @@
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
 #   SCENARIOS="gobench throughput rate maxrate open latency https conns websocket
-#   templated grpc" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 CAPTURE=1 LAT_CONNS=10
+#   templated grpc" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 OVERLOAD_FACTOR=1.5
+#   CAPTURE=1 LAT_CONNS=10
 #   LAT_DELAY_MS=20 SCALE_CONNS="1000 10000" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
 #   QUICK=1 (REPS=1 DUR=3, a smoke test; does not write OUT_MD unless set)
@@ -94,6 +98,7 @@ MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
 SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns websocket templated grpc"}
 OPEN_RATES=${OPEN_RATES:-"2000 20000"}
 OPEN_FRACTION=${OPEN_FRACTION:-0.8}
+OVERLOAD_FACTOR=${OVERLOAD_FACTOR:-1.5}
 CAPTURE=${CAPTURE:-1}
 LAT_CONNS=${LAT_CONNS:-10}
 LAT_DELAY_MS=${LAT_DELAY_MS:-20}
@@ -448,7 +453,7 @@ parse_loadprobe() {
   jq -c '.probes[0].steps[0] as $s | {count: $s.attempts, rps: $s.throughput,
           p50_ms: ($s.latency_seconds.p50 * 1000), p99_ms: ($s.latency_seconds.p99 * 1000),
           errors: (([$s.errors[]] | add // 0) + ([$s.responses | to_entries[] | select(.key | test("^(2|OK$)") | not) | .value] | add // 0)),
-          dropped: ($s.dropped // 0)}' "$1.out" 2>/dev/null || echo '{}'
+          dropped: ($s.dropped // 0), gen_cpu: $s.generator_cpu_ratio}' "$1.out" 2>/dev/null || echo '{}'
 }
 
 # ------------------------------------------------------------------ one run
@@ -532,10 +537,11 @@ run_attempt() {
      --argjson others "$other" --argjson steal "$steal" --argjson noisy "$noisy" --argjson load1 "$load1" \
      --argjson waited "$WAITED" --argjson dur "$DUR" --argjson mid "$(num "$mid")" --arg tag "${RUN_TAG:-}" \
      --argjson srv_p50 "$(num "$srv_p50")" --argjson srv_p99 "$(num "$srv_p99")" --argjson wire "$(num "$wire")" \
+     --argjson held "$(num "${HELD:-}")" \
      '{sc:$sc, name:$name, kind:$kind, rep:$rep, att:$att, rate:$rate, conns:$conns, rc:$rc, dur:$dur,
        wall:$wall, cpu:$cpu, rss_kb:$rss_kb, srv_reqs:$srv_reqs, srv_conns:$srv_conns, srv_cpu:$srv_cpu,
        others:$others, steal:$steal, noisy:($noisy==1), load1:$load1, waited:$waited,
-       tag:$tag, active_mid:$mid, srv_p50_ms:$srv_p50, srv_p99_ms:$srv_p99, wire_p50_ms:$wire} + $p' >> "$RESULTS"
+       tag:$tag, active_mid:$mid, srv_p50_ms:$srv_p50, srv_p99_ms:$srv_p99, wire_p50_ms:$wire, held_rate:$held} + $p' >> "$RESULTS"
   log "$(tail -1 "$RESULTS" | jq -r '"\(.sc) \(.name) rate=\(.rate) conns=\(.conns) rep\(.rep)/\(.att) rc=\(.rc) count=\(.count) rps=\(.rps) p50=\(.p50_ms)ms p99=\(.p99_ms)ms server=\(.srv_reqs) cpu=\(.cpu)s rss=\(.rss_kb)KB others=\(.others)\(if .noisy then " NOISY" else "" end)"')"
   sleep "$COOLDOWN"
   [ "$noisy" = 0 ]
@@ -545,6 +551,17 @@ run_attempt() {
 last_rps() {
   jq -s -r --arg n "$1" --arg sc "$2" --argjson rep "$3" \
     '[.[] | select(.sc==$sc and .name==$n and .rep==$rep and .rate==0)] | last | .rps // 0' "$RESULTS"
+}
+
+# highest_held NAME REP: the highest rate NAME held: scenario maxrate's when
+# it ran, else the highest of round REP's open-loop runs that held (nginx
+# counted at least HOLD of the offered rate) with nothing dropped; 0: none.
+highest_held() {
+  jq -s -r --arg n "$1" --argjson rep "$2" --argjson h "$HOLD" '
+    ([.[] | select(.sc=="maxrate" and .name==$n and .rps != null and .rps >= $h*.rate and .srv_reqs/.dur >= $h*.rate) | .rate] | max) as $c
+    | if $c != null then $c else
+      ([.[] | select(.sc=="open" and .name==$n and .rep==$rep and .rate > 0 and .tag != "overload"
+                     and (.dropped // 0) == 0 and .srv_reqs/.dur >= $h*.rate) | .rate] | max // 0) end' "$RESULTS"
 }
 
 # ------------------------------------------------------------------ websocket
@@ -567,6 +584,18 @@ scenario_websocket() {
     "$RUN/prober.test" -test.run '^$' -test.bench 'WebSocketRoundTrips' -test.benchtime=1x > "$RUN/websocket.txt" 2>&1 \
     || log "the WebSocket benchmark failed (see $RUN/websocket.txt)"
   kill "$WS_PID" 2>/dev/null; wait "$WS_PID" 2>/dev/null; WS_PID=""
+}
+
+# scenario_openbench: BenchmarkOpenLoopCPU (closed, then open loop CPU per
+# request in one process) against nginx, compiled first, pinned as a
+# generator is; the output goes to RUN/openbench.txt for the report.
+scenario_openbench() {
+  (cd "$ROOT" && go test -c -o "$RUN/prober.test" ./prober) || { log "go test -c ./prober failed"; return; }
+  drained; wait_quiet
+  log "BenchmarkOpenLoopCPU against $NGX_URL"
+  LOADPROBE_BENCH_HTTP_URL=$NGX_URL timeout 120 "${GEN_PIN[@]}" env GOMAXPROCS="$GEN_CPUS" \
+    "$RUN/prober.test" -test.run '^$' -test.bench 'OpenLoopCPU' -test.benchtime=1x > "$RUN/openbench.txt" 2>&1 \
+    || log "the open-loop benchmark failed (see $RUN/openbench.txt)"
 }
 
 # held NAME RATE: did the last maxrate run of NAME at RATE hold the rate?
@@ -662,7 +691,12 @@ for sc in $SCENARIOS; do
         r=$(awk -v x="$(last_rps "$n" open "$rep")" -v f="$OPEN_FRACTION" 'BEGIN{printf "%d", int(x * f / 1000) * 1000}')
         if [ "$r" -gt 0 ]; then RUN_TAG=fraction run_one open "$n" rate "$CONNS" "$r" "$rep"
         else log "no closed-loop rate in round $rep: no open-loop run at $OPEN_FRACTION of it"; fi
-      done; done ;;
+        top=$(highest_held "$n" "$rep")
+        r=$(awk -v x="$top" -v f="$OVERLOAD_FACTOR" 'BEGIN{printf "%d", int(x * f / 1000) * 1000}')
+        if [ "$r" -gt 0 ]; then HELD=$top RUN_TAG=overload run_one open "$n" rate "$CONNS" "$r" "$rep"
+        else log "no rate held in round $rep: no overload run"; fi
+      done; done
+      scenario_openbench ;;
     latency)
       use_delaytarget
       for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do

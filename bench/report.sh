@@ -190,7 +190,19 @@ def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep
           | if ($x | length) > 0 then
             "| \($n) | open, \($x[0] | if ref(.) then (.rate / ref(.).rps * 100 | floor | tostring) + "%" else "" end) of the round’s closed loop | \([$x[].rate] | mm(0)) | \([$x[] | select(ref(.) != null) | .rate / ref(.).rps] | mm(2)) | \([$x[].rps] | mm(1)) / \([$x[] | nrps] | mm(1)) | \([$x[] | nrps / .rate] | mm(4)) | \([$x[].dropped] | mm(0)) | \([$x[].p50_ms] | mm(3)) | – | – | \([$x[].p99_ms] | mm(2)) | \([$x[] | usreq] | mm(2)) | \([$x[] | select(ref(.) != null) | usreq / (ref(.) | usreq)] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[] | cores] | mm(2)) |"
             else empty end ) ),
-    ""
+    "",
+    ( [$O[] | select(.tag == "overload")] as $V
+      | if ($V | length) > 0 then
+        "**Overload**: each round offers \($V[0] | .rate / .held_rate | s(2))× the highest rate held (scenario C’s when it ran, else the round’s",
+        "highest open-loop rate held with no drop). Goal: achieved (nginx-counted) ≥ 0.9× the highest rate held, the",
+        "rest dropped and counted, the step generator-limited (`generator_cpu_ratio` at or above the 0.9 budget).",
+        "",
+        "| tool | round | highest rate held | offered req/s | achieved req/s (tool / nginx) | achieved ÷ highest held (nginx) | dropped | p50 ms | p99 ms | generator CPU ratio | others’ load, cores |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        ( $V | sort_by(.name, .rep)[]
+          | "| \(.name) | \(.rep) | \(.held_rate) | \(.rate) | \(.rps | s(0)) / \(nrps | s(0)) | \(nrps / .held_rate | s(3)) | \(.dropped // "n/a") | \(.p50_ms | s(2)) | \(.p99_ms | s(2)) | \(.gen_cpu | s(3)) | \(cores | s(2)) |" ),
+        ""
+        else empty end )
   else empty end ),
 
 ( ($rows | map(select(.sc == "latency"))) as $L
@@ -262,6 +274,23 @@ probe (engine, recorders, every round trip in the step figures). The ratio of th
 
 \`\`\`
 $(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/websocket.txt")
+\`\`\`
+EOF
+fi
+
+if [ -s "$RUN/openbench.txt" ]; then
+  cat <<EOF
+
+## E, in one process) Open against closed loop: CPU per request (\`go test -bench\`)
+
+\`BenchmarkOpenLoopCPU\` against the same nginx, pinned as a generator is, after scenario E's
+rounds: the closed loop at 50 connections, then the open loop at 20k req/s and at 0.8× and
+1.5× the rate that closed loop reached, 3 s each, one after the other in one process.
+\`cpu-µs/req\` is the process's CPU (getrusage) per request; \`x-closed\` is that over the
+closed loop's; \`sent/scheduled\` the share of the schedule sent (the rest dropped).
+
+\`\`\`
+$(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/openbench.txt")
 \`\`\`
 EOF
 fi

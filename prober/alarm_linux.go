@@ -20,7 +20,8 @@ import (
 // runs the timers that are due, and the sender's own timer fires on time.
 // A goroutine reads every expiry: a timerfd re-arms its interval only when
 // read, so an unread one goes off once (its first expiry is the only event
-// the edge-triggered poller sees). It ticks at the schedule's interval, so
+// the edge-triggered poller sees). It ticks at the schedule's interval (or
+// its batch ticks at high rates), so
 // the senders make no system call for it; the open loop's watch sets it
 // again every millisecond (open.go). On this machine a 500µs sleep of a
 // GOMAXPROCS=1 program woke 580µs late at the median without the alarm and
@@ -69,15 +70,6 @@ func (a *alarm) every(first time.Time, period time.Duration) {
 	}
 	wait := max(time.Until(first), 0) + alarmSlack
 	spec := itimerspec{value: syscall.NsecToTimespec(int64(wait)), interval: syscall.NsecToTimespec(int64(period))}
-	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-}
-
-// off disarms the alarm until every sets it again.
-func (a *alarm) off() {
-	if a == nil {
-		return
-	}
-	var spec itimerspec
 	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 }
 

@@ -66,7 +66,7 @@ func (a *analysis) shortfallLine() string {
 	s := short[0]
 	line := fmt.Sprintf("%s only %s responses per second came back (%s of the offered rate", a.at(s), fmtNum(s.Throughput), fmtPct(s.Throughput/s.Level))
 	if s.Dropped > 0 {
-		line += fmt.Sprintf(", %d requests dropped at max_in_flight", s.Dropped)
+		line += fmt.Sprintf(", %d requests dropped (max_in_flight, or too late to send)", s.Dropped)
 	}
 	line += "): the target did not keep up with the offered rate"
 	return line + a.also(short[1:])
