@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/prober/internal/h2"
 )
 
 // The lean HTTP/1.1 client. The request is serialized once; an attempt is one
@@ -45,6 +46,7 @@ type fastClient struct {
 	aborted    context.Context // ends on Abort: every dial gives up
 	abort      context.CancelFunc
 	src        *varSource // the values of NewConn's attempts
+	h2         *h2Client  // https offering h2 by ALPN (client_h2.go); nil otherwise
 }
 
 func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient, error) {
@@ -72,7 +74,12 @@ func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient,
 		shape = nil
 	}
 	aborted, abort := context.WithCancel(context.Background())
+	var h2c *h2Client
+	if tlsConfig != nil && slices.Contains(tlsConfig.NextProtos, "h2") {
+		h2c = newH2Client(req, u, headers)
+	}
 	return &fastClient{
+		h2:      h2c,
 		aborted: aborted, abort: abort,
 		src:       src,
 		addr:      net.JoinHostPort(u.Hostname(), port),
@@ -139,7 +146,11 @@ func (c *fastClient) newConnWith(vars *template.Vars) Conn { return c.newConn(va
 // requests are written with, and src, when not nil, gives them each
 // attempt's before it is sent (nil: a flow gives them, per step).
 func (c *fastClient) newConn(vars *template.Vars, src *varSource) Conn {
-	return &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
+	fc := &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
+	if c.h2 != nil {
+		fc.group = c.h2.join()
+	}
+	return fc
 }
 
 func (c *fastClient) Abort() {
@@ -165,14 +176,26 @@ type fastConn struct {
 	vars      *template.Vars
 	src       *varSource
 	buf, body []byte
+
+	// Over HTTP/2 (client_h2.go): the connection shared with the group's
+	// other Conns, and a templated request's block and its field values.
+	group *h2Group
+	h2req h2.Request
+	value []byte
 }
 
 func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
+	if fc.c.shape != nil && fc.src != nil {
+		fc.src.attempt(fc.vars)
+	}
+	if fc.group != nil && fc.nc == nil {
+		if code, o, ok := fc.doH2(deadline); ok {
+			return code, o
+		}
+		// The server chose HTTP/1.1 for the connection fc now holds.
+	}
 	request := fc.c.request
 	if fc.c.shape != nil {
-		if fc.src != nil {
-			fc.src.attempt(fc.vars)
-		}
 		request = fc.c.shape.render(fc)
 	}
 	code, stale, err := fc.roundTrip(deadline, request)
@@ -188,6 +211,10 @@ func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 func (fc *fastConn) Close() {
 	if fc.nc != nil {
 		fc.closeConn()
+	}
+	if fc.group != nil {
+		fc.group.leave()
+		fc.group = nil
 	}
 }
 

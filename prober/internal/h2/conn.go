@@ -122,6 +122,9 @@ func (c *Conn) Usable() bool {
 	return c.err == nil && c.goAway == nil && c.nextID < maxStreamID
 }
 
+// Done is closed once the connection has ended and its reader stopped.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
 // Close closes the connection: every stream under way ends with an error.
 // It returns once the reader has stopped.
 func (c *Conn) Close() {
