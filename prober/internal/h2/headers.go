@@ -2,6 +2,7 @@ package h2
 
 import (
 	"bytes"
+	"io"
 
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2"
@@ -34,39 +35,55 @@ func (r *reader) headers(flags byte, id uint32, p []byte) error {
 	if id == 0 {
 		return ConnectionError(http2.ErrCodeProtocol)
 	}
-	p, err := unpad(flags, p)
+	p, pad, err := padding(flags, p)
 	if err != nil {
 		return err
 	}
 	if flags&flagPriority != 0 {
 		if len(p) < 5 {
-			return ConnectionError(http2.ErrCodeFrameSize)
+			return io.ErrUnexpectedEOF
 		}
 		p = p[5:]
 	}
-	end := flags&flagEndStream != 0
-	if flags&flagEndHeaders == 0 {
-		r.continuing, r.blockID, r.blockEnd = true, id, end
-		r.block = append(r.block[:0], p...)
+	if pad > len(p) {
+		r.streamError(id)
 		return nil
 	}
-	return r.endBlock(id, end, p)
+	p = p[:len(p)-pad]
+	if r.continuing {
+		r.block, r.dropBlock = append(r.block, p...), false
+		return nil
+	}
+	return r.endBlock(id, flags&flagEndStream != 0, p)
 }
 
+// continuation adds to the block readFrames found continued.
 func (r *reader) continuation(flags byte, id uint32, p []byte) error {
-	if !r.continuing || id != r.blockID {
-		return ConnectionError(http2.ErrCodeProtocol)
-	}
 	// The block may not grow past what its header list may hold, by far.
 	if len(r.block)+len(p) > 2*r.c.opts.MaxHeaderList+maxFrame {
 		return ConnectionError(http2.ErrCodeProtocol)
 	}
-	r.block = append(r.block, p...)
+	if !r.dropBlock {
+		r.block = append(r.block, p...)
+	}
 	if flags&flagEndHeaders == 0 {
 		return nil
 	}
 	r.continuing = false
+	if r.dropBlock {
+		return nil
+	}
 	return r.endBlock(id, r.blockEnd, r.block)
+}
+
+// streamError resets a stream for a malformed frame of its own.
+func (r *reader) streamError(id uint32) {
+	c := r.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.streams[id]; s != nil {
+		r.resetLocked(s, http2.ErrCodeProtocol, nil)
+	}
 }
 
 // endBlock decodes a complete header block and ends, or goes on with, its
@@ -145,7 +162,8 @@ func (r *reader) responseLocked(s *stream, end bool) error {
 // keeps what the client reads of it.
 func (r *reader) field(name, value []byte) error {
 	f := &r.fields
-	if f.s == nil || f.invalid != nil || f.truncated {
+	defer func() { r.dec.quiet = f.invalid != nil || f.truncated }()
+	if f.invalid != nil || f.truncated {
 		return nil
 	}
 	if !validValue(value) {

@@ -14,7 +14,12 @@ import (
 // in one byte arena, so decoding a response allocates nothing once the
 // arena has grown; Huffman codes are decoded by hpack.
 
-var errCompression = errors.New("hpack: invalid header block")
+var (
+	errCompression = errors.New("hpack: invalid header block")
+	// errTruncated is a block that ends inside a field: invalid when it
+	// is whole, a block still to be continued otherwise.
+	errTruncated = errors.New("hpack: truncated header block")
+)
 
 // initialTableSize is the dynamic table size both ends start with
 // (SETTINGS_HEADER_TABLE_SIZE, which the client leaves at its default).
@@ -30,8 +35,13 @@ type decoder struct {
 	size       int // RFC 7541 size: name, value and 32 per entry
 	maxSize    int
 	maxString  int // the longest string accepted
-	name, val  bytes.Buffer
-	scratch    []byte
+	// quiet stops the fields of the block being decoded from being handed
+	// over, or their strings Huffman-decoded unless the table keeps them:
+	// as hpack.Decoder's SetEmitEnabled(false), which x/net's Framer sets
+	// at the first invalid field.
+	quiet     bool
+	name, val bytes.Buffer
+	scratch   []byte
 }
 
 func newDecoder(maxString int) *decoder {
@@ -47,8 +57,9 @@ type fieldFunc func(name, value []byte) error
 // peer's next block depends on them) and is returned.
 func (d *decoder) decode(block []byte, emit fieldFunc) error {
 	var emitErr error
+	d.quiet = false
 	call := func(name, value []byte) {
-		if emitErr == nil {
+		if emitErr == nil && !d.quiet {
 			emitErr = emit(name, value)
 		}
 	}
@@ -98,15 +109,27 @@ func (d *decoder) literal(prefix byte, index bool, block []byte, call func(name,
 		return nil, err
 	}
 	var name []byte
+	var rawName, rawValue rawString
 	if i > 0 {
 		var ok bool
 		if name, _, ok = d.at(i); !ok {
 			return nil, errCompression
 		}
-	} else if name, block, err = d.readString(&d.name, block); err != nil {
+	} else if rawName, block, err = d.readString(block); err != nil {
 		return nil, err
 	}
-	value, block, err := d.readString(&d.val, block)
+	// Both strings are read before either is decoded, as hpack.Decoder
+	// does: a block cut inside the field is truncated, not invalid.
+	if rawValue, block, err = d.readString(block); err != nil {
+		return nil, err
+	}
+	want := index || !d.quiet
+	if i == 0 {
+		if name, err = d.decodeString(&d.name, rawName, want); err != nil {
+			return nil, err
+		}
+	}
+	value, err := d.decodeString(&d.val, rawValue, want)
 	if err != nil {
 		return nil, err
 	}
@@ -175,37 +198,47 @@ func (d *decoder) evict(room int) {
 	}
 }
 
-// readString reads a string literal, Huffman-decoded into buf if coded.
-func (d *decoder) readString(buf *bytes.Buffer, block []byte) ([]byte, []byte, error) {
+// rawString is a string literal as the block holds it.
+type rawString struct {
+	b       []byte
+	huffman bool
+}
+
+// readString reads a string literal, not decoded yet.
+func (d *decoder) readString(block []byte) (rawString, []byte, error) {
 	if len(block) == 0 {
-		return nil, nil, errCompression
+		return rawString{}, nil, errTruncated
 	}
 	huffman := block[0]&0x80 != 0
 	n, block, err := readInt(7, block)
 	if err != nil {
-		return nil, nil, err
+		return rawString{}, nil, err
 	}
-	if n > uint64(len(block)) || n > uint64(d.maxString) {
-		return nil, nil, errCompression
+	switch {
+	case n > uint64(d.maxString):
+		return rawString{}, nil, errCompression
+	case n > uint64(len(block)):
+		return rawString{}, nil, errTruncated
 	}
-	s, rest := block[:n], block[n:]
-	if !huffman {
-		return s, rest, nil
+	return rawString{b: block[:n], huffman: huffman}, block[n:], nil
+}
+
+// decodeString returns s, Huffman-decoded into buf if coded and wanted.
+func (d *decoder) decodeString(buf *bytes.Buffer, s rawString, want bool) ([]byte, error) {
+	if !s.huffman || !want {
+		return s.b, nil
 	}
 	buf.Reset()
-	if _, err := hpack.HuffmanDecode(buf, s); err != nil {
-		return nil, nil, errCompression
+	if _, err := hpack.HuffmanDecode(buf, s.b); err != nil || buf.Len() > d.maxString {
+		return nil, errCompression
 	}
-	if buf.Len() > d.maxString {
-		return nil, nil, errCompression
-	}
-	return buf.Bytes(), rest, nil
+	return buf.Bytes(), nil
 }
 
 // readInt reads an HPACK integer with an n-bit prefix (RFC 7541, 5.1).
 func readInt(n byte, p []byte) (uint64, []byte, error) {
 	if len(p) == 0 {
-		return 0, nil, errCompression
+		return 0, nil, errTruncated
 	}
 	mask := uint64(1)<<n - 1
 	i := uint64(p[0]) & mask
@@ -224,7 +257,7 @@ func readInt(n byte, p []byte) (uint64, []byte, error) {
 			return i, p, nil
 		}
 	}
-	return 0, nil, errCompression
+	return 0, nil, errTruncated
 }
 
 // appendInt appends an HPACK integer with an n-bit prefix, its first byte

@@ -2,6 +2,7 @@ package h2
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"golang.org/x/net/http2"
@@ -31,6 +32,7 @@ type reader struct {
 	block      []byte
 	blockID    uint32
 	blockEnd   bool // its HEADERS frame ended the stream
+	dropBlock  bool // its HEADERS frame was malformed: the block is not read
 
 	received int64 // connection window used since the last update
 	fields   fieldState
@@ -66,20 +68,29 @@ func (c *Conn) readFrames() error {
 	for {
 		h, err := c.br.Peek(9)
 		if err != nil {
-			return err
+			return r.cut(err)
 		}
 		length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
 		typ, flags := http2.FrameType(h[3]), h[4]
 		id := binary.BigEndian.Uint32(h[5:]) & maxStreamID
+		// The Framer's order: the size, the order of header frames, and
+		// then the payload.
 		if length > maxFrame {
-			return ConnectionError(http2.ErrCodeFrameSize)
+			return r.cut(ConnectionError(http2.ErrCodeFrameSize))
+		}
+		switch {
+		case r.continuing && (typ != http2.FrameContinuation || id != r.blockID),
+			!r.continuing && typ == http2.FrameContinuation:
+			return r.cut(ConnectionError(http2.ErrCodeProtocol))
+		case typ == http2.FrameHeaders && flags&flagEndHeaders == 0:
+			// CONTINUATION frames follow, whatever the frame turns out to
+			// hold; one whose fragment cannot be read drops theirs.
+			r.continuing, r.blockID, r.blockEnd = true, id, flags&flagEndStream != 0
+			r.block, r.dropBlock = r.block[:0], true
 		}
 		frame, err := c.br.Peek(9 + length)
 		if err != nil {
-			return unexpectedEOF(err)
-		}
-		if r.continuing && typ != http2.FrameContinuation {
-			return ConnectionError(http2.ErrCodeProtocol)
+			return r.cut(unexpectedEOF(err))
 		}
 		err = r.frame(typ, flags, id, frame[9:])
 		c.br.Discard(9 + length)
@@ -87,6 +98,21 @@ func (c *Conn) readFrames() error {
 			return err
 		}
 	}
+}
+
+// cut is the end of the frames by err. A header block cut short by it is
+// decoded as far as it goes first: golang.org/x/net/http2 decodes each
+// fragment as it comes, so that an invalid one ends the connection as a
+// compression error whatever comes next.
+func (r *reader) cut(err error) error {
+	if r.continuing && !r.dropBlock {
+		r.continuing = false
+		r.fields = fieldState{} // no stream: the fields are only decoded
+		if e := r.dec.decode(r.block, r.emit); e != nil && e != errTruncated {
+			return ConnectionError(http2.ErrCodeCompression)
+		}
+	}
+	return err
 }
 
 func unexpectedEOF(err error) error {
@@ -117,26 +143,51 @@ func (r *reader) frame(typ http2.FrameType, flags byte, id uint32, p []byte) err
 	case http2.FrameSettings:
 		return r.settings(flags, id, p)
 	case http2.FramePushPromise:
-		return ConnectionError(http2.ErrCodeProtocol) // the client disabled push
+		return pushPromise(flags, id, p)
 	case http2.FramePing:
 		return r.ping(flags, id, p)
 	case http2.FrameGoAway:
 		return r.goAway(id, p)
 	case http2.FrameWindowUpdate:
 		return r.windowUpdate(id, p)
+	case http2.FramePriorityUpdate: // RFC 9218, checked as the Framer checks it, then ignored
+		switch {
+		case id != 0:
+			return ConnectionError(http2.ErrCodeProtocol)
+		case len(p) < 4:
+			return ConnectionError(http2.ErrCodeFrameSize)
+		case binary.BigEndian.Uint32(p)&maxStreamID == 0:
+			return ConnectionError(http2.ErrCodeProtocol)
+		}
 	}
 	return nil // unknown frame types are ignored (RFC 9113, 4.1)
 }
 
-// unpad strips a padded frame's padding.
-func unpad(flags byte, p []byte) ([]byte, error) {
+// pushPromise refuses a PUSH_PROMISE: the client disabled push.
+func pushPromise(flags byte, id uint32, p []byte) error {
+	if id == 0 {
+		return ConnectionError(http2.ErrCodeProtocol)
+	}
+	p, _, err := padding(flags, p)
+	if err == nil && len(p) < 4 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return err
+	}
+	return ConnectionError(http2.ErrCodeProtocol)
+}
+
+// padding reads a padded frame's pad length; a frame too short for it is
+// a cut one, as golang.org/x/net/http2's Framer reads it.
+func padding(flags byte, p []byte) ([]byte, int, error) {
 	if flags&flagPadded == 0 {
-		return p, nil
+		return p, 0, nil
 	}
-	if len(p) == 0 || int(p[0]) >= len(p) {
-		return nil, ConnectionError(http2.ErrCodeProtocol)
+	if len(p) == 0 {
+		return nil, 0, io.ErrUnexpectedEOF
 	}
-	return p[1 : len(p)-int(p[0])], nil
+	return p[1:], int(p[0]), nil
 }
 
 func (r *reader) data(flags byte, id uint32, p []byte) error {
@@ -145,10 +196,14 @@ func (r *reader) data(flags byte, id uint32, p []byte) error {
 		return ConnectionError(http2.ErrCodeProtocol)
 	}
 	size := len(p)
-	body, err := unpad(flags, p)
-	if err != nil {
+	body, pad, err := padding(flags, p)
+	switch {
+	case err != nil:
 		return err
+	case pad > len(body):
+		return ConnectionError(http2.ErrCodeProtocol)
 	}
+	body = body[:len(body)-pad]
 	if err := r.refund(size); err != nil {
 		return err
 	}
@@ -271,11 +326,19 @@ func (r *reader) goAway(id uint32, p []byte) error {
 	c := r.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.goAway == nil || last < c.goAway.LastStreamID {
-		c.goAway = &GoAwayError{LastStreamID: last, Code: http2.ErrCode(binary.BigEndian.Uint32(p[4:]))}
+	code := http2.ErrCode(binary.BigEndian.Uint32(p[4:]))
+	if c.goAway != nil && c.goAway.Code != http2.ErrCodeNo {
+		code = c.goAway.Code // the first error stands
 	}
+	c.goAway = &GoAwayError{LastStreamID: last, Code: code}
 	for sid, s := range c.streams {
-		if sid > last {
+		switch {
+		case sid <= last: // the server has it, and answers or closes
+		case sid == 1 && code != http2.ErrCodeNo:
+			// An error on the first stream of a new connection: a new
+			// one would likely see the same, so no retry, as in x/net.
+			c.finishLocked(s, fmt.Errorf("http2: Transport received GOAWAY from server ErrCode:%v", code))
+		default:
 			c.finishLocked(s, ErrUnprocessed)
 		}
 	}
