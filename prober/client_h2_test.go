@@ -240,7 +240,7 @@ func TestHostileH2Servers(t *testing.T) {
 				url, _ := newH2HostileServer(t, tc.window, tc.serve)
 				req := h2Request(url, timeout)
 				if tc.post {
-					req.Method, req.Payload = "POST", []byte(strings.Repeat("b", 1<<10))
+					req.Method, req.Payload = "POST", []byte(strings.Repeat("b", 100<<10)) // past the first 64 KiB of window
 				}
 				start := time.Now()
 				code, o, ok := doWithin(newTestClient(t, req, path).NewConn(), start.Add(timeout), liveness)
@@ -328,5 +328,31 @@ func TestH2StreamsShareConnection(t *testing.T) {
 		if len(remotes) != tc.want {
 			t.Errorf("%d Conns, %d streams per connection: %d connections, want %d", tc.conns, tc.streams, len(remotes), tc.want)
 		}
+	}
+}
+
+// TestH2ConnOutlivesItsDial: an HTTP/2 connection carries requests past
+// the deadline of the attempt that dialled it, on one connection.
+func TestH2ConnOutlivesItsDial(t *testing.T) {
+	var mu sync.Mutex
+	remotes := map[string]bool{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		remotes[r.RemoteAddr] = true
+		mu.Unlock()
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	conn := newTestClient(t, h2Request(srv.URL, 100*time.Millisecond), "").NewConn()
+	defer conn.Close()
+	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); {
+		if code, o := conn.Do(time.Now().Add(100 * time.Millisecond)); o != result.Success {
+			t.Fatalf("Do() = %d, %v", code, o)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(remotes) != 1 {
+		t.Errorf("%d connections, want 1", len(remotes))
 	}
 }

@@ -99,6 +99,9 @@ func New(nc net.Conn, opts Options, deadline time.Time) (*Conn, error) {
 	}
 	c.fr = http2.NewFramer(c.bw, nil)
 	c.reader.init(c)
+	// The reader reads for as long as the connection lives, whatever
+	// deadline its dial had: each stream has its own.
+	nc.SetReadDeadline(time.Time{})
 	nc.SetWriteDeadline(deadline)
 	c.bw.WriteString(http2.ClientPreface)
 	c.fr.WriteSettings(

@@ -160,6 +160,7 @@ func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 			case <-s.window:
 			case <-s.timer.C:
 				s.timer.Reset(0) // for RoundTrip's wait, which ends the stream
+				return nil
 			}
 			c.wmu.Lock()
 			c.nc.SetWriteDeadline(deadline)
