@@ -2,6 +2,7 @@ package h2
 
 import (
 	"os"
+	"runtime"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -170,13 +171,36 @@ func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 		body = body[n:]
 	}
 	if err == nil {
-		err = c.bw.Flush()
+		err = c.flush()
+	} else {
+		c.wmu.Unlock()
 	}
-	c.wmu.Unlock()
 	if err != nil {
 		c.fail(err)
 	}
 	return nil // a failed write ends the stream, with the connection's error
+}
+
+// flush writes out the buffered frames and releases the write lock. With
+// other streams open on the connection it first lets the other goroutines
+// run: the callers the reader has just woken write their requests into the
+// buffer too, and the first to come back writes them all in one TLS record
+// and one syscall, as h2load does, where each would pay its own.
+func (c *Conn) flush() error {
+	c.mu.Lock()
+	shared := c.active > 1
+	c.mu.Unlock()
+	if shared {
+		c.wmu.Unlock()
+		runtime.Gosched()
+		c.wmu.Lock()
+	}
+	var err error
+	if c.bw.Buffered() > 0 {
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	return err
 }
 
 // openLocked gives s the next stream ID and registers it.
