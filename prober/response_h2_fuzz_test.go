@@ -20,7 +20,7 @@ import (
 // FuzzReadResponseH2 is FuzzReadResponse's twin for HTTP/2: the bytes are
 // the frames a server writes once it has read the request (after its
 // SETTINGS), and the lean HTTP/2 client (prober/internal/h2) must make of
-// them what golang.org/x/net/http2's transport, the std path's, makes: the
+// them what golang.org/x/net/http2's transport (net/http's, the std path's, is generated from it) makes: the
 // same status code and the same outcome. x/net's client is configured as
 // the lean one where it can be (16 KiB frames, the same header limits).
 func FuzzReadResponseH2(f *testing.F) {
@@ -95,7 +95,12 @@ func h2LeanRead(t *testing.T, frames []byte) h2Result {
 
 func h2StdRead(t *testing.T, frames []byte) h2Result {
 	nc := h2Server(t, frames)
+	// The std path's HTTP/2 is net/http's, generated from this package
+	// (h2_bundle.go); x/net's ClientConn gives the one connection the twin
+	// compares, without the Transport's pool and retries.
+	//lint:ignore SA1019 see above
 	tr := &http2.Transport{MaxReadFrameSize: 16 << 10, MaxHeaderListSize: maxHeaderBytes}
+	//lint:ignore SA1019 see above
 	cc, err := tr.NewClientConn(nc)
 	if err != nil {
 		t.Fatal(err)
