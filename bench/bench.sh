@@ -27,7 +27,14 @@
 #                /delay?ms=LAT_DELAY_MS: wrk, loadprobe; the server measures
 #                its own handler time, so the overhead is p99 - server p99
 #   https      : closed loop, CONNS keep-alive connections over TLS to nginx
-#                (a self-signed certificate made for the run): wrk, loadprobe
+#                offering HTTP/1.1 only (a self-signed certificate made for
+#                the run): wrk, loadprobe with default settings
+#   h2         : the same against nginx offering h2 and http/1.1 by ALPN:
+#                wrk (HTTP/1.1), h2load -c CONNS -m1, loadprobe with default
+#                settings (HTTP/2, one stream per connection)
+#   h2streams  : HTTP/2 with 10 streams per connection: h2load -c CONNS/10
+#                -m10 (-m10 row), loadprobe at concurrency CONNS with
+#                http2.streams_per_connection 10 (-s10 row)
 #   conns      : closed loop at each of SCALE_CONNS keep-alive connections:
 #                wrk, loadprobe; nginx's active connections sampled mid-run
 #   websocket  : message round trips per generator CPU-second against
@@ -49,8 +56,8 @@
 # Knobs (environment): REPS=3 DUR=10 CONNS=50 TIMEOUT=5 RATES="1000 10000"
 #   RATE_START=20000 RATE_STEP=20000 RATE_LIMIT=200000 HOLD=0.99 REFINE=2
 #   MAX_IN_FLIGHT=1000 (open loop: loadprobe max_in_flight, vegeta -max-workers)
-#   SCENARIOS="gobench throughput rate maxrate open latency https conns websocket
-#   templated grpc" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 OVERLOAD_FACTOR=1.5
+#   SCENARIOS="gobench throughput rate maxrate open latency https h2 h2streams conns
+#   websocket templated grpc" OPEN_RATES="2000 20000" OPEN_FRACTION=0.8 OVERLOAD_FACTOR=1.5
 #   CAPTURE=1 LAT_CONNS=10
 #   LAT_DELAY_MS=20 SCALE_CONNS="1000 10000" PIN=1 COOLDOWN=1
 #   QUIET_WAIT=120 QUIET_CORES=0.25 NOISE_CORES=0.3 MAX_ATTEMPTS=3
@@ -95,7 +102,7 @@ RATE_LIMIT=${RATE_LIMIT:-200000}
 HOLD=${HOLD:-0.99}
 REFINE=${REFINE:-2}
 MAX_IN_FLIGHT=${MAX_IN_FLIGHT:-1000}
-SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https conns websocket templated grpc"}
+SCENARIOS=${SCENARIOS:-"gobench throughput rate maxrate open latency https h2 h2streams conns websocket templated grpc"}
 OPEN_RATES=${OPEN_RATES:-"2000 20000"}
 OPEN_FRACTION=${OPEN_FRACTION:-0.8}
 OVERLOAD_FACTOR=${OVERLOAD_FACTOR:-1.5}
@@ -223,9 +230,9 @@ start_nginx() {
   for try in 1 2 3 4 5; do
     for i in $(seq 1 200); do
       p=$(( 10000 + RANDOM % (eph - 10001) ))
-      [ -z "$(ss -Htan "sport = :$p or sport = :$(( p + 1 ))" 2>/dev/null)" ] && break
+      [ -z "$(ss -Htan "sport = :$p or sport = :$(( p + 1 )) or sport = :$(( p + 2 ))" 2>/dev/null)" ] && break
     done
-    sed "s/@PORT@/$p/; s/@TLSPORT@/$(( p + 1 ))/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
+    sed "s/@PORT@/$p/; s/@TLSPORT@/$(( p + 1 ))/; s/@H2PORT@/$(( p + 2 ))/" "$HERE/nginx.conf.in" > "$d/nginx.conf"
     "${SRV_PIN[@]}" nginx -p "$d/" -c nginx.conf -e logs/error.log -g 'daemon off;' > "$d/logs/stdout" 2>&1 &
     NGX_PID=$!
     for i in $(seq 1 50); do
@@ -236,11 +243,11 @@ start_nginx() {
     done
     kill -0 "$NGX_PID" 2>/dev/null && break
     wait "$NGX_PID" 2>/dev/null; NGX_PID=""
-    log "nginx did not start on ports $p, $(( p + 1 )) (see $d/logs); others"
+    log "nginx did not start on ports $p-$(( p + 2 )) (see $d/logs); others"
   done
   [ -n "$NGX_PID" ] || die "nginx did not start (see $d/logs)"
   # Only ever load ports that this nginx listens on.
-  for i in "$p" "$(( p + 1 ))"; do
+  for i in "$p" "$(( p + 1 ))" "$(( p + 2 ))"; do
     ss -Htlnp "sport = :$i" 2>/dev/null | grep -q "pid=$NGX_PID," || die "port $i is not our nginx's"
   done
   curl -s --max-time 2 "http://127.0.0.1:$p/nginx_status" | grep -q '^Active connections' || die "no stub_status on $p"
@@ -248,6 +255,7 @@ start_nginx() {
   NGX_PORT=$p
   NGX_URL="http://127.0.0.1:$p/"
   NGX_TLS_URL="https://127.0.0.1:$(( p + 1 ))/"
+  NGX_H2_URL="https://127.0.0.1:$(( p + 2 ))/"
   NGX_CERT="$d/cert.pem"
   log "nginx master $NGX_PID worker $NGX_WORKER on $NGX_URL and $NGX_TLS_URL"
 }
@@ -274,9 +282,13 @@ start_delaytarget() {
 use_nginx() {
   [ -n "$NGX_PID" ] || start_nginx
   URL=$NGX_URL; SRV=$NGX_WORKER; SRV_KIND=nginx; LP_TLS=""
-  # HTTP/1.1 over TLS, as wrk speaks it (enable_http2 would leave the
-  # choice to ALPN, which only net/http's path can follow).
-  if [ "${1:-}" = tls ]; then URL=$NGX_TLS_URL; LP_TLS=", enable_http2: false, tls_config: {ca_file: \"$NGX_CERT\"}"; fi
+  # loadprobe with its default settings (ALPN offers h2 and http/1.1) and
+  # the run's certificate, verified: tls is nginx offering HTTP/1.1 only,
+  # h2 nginx offering both.
+  case ${1:-} in
+    tls) URL=$NGX_TLS_URL; LP_TLS=", tls_config: {ca_file: \"$NGX_CERT\"}" ;;
+    h2) URL=$NGX_H2_URL; LP_TLS=", tls_config: {ca_file: \"$NGX_CERT\"}" ;;
+  esac
 }
 use_delaytarget() {
   [ -n "$DT_PID" ] || start_delaytarget
@@ -356,6 +368,20 @@ LP_NAMES=()
 
 # cmd_KIND NAME MODE(closed|rate) CONNS RATE P -> CMD=(argv)
 cmd_wrk() { CMD=(wrk -t"$GEN_CPUS" -c"$3" -d"$DUR"s --timeout "$TIMEOUT"s --latency "$URL"); }
+# h2load: -m1 at CONNS connections, or (a -m10 row) CONNS/10 connections
+# of 10 streams each; one thread, as wrk -t1. Against the gRPC target:
+# CONNS calls in flight on one connection, each POST's body the framed
+# Noop call (the grpc scenario, below).
+cmd_h2load() {
+  if [ "$SRV_KIND" = grpc ]; then
+    CMD=(h2load -t1 -c1 -m "$3" -D "$DUR" -H 'content-type: application/grpc' -H 'te: trailers'
+         -d "$RUN/grpc-noop.bin" "http://$GRPC_ADDR/loadprobe.demo.v1.Target/Noop")
+    return
+  fi
+  local c=$3 m=1
+  case $1 in *-m10) c=$(( $3 / 10 )); m=10 ;; esac
+  CMD=(h2load -t"$GEN_CPUS" -c"$c" -m"$m" -D "$DUR" "$URL")
+}
 cmd_hey() { CMD=(hey -z "$DUR"s -c "$3" -t "$TIMEOUT" "$URL"); }
 cmd_vegeta() {
   printf 'GET %s\n' "$URL" > "$5.targets"
@@ -372,10 +398,6 @@ cmd_ghz() {
   CMD=(ghz --insecure --protoset "$ROOT/demo/target/target.protoset" --call loadprobe.demo.v1.Target/Noop
        -d '{}' -c "$3" --connections 1 -z "$DUR"s -t "$TIMEOUT"s -O json "$GRPC_ADDR")
 }
-cmd_h2load() {
-  CMD=(h2load -t1 -c1 -m "$3" -D "$DUR" -H 'content-type: application/grpc' -H 'te: trailers'
-       -d "$RUN/grpc-noop.bin" "http://$GRPC_ADDR/loadprobe.demo.v1.Target/Noop")
-}
 cmd_loadprobe() {
   local load="concurrency: [$3]"
   [ "$2" = rate ] && load="rate: [$4], max_in_flight: $MAX_IN_FLIGHT"
@@ -384,6 +406,7 @@ cmd_loadprobe() {
   case $1 in
     *-body) body=", method: POST, body: '{\"id\": 123456, \"n\": 789}'" ;;
     *-template) body=", method: POST, body: '{\"id\": {{index}}, \"n\": {{random_int 1 999}}}'" ;;
+    *-s10) body=", http2: {streams_per_connection: 10}" ;;
   esac
   local request="{url: \"$URL\", timeout: ${TIMEOUT}s$LP_TLS$body}"
   [ "$SRV_KIND" = grpc ] && request="{url: \"$URL\", timeout: ${TIMEOUT}s, grpc: {method: loadprobe.demo.v1.Target/Noop, message: '{}', descriptors: \"$ROOT/demo/target/target.protoset\", connections: 1}}"
@@ -411,6 +434,16 @@ parse_wrk() {
     END{ printf "{\"count\":%s,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s,\"errors\":%d,\"dropped\":null}\n",
          count==""?"null":count, rps==""?"null":rps, p50==""?"null":p50, p99==""?"null":p99, non+errs }' "$1.out"
 }
+# h2load counts HTTP/2 responses: a gRPC call's status is in its trailers,
+# which it does not read (Noop always answers OK).
+parse_h2load() {
+  awk '
+    /^finished in /{rps=$4}
+    /^requests: /{count=$8; errs=$10+$12+$14}
+    /^status codes: /{non=$5+$7+$9}
+    END{ printf "{\"count\":%s,\"rps\":%s,\"p50_ms\":null,\"p99_ms\":null,\"errors\":%d,\"dropped\":null}\n",
+         count==""?"null":count, rps==""?"null":rps, errs+non }' "$1.out"
+}
 parse_hey() {
   awk '
     /^ +Requests\/sec:/{rps=$2} /^ +99% in /{p99=$3*1000}
@@ -426,16 +459,6 @@ parse_ghz() {
           p99_ms: ([.latencyDistribution[]? | select(.percentage == 99) | .latency / 1e6] | first),
           errors: ([.statusCodeDistribution // {} | to_entries[] | select(.key != "OK") | .value] | add // 0),
           dropped: null}' "$1.out" 2>/dev/null || echo '{}'
-}
-# h2load counts HTTP/2 responses: a call's gRPC status is in its trailers,
-# which it does not read (Noop always answers OK).
-parse_h2load() {
-  awk '
-    /^finished in /{rps=$4}
-    /^requests: /{count=$6; errs=$10+$12+$14}
-    /^status codes: /{non=$5+$7+$9}
-    END{ printf "{\"count\":%s,\"rps\":%s,\"p99_ms\":null,\"errors\":%d,\"dropped\":null}\n",
-         count==""?"null":count, rps==""?"null":rps, errs+non }' "$1.out"
 }
 post_vegeta() {   # untimed: decode the results file
   [ -s "$1.bin" ] && vegeta report -type=json "$1.bin" > "$1.json" 2>>"$1.err"
@@ -620,7 +643,7 @@ else
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$RUN/loadprobe" .) || die "go build failed"
   KIND[loadprobe]=loadprobe; BIN[loadprobe]="$RUN/loadprobe"; LP_NAMES=(loadprobe)
 fi
-KIND[wrk]=wrk; KIND[hey]=hey; KIND[vegeta]=vegeta; KIND[ghz]=ghz; KIND[h2load]=h2load
+KIND[wrk]=wrk; KIND[hey]=hey; KIND[vegeta]=vegeta; KIND[ghz]=ghz; KIND[h2load]=h2load; KIND[h2load-m10]=h2load
 NAMES_A=($PEERS_CLOSED "${LP_NAMES[@]}")
 NAMES_B=($PEERS_RATE "${LP_NAMES[@]}")
 
@@ -654,6 +677,7 @@ for sc in $SCENARIOS; do
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
     throughput|rate|maxrate|open|conns|templated) use_nginx ;;&
+    h2|h2streams) use_nginx h2 ;;&
     throughput)
       for rep in $(seq 1 "$REPS"); do for n in "${NAMES_A[@]}"; do
         run_one throughput "$n" closed "$CONNS" 0 "$rep"
@@ -706,6 +730,16 @@ for sc in $SCENARIOS; do
       use_nginx tls
       for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do
         run_one https "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
+    h2)
+      for rep in $(seq 1 "$REPS"); do for n in wrk h2load "${LP_NAMES[@]}"; do
+        run_one h2 "$n" closed "$CONNS" 0 "$rep"
+      done; done ;;
+    h2streams)
+      lp=${LP_NAMES[0]}
+      KIND[$lp-s10]=loadprobe; BIN[$lp-s10]=${BIN[$lp]}
+      for rep in $(seq 1 "$REPS"); do for n in h2load-m10 "$lp-s10"; do
+        run_one h2streams "$n" closed "$CONNS" 0 "$rep"
       done; done ;;
     conns)
       for c in $SCALE_CONNS; do for rep in $(seq 1 "$REPS"); do for n in wrk "${LP_NAMES[@]}"; do

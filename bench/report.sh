@@ -225,8 +225,8 @@ def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep
     (if $sc == "https" then
       "## G) https keep-alive: \($H[0].conns) connections, nginx over TLS (a self-signed certificate made for the run)",
       "",
-      "HTTP/1.1 over TLS on both sides: loadprobe with `enable_http2: false` and the certificate as `tls_config.ca_file`",
-      "(verified, not skipped)."
+      "nginx offers HTTP/1.1 only by ALPN: loadprobe with default settings (its ALPN offers h2 and http/1.1) and the",
+      "certificate as `tls_config.ca_file` (verified, not skipped)."
      else
       "## H) Connection scale: closed loop at \($H | map(.conns) | unique | map(tostring) | join(" and ")) keep-alive connections"
      end),
@@ -242,6 +242,46 @@ def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep
     "*req/s* as nginx counted them (stub_status) ÷ the run’s length.",
     ""
   else empty end )
+' "$RUN/results.jsonl"
+
+# Issue 26's HTTP/2 rows: loadprobe beside wrk and h2load against nginx
+# offering h2 by ALPN, each ratio to the peer of the same round.
+jq -r -s '
+def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length/2 - 1] + .[length/2]) / 2 end;
+def r(d): if . == null then null else (. * pow(10; d) | round) / pow(10; d) end;
+def s(d): if . == null then "n/a" else r(d) | tostring end;
+def mm(d): map(select(. != null)) | if length == 0 then "n/a"
+  else (med | s(d)) + (if min != max then " (" + (min | s(d)) + "–" + (max | s(d)) + ")" else "" end) end;
+def names(sc): [.[] | select(.sc == sc) | .name] | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end);
+def cores: .others / (.wall // .dur);
+def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
+def cpus: if .cpu > 0 then .srv_reqs / .cpu else null end;
+def peer(rows; x; name): x as $x | rows | map(select(.name == name and .rep == $x.rep)) | last;
+def ratio(rows; x; name; f): peer(rows; x; name) as $p | if $p == null or ($p | f) == null or ($p | f) == 0 then null else (x | f) / ($p | f) end;
+
+(reduce .[] as $x ({}; .["\($x.sc)/\($x.name)/\($x.rate)/\($x.conns)/\($x.rep)"] = $x) | [.[]]) as $rows
+| [["h2", "h2load"], ["h2streams", "h2load-m10"]][] as [$sc, $ref]
+| ($rows | map(select(.sc == $sc))) as $H
+| if ($H | length) > 0 then
+  (if $sc == "h2" then
+    "## K) HTTP/2: \($H[0].conns) connections to nginx offering h2 and http/1.1 by ALPN",
+    "",
+    "wrk speaks HTTP/1.1 (it offers no ALPN); h2load `-c\($H[0].conns) -m1` and loadprobe with default settings speak",
+    "HTTP/2, one stream per connection."
+   else
+    "## L) HTTP/2, 10 streams per connection: h2load `-c\($H[0].conns / 10 | floor) -m10` beside loadprobe at concurrency \($H[0].conns)",
+    "",
+    "loadprobe with `http2: {streams_per_connection: 10}`: \($H[0].conns) workers over \($H[0].conns / 10 | floor) connections."
+   end),
+  "",
+  "| tool | req/s | × \($ref) | requests per generator CPU-s | per CPU-s × \($ref) | req/s × wrk | peak RSS MiB | errors | others’ load, cores |",
+  "|---|---|---|---|---|---|---|---|---|",
+  ( $H | names($sc)[] as $n | [$H[] | select(.name == $n)] as $x
+    | "| \($n) | \([$x[] | nrps] | mm(0)) | \([$x[] | ratio($H; .; $ref; nrps)] | mm(2)) | \([$x[] | cpus] | mm(0)) | \([$x[] | ratio($H; .; $ref; cpus)] | mm(2)) | \([$x[] | ratio($H; .; "wrk"; nrps)] | mm(2)) | \([$x[].rss_kb / 1024] | mm(1)) | \([$x[].errors] | mm(0)) | \([$x[] | cores] | mm(2)) |" ),
+  "",
+  "*req/s* as nginx counted them (stub_status) ÷ the run’s length; ratios are per round, to the peer of the same round.",
+  ""
+else empty end
 ' "$RUN/results.jsonl"
 
 if [ -s "$RUN/gobench.txt" ]; then

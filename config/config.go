@@ -47,6 +47,7 @@ type Request struct {
 	Timeout          model.Duration    `yaml:"timeout"`
 	KeepAlive        bool              `yaml:"keep_alive"`
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
+	HTTP2            HTTP2             `yaml:"http2"`
 	// GRPC makes the request a unary gRPC call (grpc.go); nil for HTTP
 	// and WebSocket.
 	GRPC *GRPC `yaml:"grpc,omitempty"`
@@ -65,6 +66,15 @@ type Request struct {
 	// Templates holds the parts of the request that vary per attempt,
 	// compiled at load (template.go); nil when none does.
 	Templates *RequestTemplates `yaml:"-"`
+}
+
+// HTTP2 holds the settings of the lean HTTP/2 client (docs/configuration.md,
+// "Which client sends the requests").
+type HTTP2 struct {
+	// StreamsPerConnection is how many of a level's workers share one
+	// HTTP/2 connection, each with a stream of its own: 1 keeps a
+	// closed-loop level a number of connections.
+	StreamsPerConnection int `yaml:"streams_per_connection"`
 }
 
 // Load says how much load a probe sends: exactly one of Concurrency, Rate,
@@ -211,6 +221,7 @@ var (
 		Method:    "GET",
 		Timeout:   model.Duration(time.Second),
 		KeepAlive: true,
+		HTTP2:     HTTP2{StreamsPerConnection: 1},
 		// A load probe measures the URL it names: a redirect is a response,
 		// counted by its code, unless follow_redirects says otherwise.
 		HTTPClientConfig: commoncfg.HTTPClientConfig{FollowRedirects: false, EnableHTTP2: true},

@@ -62,6 +62,7 @@ var badConfigs = map[string]string{
 	"phase-zero-rate.yml":             "testdata/bad/phase-zero-rate.yml:8: probes[0].load.phases[0].rate: must be positive (got 0)",
 	"rate-above-max.yml":              "testdata/bad/rate-above-max.yml:8: probes[0].load.rate: level 2000 is above max_rate (1000)",
 	"rate-not-increasing.yml":         "testdata/bad/rate-not-increasing.yml:7: probes[0].load.rate: levels must increase (got 100.5 after 100.5)",
+	"streams-zero.yml":                "testdata/bad/streams-zero.yml:7: probes[0].request.http2.streams_per_connection: must be in [1, 1000] (got 0)",
 	"status-code.yml":                 "testdata/bad/status-code.yml:8: probes[0].request.valid_status_codes: 700 is not an HTTP status code (100-599)",
 	"syntax-error-indent.yml":         "testdata/bad/syntax-error-indent.yml:8: did not find expected key",
 	"syntax-error.yml":                "testdata/bad/syntax-error.yml:6: did not find expected key",

@@ -115,6 +115,10 @@ func (v *validator) controls(c *Config, first map[string]int) {
 	}
 }
 
+// maxStreamsPerConnection bounds http2.streams_per_connection: servers
+// allow 100 to 250 concurrent streams (nginx 128, Go 250).
+const maxStreamsPerConnection = 1000
+
 func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope template.Scope) {
 	read := r.Payload
 	r.Payload = nil
@@ -168,6 +172,10 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 
 	if r.Timeout <= 0 {
 		v.errorf(p.to("timeout"), "must be positive (got %s)", r.Timeout)
+	}
+
+	if n := r.HTTP2.StreamsPerConnection; n < 1 || n > maxStreamsPerConnection {
+		v.errorf(p.to("http2", "streams_per_connection"), "must be in [1, %d] (got %d)", maxStreamsPerConnection, n)
 	}
 
 	cp := p.to("valid_status_codes")

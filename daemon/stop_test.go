@@ -146,7 +146,8 @@ func holdingTarget(t *testing.T) (url string, held <-chan struct{}) {
 
 // SIGTERM ends the daemon whatever its runs are waiting for: here every
 // attempt is held by a server that answered 101 and says nothing more,
-// over net/http (https). The run under way ends canceled.
+// over net/http (follow_redirects; https alone now takes the lean
+// client). The run under way ends canceled.
 func TestShutdownDuringAHeldResponse(t *testing.T) {
 	url, held := holdingTarget(t)
 	td := startDaemonWith(t, `allowed_targets: ["127.0.0.1"]
@@ -155,6 +156,7 @@ probes:
     request:
       url: `+url+`/
       timeout: 30s
+      follow_redirects: true
       tls_config: {insecure_skip_verify: true}
     load: {concurrency: [2], step_duration: 30s}
 `, daemonOptions{target: "unused"})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loadprobe/loadprobe/prober/internal/h2"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -45,6 +46,7 @@ func classify(err error) result.Outcome {
 		return result.Refused
 	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, h2.ErrUnprocessed) ||
 		errors.Is(err, syscall.ECONNABORTED) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return result.Reset

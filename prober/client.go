@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,9 +25,10 @@ const maxBodyBytes = 10 << 20
 //
 // Requests whose settings need nothing of net/http go through a lean
 // HTTP/1.1 client (client_fast.go) that serializes the request once and
-// allocates nothing per attempt, over crypto/tls for https unless HTTP/2 is
-// enabled (client_tls.go); everything else (HTTP/2, proxies, OAuth2,
-// redirects, http_headers, secret references) goes through net/http
+// allocates nothing per attempt, over crypto/tls for https (client_tls.go),
+// or through a lean HTTP/2 client when the server picks h2 by ALPN
+// (client_h2.go); everything else (proxies, OAuth2, redirects,
+// http_headers, secret references) goes through net/http
 // configured by prometheus/common (client_std.go). Both keep one TCP
 // connection per Conn (but for OAuth2, see client_std.go), send the headers
 // that headers.go decides, and classify failures the same way (classify.go).
@@ -80,15 +82,13 @@ func newClient(req config.Request, name string, std bool, src *varSource) (httpC
 // fixed header (basic_auth, authorization, bearer_token, with their *_file
 // variants) is resolved once by the lean client; only secret-manager
 // references need the std path. https goes through the lean client too
-// (client_tls.go), unless enable_http2 (the default) lets the server choose
-// HTTP/2, which only net/http speaks.
+// (client_tls.go), over HTTP/1.1 or HTTP/2 as the server chooses by ALPN
+// (client_h2.go).
 func needsStd(req config.Request, u *url.URL) string {
 	hc := req.HTTPClientConfig
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "scheme " + u.Scheme
-	case u.Scheme == "https" && hc.EnableHTTP2:
-		return "enable_http2"
 	case tlsSecretRef(hc.TLSConfig) != "":
 		return tlsSecretRef(hc.TLSConfig)
 	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
@@ -153,6 +153,11 @@ func requestPath(req config.Request, captures bool) string {
 	switch {
 	case why != "":
 		return "net/http (" + why + ")"
+	case u.Scheme == "https" && req.HTTPClientConfig.EnableHTTP2 && req.HTTP2.StreamsPerConnection > 1:
+		return "lean client over TLS (HTTP/1.1 or HTTP/2 by ALPN, " +
+			strconv.Itoa(req.HTTP2.StreamsPerConnection) + " streams per HTTP/2 connection)"
+	case u.Scheme == "https" && req.HTTPClientConfig.EnableHTTP2:
+		return "lean client over TLS (HTTP/1.1 or HTTP/2 by ALPN)"
 	case u.Scheme == "https":
 		return "lean HTTP/1.1 client over TLS"
 	}

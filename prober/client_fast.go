@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/prober/internal/h2"
 )
 
 // The lean HTTP/1.1 client. The request is serialized once; an attempt is one
@@ -46,6 +47,7 @@ type fastClient struct {
 	aborted    context.Context // ends on Abort: every dial gives up
 	abort      context.CancelFunc
 	src        *varSource // the values of NewConn's attempts
+	h2         *h2Client  // https offering h2 by ALPN (client_h2.go); nil otherwise
 }
 
 func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient, error) {
@@ -74,8 +76,15 @@ func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient,
 		}
 		shape = nil
 	}
+	var h2c *h2Client
+	if tlsConfig != nil && slices.Contains(tlsConfig.NextProtos, "h2") {
+		if h2c, err = newH2Client(req, u, headers); err != nil {
+			return nil, err
+		}
+	}
 	aborted, abort := context.WithCancel(context.Background())
 	return &fastClient{
+		h2:      h2c,
 		aborted: aborted, abort: abort,
 		src:       src,
 		addr:      net.JoinHostPort(u.Hostname(), port),
@@ -142,7 +151,11 @@ func (c *fastClient) newConnWith(vars *template.Vars) Conn { return c.newConn(va
 // requests are written with, and src, when not nil, gives them each
 // attempt's before it is sent (nil: a flow gives them, per step).
 func (c *fastClient) newConn(vars *template.Vars, src *varSource) Conn {
-	return &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
+	fc := &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
+	if c.h2 != nil {
+		fc.group = c.h2.join()
+	}
+	return fc
 }
 
 func (c *fastClient) Abort() {
@@ -168,14 +181,26 @@ type fastConn struct {
 	vars      *template.Vars
 	src       *varSource
 	buf, body []byte
+
+	// Over HTTP/2 (client_h2.go): the connection shared with the group's
+	// other Conns, and a templated request's block and its field values.
+	group *h2Group
+	h2req h2.Request
+	value []byte
 }
 
 func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
+	if fc.c.shape != nil && fc.src != nil {
+		fc.src.attempt(fc.vars)
+	}
+	if fc.group != nil && fc.nc == nil {
+		if code, o, ok := fc.doH2(deadline); ok {
+			return code, o
+		}
+		// The server chose HTTP/1.1 for the connection fc now holds.
+	}
 	request := fc.c.request
 	if fc.c.shape != nil {
-		if fc.src != nil {
-			fc.src.attempt(fc.vars)
-		}
 		var err error
 		if request, err = fc.c.shape.render(fc); err != nil {
 			return 0, classify(err) // unsent, as net/http would leave it
@@ -194,6 +219,10 @@ func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 func (fc *fastConn) Close() {
 	if fc.nc != nil {
 		fc.closeConn()
+	}
+	if fc.group != nil {
+		fc.group.leave()
+		fc.group = nil
 	}
 }
 

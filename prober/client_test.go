@@ -453,7 +453,7 @@ func TestClientPath(t *testing.T) {
 			setup: func(r *config.Request) {
 				r.HTTPClientConfig.BasicAuth = &commoncfg.BasicAuth{Username: "u", Password: "p"}
 			}, want: "fast"},
-		{name: "https", url: "https://127.0.0.1:8443/", want: "std"},
+		{name: "https", url: "https://127.0.0.1:8443/", want: "fast"},
 		{name: "https without HTTP/2", url: "https://127.0.0.1:8443/",
 			setup: func(r *config.Request) { r.HTTPClientConfig.EnableHTTP2 = false }, want: "fast"},
 		{name: "proxy_url", url: "http://127.0.0.1:8080/",

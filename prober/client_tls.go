@@ -16,9 +16,10 @@ import (
 // same on both paths: ca/ca_file, cert/cert_file and key/key_file (client
 // certificates, read at each handshake, as prometheus/common does),
 // server_name, insecure_skip_verify, min_version and max_version. The
-// server name defaults to the URL's host, as in net/http. ALPN offers
-// http/1.1 only: a probe that allows HTTP/2 (enable_http2, the default)
-// goes through net/http, which can speak it.
+// server name defaults to the URL's host, as in net/http. ALPN offers h2
+// and http/1.1 when enable_http2 (the default) allows HTTP/2, and the
+// server's choice decides which of the lean clients takes the connection
+// (client_h2.go); http/1.1 only otherwise.
 
 // fastTLSConfig returns the TLS configuration of an https URL on the fast
 // path, or nil for http.
@@ -34,6 +35,9 @@ func fastTLSConfig(hc commoncfg.HTTPClientConfig, u *url.URL) (*tls.Config, erro
 		cfg.ServerName = u.Hostname()
 	}
 	cfg.NextProtos = []string{"http/1.1"}
+	if hc.EnableHTTP2 {
+		cfg.NextProtos = []string{"h2", "http/1.1"}
+	}
 	return cfg, nil
 }
 

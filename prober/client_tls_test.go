@@ -224,7 +224,9 @@ func TestClientPathNamed(t *testing.T) {
 	}{
 		{url: "http://127.0.0.1:8080/", want: "lean HTTP/1.1 client"},
 		{url: "https://127.0.0.1:8443/", setup: func(r *config.Request) { r.HTTPClientConfig.EnableHTTP2 = false }, want: "lean HTTP/1.1 client over TLS"},
-		{url: "https://127.0.0.1:8443/", want: "net/http (enable_http2)"},
+		{url: "https://127.0.0.1:8443/", want: "lean client over TLS (HTTP/1.1 or HTTP/2 by ALPN)"},
+		{url: "https://127.0.0.1:8443/", setup: func(r *config.Request) { r.HTTP2.StreamsPerConnection = 10 },
+			want: "lean client over TLS (HTTP/1.1 or HTTP/2 by ALPN, 10 streams per HTTP/2 connection)"},
 		{url: "https://127.0.0.1:8443/", setup: func(r *config.Request) {
 			r.HTTPClientConfig.EnableHTTP2, r.HTTPClientConfig.TLSConfig.CARef = false, "ca"
 		},

@@ -1,0 +1,279 @@
+package h2
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+var testOptions = Options{MaxBody: 1 << 20, MaxHeaderList: 1 << 20, WriteTimeout: time.Second}
+
+// newH2Server is an https server that speaks HTTP/2 (net/http's).
+func newH2Server(t testing.TB, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	s := httptest.NewUnstartedServer(h)
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// dialH2 opens an HTTP/2 connection to s.
+func dialH2(t testing.TB, s *httptest.Server) *Conn {
+	t.Helper()
+	cfg := s.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.NextProtos = []string{"h2"}
+	tc, err := tls.Dial("tcp", s.Listener.Addr().String(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Fatalf("ALPN chose %q", p)
+	}
+	c, err := New(tc, testOptions, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func request(method, authority, path string, body []byte) *Request {
+	var b []byte
+	b = AppendField(b, ":method", []byte(method))
+	b = AppendField(b, ":scheme", []byte("https"))
+	b = AppendField(b, ":authority", []byte(authority))
+	b = AppendField(b, ":path", []byte(path))
+	b = AppendField(b, "user-agent", []byte("h2-test"))
+	return &Request{Header: b, Body: body, Head: method == "HEAD"}
+}
+
+func TestRoundTrip(t *testing.T) {
+	s := newH2Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case "/echo":
+			w.Header().Set("X-Method", r.Method)
+			w.Write(body)
+		case "/trailers":
+			w.Header().Set("Trailer", "X-T")
+			w.Write([]byte("abc"))
+			w.Header().Set("X-T", "1")
+		case "/big":
+			w.Write([]byte(strings.Repeat("x", 3<<20)))
+		case "/missing":
+			w.WriteHeader(404)
+		}
+	})
+	c := dialH2(t, s)
+	host := s.Listener.Addr().String()
+	post := strings.Repeat("p", 200<<10) // past the server's initial windows
+	for _, tc := range []struct {
+		req  *Request
+		want Response
+	}{
+		{request("GET", host, "/echo", nil), Response{Status: 200}},
+		{request("POST", host, "/echo", []byte(post)), Response{Status: 200, BodyLen: int64(len(post))}},
+		{request("GET", host, "/trailers", nil), Response{Status: 200, BodyLen: 3, Trailers: true}},
+		{request("GET", host, "/big", nil), Response{Status: 200, BodyLen: 1 << 20, Truncated: true}},
+		{request("GET", host, "/missing", nil), Response{Status: 404}},
+		{request("HEAD", host, "/echo", nil), Response{Status: 200}},
+	} {
+		got, err := c.RoundTrip(tc.req, time.Now().Add(5*time.Second))
+		if err != nil || got != tc.want {
+			t.Errorf("RoundTrip() = %+v, %v; want %+v", got, err, tc.want)
+		}
+	}
+	if !c.Usable() {
+		t.Error("the connection is not usable after its round trips")
+	}
+}
+
+// TestMultiplexed sends many requests at once on one connection.
+func TestMultiplexed(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]int{}
+	s := newH2Server(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		conns[r.RemoteAddr]++
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		w.Write([]byte("ok"))
+	})
+	c := dialH2(t, s)
+	req := request("GET", s.Listener.Addr().String(), "/", nil)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 20 {
+		wg.Go(func() {
+			for range 5 {
+				if resp, err := c.RoundTrip(req, time.Now().Add(5*time.Second)); err != nil || resp.Status != 200 {
+					t.Errorf("RoundTrip() = %+v, %v", resp, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(conns) != 1 {
+		t.Errorf("the requests came on %d connections, want 1", len(conns))
+	}
+	// 100 requests of 10 ms, 20 at a time: about 50 ms, not the 1 s in turn.
+	if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
+		t.Errorf("100 requests took %v: the streams did not run at once", elapsed)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	release := make(chan struct{})
+	s := newH2Server(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+		w.Write([]byte("ok"))
+	})
+	defer close(release)
+	c := dialH2(t, s)
+	host := s.Listener.Addr().String()
+	start := time.Now()
+	_, err := c.RoundTrip(request("GET", host, "/slow", nil), start.Add(100*time.Millisecond))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("RoundTrip() error %v, want a deadline", err)
+	}
+	if elapsed := time.Since(start); elapsed < 100*time.Millisecond || elapsed > 2*time.Second {
+		t.Errorf("the deadline ended the request after %v", elapsed)
+	}
+	// The stream was reset; the connection carries on.
+	if resp, err := c.RoundTrip(request("GET", host, "/", nil), time.Now().Add(5*time.Second)); err != nil || resp.Status != 200 {
+		t.Errorf("after the timeout: %+v, %v", resp, err)
+	}
+}
+
+// TestRoundTripZeroAllocs holds the hot path to no allocation per request,
+// as the HTTP/1.1 client's (TestClientFastZeroAllocs), against a server
+// that allocates nothing either (cannedServer): nginx's response, with a
+// dynamic table entry the server adds on every response as nginx does.
+func TestRoundTripZeroAllocs(t *testing.T) {
+	c := dialCanned(t)
+	req := request("GET", "127.0.0.1", "/", nil)
+	for range 50 { // the buffers, the table and the free streams grow first
+		c.RoundTrip(req, time.Now().Add(5*time.Second))
+	}
+	allocs := testing.AllocsPerRun(500, func() {
+		if resp, err := c.RoundTrip(req, time.Now().Add(5*time.Second)); err != nil || resp.Status != 200 || resp.BodyLen != 2 {
+			t.Fatalf("RoundTrip() = %+v, %v", resp, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("RoundTrip allocates %v times per request, want 0", allocs)
+	}
+}
+
+// cannedResponse is nginx's answer to GET / of bench/nginx.conf.in over h2,
+// as its HPACK encoder writes it: the status indexed, server, date,
+// content-type and content-length as literals added to the table, then
+// the body in a DATA frame that ends the stream.
+var cannedResponse = func() []byte {
+	var block []byte
+	block = append(block, 0x88) // :status 200
+	for _, f := range [][2]string{
+		{"server", "nginx/1.26.3"}, {"date", "Tue, 01 Dec 2026 23:40:00 GMT"},
+		{"content-type", "text/plain"}, {"content-length", "2"},
+	} {
+		block = appendInt(block, 6, 0x40, staticNames[f[0]])
+		block = appendInt(block, 7, 0, uint64(len(f[1])))
+		block = append(block, f[1]...)
+	}
+	var b []byte
+	b = appendFrame(b, 0x1, flagEndHeaders, block)
+	return appendFrame(b, 0x0, flagEndStream, []byte("ok"))
+}()
+
+func appendFrame(b []byte, typ, flags byte, p []byte) []byte {
+	b = append(b, byte(len(p)>>16), byte(len(p)>>8), byte(len(p)), typ, flags, 0, 0, 0, 0)
+	return append(b, p...)
+}
+
+// dialCanned connects to a plain-text server that answers every request
+// with cannedResponse, reading and writing in place: it allocates nothing
+// per request.
+func dialCanned(t testing.TB) *Conn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		sc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer sc.Close()
+		br := bufio.NewReaderSize(sc, 64<<10)
+		if _, err := br.Discard(len(http2.ClientPreface)); err != nil {
+			return
+		}
+		sc.Write(appendFrame(nil, 0x4, 0, nil)) // the server's SETTINGS
+		out := make([]byte, 0, 4<<10)
+		for {
+			h, err := br.Peek(9)
+			if err != nil {
+				return
+			}
+			length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+			typ, flags, id := h[3], h[4], [4]byte(h[5:9])
+			if _, err := br.Discard(9 + length); err != nil {
+				return
+			}
+			switch {
+			case typ == 0x4 && flags&flagAck == 0:
+				out = appendFrame(out, 0x4, flagAck, nil)
+			case typ == 0x1 && flags&flagEndStream != 0:
+				at := len(out)
+				out = append(out, cannedResponse...)
+				copy(out[at+5:], id[:])
+				copy(out[len(out)-11+5:], id[:]) // the DATA frame's
+			}
+			if len(out) > 0 && br.Buffered() == 0 || len(out) > 2<<10 {
+				if _, err := sc.Write(out); err != nil {
+					return
+				}
+				out = out[:0]
+			}
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(nc, testOptions, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// BenchmarkRoundTrip is a request on one stream of one connection to the
+// canned server, the client's cost with the least of a server's beside it.
+func BenchmarkRoundTrip(b *testing.B) {
+	c := dialCanned(b)
+	req := request("GET", "127.0.0.1", "/", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.RoundTrip(req, time.Now().Add(5*time.Second)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

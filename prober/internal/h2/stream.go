@@ -1,0 +1,277 @@
+package h2
+
+import (
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// Request is what one stream sends.
+type Request struct {
+	// Header is the header block, pseudo-header fields first, written with
+	// AppendField.
+	Header []byte
+	Body   []byte
+	// Head says the response has no body whatever its headers say.
+	Head bool
+}
+
+// Response is what came back on a stream.
+type Response struct {
+	Status   int
+	BodyLen  int64 // bytes of body read, up to Options.MaxBody
+	Trailers bool
+	// Truncated says the body went past Options.MaxBody, so the stream was
+	// reset instead of read on.
+	Truncated bool
+}
+
+// stream is one request under way; a Conn keeps ended ones for reuse, with
+// their channels and timer.
+type stream struct {
+	id         uint32
+	done       chan struct{} // the reader ended the stream: resp and err hold
+	window     chan struct{} // the send window grew, or the stream ended
+	timer      *time.Timer
+	sendWindow int64 // under Conn.mu
+	open       bool  // in Conn.streams, under Conn.mu
+	head       bool
+
+	// The reader's, until done.
+	resp     Response
+	err      error
+	gotHead  bool
+	declared int64 // the response's Content-Length; -1: none
+	interim  int64 // header bytes of 1xx responses so far
+}
+
+// RoundTrip sends req on a stream of its own and reads the response, giving
+// up at deadline with an error that is os.ErrDeadlineExceeded.
+// ErrUnprocessed says to send it again on another connection.
+func (c *Conn) RoundTrip(req *Request, deadline time.Time) (Response, error) {
+	s := c.take()
+	s.timer.Reset(time.Until(deadline))
+	defer c.put(s)
+	if err := c.reserve(s); err != nil {
+		return Response{}, err
+	}
+	if err := c.send(s, req, deadline); err != nil {
+		return Response{}, err
+	}
+	select {
+	case <-s.done:
+	case <-s.timer.C:
+		c.mu.Lock()
+		if !s.open {
+			c.mu.Unlock()
+			<-s.done // it ended as the deadline came
+			break
+		}
+		c.finishLocked(s, os.ErrDeadlineExceeded)
+		c.mu.Unlock()
+		<-s.done
+		id := s.id
+		c.control(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+	}
+	return s.resp, s.err
+}
+
+func (c *Conn) take() *stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.free); n > 0 {
+		s := c.free[n-1]
+		c.free = c.free[:n-1]
+		return s
+	}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &stream{done: make(chan struct{}, 1), window: make(chan struct{}, 1), timer: t}
+}
+
+func (c *Conn) put(s *stream) {
+	s.timer.Stop()
+	select {
+	case <-s.window:
+	default:
+	}
+	c.mu.Lock()
+	c.free = append(c.free, s)
+	c.mu.Unlock()
+}
+
+// reserve waits for a stream the server allows, until s's timer.
+func (c *Conn) reserve(s *stream) error {
+	c.mu.Lock()
+	for c.err == nil && c.goAway == nil && c.active >= c.maxStreams {
+		c.mu.Unlock()
+		select {
+		case <-c.slot:
+		case <-s.timer.C:
+			return os.ErrDeadlineExceeded
+		}
+		c.mu.Lock()
+	}
+	defer c.mu.Unlock()
+	if c.err != nil || c.goAway != nil {
+		return ErrUnprocessed // nothing was sent: another connection can take it
+	}
+	c.active++
+	if c.active < c.maxStreams {
+		c.signalSlot() // pass a wake-up on to the next one waiting
+	}
+	return nil
+}
+
+func (c *Conn) signalSlot() {
+	select {
+	case c.slot <- struct{}{}:
+	default:
+	}
+}
+
+// send opens s's stream and writes req on it, its body as the server's
+// windows let it, by deadline.
+func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
+	c.wmu.Lock()
+	c.mu.Lock()
+	if err := c.openLocked(s, req); err != nil {
+		c.active--
+		c.signalSlot()
+		c.mu.Unlock()
+		c.wmu.Unlock()
+		return err
+	}
+	c.mu.Unlock()
+	c.nc.SetWriteDeadline(deadline)
+	err := c.writeHeaders(s.id, req.Header, len(req.Body) == 0)
+	for body := req.Body; err == nil && len(body) > 0; {
+		n := c.window(s, len(body))
+		if n < 0 {
+			break // the stream ended: the response says how
+		}
+		if n == 0 {
+			if err = c.bw.Flush(); err != nil {
+				break
+			}
+			c.wmu.Unlock()
+			select {
+			case <-s.window:
+			case <-s.timer.C:
+				s.timer.Reset(0) // for RoundTrip's wait, which ends the stream
+				return nil
+			}
+			c.wmu.Lock()
+			c.nc.SetWriteDeadline(deadline)
+			continue
+		}
+		err = c.fr.WriteData(s.id, n == len(body), body[:n])
+		body = body[n:]
+	}
+	if err == nil {
+		err = c.flush()
+	} else {
+		c.wmu.Unlock()
+	}
+	if err != nil {
+		c.fail(err)
+	}
+	return nil // a failed write ends the stream, with the connection's error
+}
+
+// flush writes out the buffered frames and releases the write lock. With
+// other streams open on the connection it first lets the other goroutines
+// run: the callers the reader has just woken write their requests into the
+// buffer too, and the first to come back writes them all in one TLS record
+// and one syscall, as h2load does, where each would pay its own.
+func (c *Conn) flush() error {
+	c.mu.Lock()
+	shared := c.active > 1
+	c.mu.Unlock()
+	if shared {
+		c.wmu.Unlock()
+		runtime.Gosched()
+		c.wmu.Lock()
+	}
+	var err error
+	if c.bw.Buffered() > 0 {
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	return err
+}
+
+// openLocked gives s the next stream ID and registers it.
+func (c *Conn) openLocked(s *stream, req *Request) error {
+	if c.err != nil || c.goAway != nil || c.nextID >= maxStreamID {
+		return ErrUnprocessed
+	}
+	s.id = c.nextID
+	c.nextID += 2
+	s.sendWindow = c.peerWindow
+	s.head = req.Head
+	s.resp, s.err, s.gotHead, s.declared, s.interim = Response{}, nil, false, -1, 0
+	s.open = true
+	c.streams[s.id] = s
+	return nil
+}
+
+// window takes up to n bytes of send window for s: 0 when there is none
+// yet, -1 when the stream has ended.
+func (c *Conn) window(s *stream, n int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.open {
+		return -1
+	}
+	n = int(min(int64(n), int64(c.peerFrame), c.sendWindow, s.sendWindow))
+	if n <= 0 {
+		return 0
+	}
+	c.sendWindow -= int64(n)
+	s.sendWindow -= int64(n)
+	return n
+}
+
+// writeHeaders writes a header block as HEADERS and CONTINUATION frames.
+func (c *Conn) writeHeaders(id uint32, block []byte, end bool) error {
+	first := true
+	for first || len(block) > 0 {
+		n := min(len(block), c.peerFrame)
+		frag := block[:n]
+		block = block[n:]
+		var err error
+		if first {
+			err = c.fr.WriteHeaders(http2.HeadersFrameParam{
+				StreamID: id, BlockFragment: frag, EndStream: end, EndHeaders: len(block) == 0,
+			})
+		} else {
+			err = c.fr.WriteContinuation(id, len(block) == 0, frag)
+		}
+		if err != nil {
+			return err
+		}
+		first = false
+	}
+	return nil
+}
+
+// finishLocked ends s with err (nil: its response is whole) and wakes its
+// caller.
+func (c *Conn) finishLocked(s *stream, err error) {
+	if !s.open {
+		return
+	}
+	s.open = false
+	delete(c.streams, s.id)
+	c.active--
+	s.err = err
+	s.done <- struct{}{}
+	select {
+	case s.window <- struct{}{}:
+	default:
+	}
+	c.signalSlot()
+}
