@@ -175,21 +175,12 @@ func (v *validator) grpcTemplates(g *GRPC, gp keyPath, scope template.Scope) str
 		return message
 	}
 	t := &GRPCTemplates{Metadata: map[string]*template.Template{}}
-	ok := true
-	compile := func(text string, ctx template.Context, at keyPath) *template.Template {
-		tm, err := template.Compile(text, ctx, scope)
-		if err != nil {
-			v.errorf(at, "%v", err)
-			ok = false
-			return template.Text(text)
-		}
-		return tm
-	}
-	t.Message = compile(message, template.Body, gp.to("message"))
+	c := &templateCompiler{v: v, scope: scope, ok: true}
+	t.Message = c.compile(message, template.Body, gp.to("message"))
 	for name, value := range g.Metadata {
-		t.Metadata[name] = compile(value, template.Header, mp.to(name))
+		t.Metadata[name] = c.compile(value, template.Header, mp.to(name))
 	}
-	if ok {
+	if c.ok {
 		g.Templates = t
 	}
 	return t.Message.Placeholder(sample)
