@@ -131,8 +131,11 @@ func (v *validator) grpcRequest(r *Request, rp keyPath) {
 	if len(r.Headers) > 0 {
 		v.errorf(rp.to("headers"), "does not apply to gRPC probes: use grpc.metadata")
 	}
-	if r.Body != "" || r.BodyFile != "" {
+	if r.Body != "" {
 		v.errorf(rp.to("body"), "does not apply to gRPC probes: use grpc.message")
+	}
+	if r.BodyFile != "" {
+		v.errorf(rp.to("body_file"), "does not apply to gRPC probes: use grpc.message")
 	}
 	if len(r.ValidStatusCodes) > 0 {
 		v.errorf(rp.to("valid_status_codes"), "does not apply to gRPC probes: OK is the success")
@@ -141,8 +144,10 @@ func (v *validator) grpcRequest(r *Request, rp keyPath) {
 	switch {
 	case hc.OAuth2 != nil:
 		v.errorf(rp.to("oauth2"), "is not supported for gRPC probes")
-	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
+	case hc.ProxyURL.URL != nil:
 		v.errorf(rp.to("proxy_url"), "is not supported for gRPC probes")
+	case hc.ProxyFromEnvironment:
+		v.errorf(rp.to("proxy_from_environment"), "is not supported for gRPC probes")
 	case hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0:
 		v.errorf(rp.to("http_headers"), "does not apply to gRPC probes: use grpc.metadata")
 	case hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != ""),
