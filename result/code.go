@@ -24,15 +24,9 @@ var grpcNames = [...]string{
 	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
 	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
 	"UNAUTHENTICATED",
-	grpcNotServing - grpcBase:     "NOT_SERVING",
-	grpcServingUnknown - grpcBase: "SERVING_UNKNOWN",
+	GRPCNotServing - grpcBase:     "NOT_SERVING",
+	GRPCServingUnknown - grpcBase: "SERVING_UNKNOWN",
 }
-
-// The health answers' codes, after the 17 statuses.
-const (
-	grpcNotServing     = grpcBase + 17
-	grpcServingUnknown = grpcBase + 18
-)
 
 // GRPCCode is the code of gRPC status s; a status beyond the ones gRPC
 // defines is UNKNOWN's, as grpc-go reads it.
@@ -44,10 +38,11 @@ func GRPCCode(s uint32) int {
 }
 
 // GRPCNotServing and GRPCServingUnknown are the codes of a health check
-// answered NOT_SERVING, or UNKNOWN (a service whose status is not set).
+// answered NOT_SERVING, or UNKNOWN (a service whose status is not set):
+// after the 17 statuses.
 const (
-	GRPCNotServing     = grpcNotServing
-	GRPCServingUnknown = grpcServingUnknown
+	GRPCNotServing     = grpcBase + 17
+	GRPCServingUnknown = grpcBase + 18
 )
 
 // GRPC codes of the statuses the vocabulary reads.
