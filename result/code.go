@@ -49,6 +49,7 @@ const (
 var (
 	grpcUnavailable       = GRPCCode(14)
 	grpcResourceExhausted = GRPCCode(8)
+	grpcDeadlineExceeded  = GRPCCode(4)
 )
 
 // CodeName is code as its protocol names it, the `code` label's value.
