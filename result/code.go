@@ -52,10 +52,19 @@ var (
 	grpcDeadlineExceeded  = GRPCCode(4)
 )
 
+// CodeOther stands for the codes a bounded code label counts together as
+// "other" (docs/metrics.md, "Label values a target chooses"): a fleet's
+// step, summed from its shards' series, knows them only so. It is neither
+// an HTTP nor a gRPC code, and never a success.
+const CodeOther = 1
+
 // CodeName is code as its protocol names it, the `code` label's value.
 func CodeName(code int) string {
-	if IsGRPC(code) {
+	switch {
+	case IsGRPC(code):
 		return grpcNames[code-grpcBase]
+	case code == CodeOther:
+		return "other"
 	}
 	return strconv.Itoa(code)
 }
@@ -66,8 +75,11 @@ func IsGRPC(code int) bool {
 	return i >= 0 && i < len(grpcNames)
 }
 
-// parseCode reads a code's name back.
-func parseCode(name string) (int, error) {
+// ParseCode reads a code's name (CodeName) back.
+func ParseCode(name string) (int, error) {
+	if name == "other" {
+		return CodeOther, nil
+	}
 	for i, n := range grpcNames {
 		if n == name {
 			return grpcBase + i, nil
@@ -109,7 +121,7 @@ func (c *Codes) UnmarshalJSON(b []byte) error {
 	}
 	*c = make(Codes, len(named))
 	for name, n := range named {
-		code, err := parseCode(name)
+		code, err := ParseCode(name)
 		if err != nil {
 			return err
 		}
