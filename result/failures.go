@@ -52,6 +52,8 @@ func (k failureKind) meaning() string {
 		return "the health check did not answer SERVING"
 	case IsGRPC(c):
 		return "the server answered with a gRPC status other than OK"
+	case c == CodeOther:
+		return "statuses the shards' series count together: rare ones, or outside the registry"
 	case c == 503:
 		return "shedding: capacity ran out"
 	case c == 429:
@@ -169,6 +171,9 @@ func (k failureKind) plural() string {
 		return "failures"
 	case k.reason != "":
 		return reasonPlurals[k.reason]
+	}
+	if k.code == CodeOther {
+		return "responses of other codes"
 	}
 	if IsGRPC(k.code) { // a status name
 		return k.name() + " statuses"
