@@ -23,7 +23,27 @@ import (
 // 200 to 999, keeping the connection.
 func randomCodeServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return serveConns(t, "127.0.0.1:0", func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			if _, err := fmt.Fprintf(c, "HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n", 200+rand.IntN(800)); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// serveConns listens on addr and serves each connection with handle, which
+// returns when done with it; the listener closes when the test ends. It
+// returns the address listened on.
+func serveConns(t *testing.T, addr string, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,17 +56,7 @@ func randomCodeServer(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if _, err := fmt.Fprintf(c, "HTTP/1.1 %d X\r\nContent-Length: 0\r\n\r\n", 200+rand.IntN(800)); err != nil {
-						return
-					}
-				}
+				handle(c)
 			}()
 		}
 	}()
@@ -91,28 +101,11 @@ probes:
     request: {url: "ws://%s/ws", body: "hi", timeout: 1s}
     load: {concurrency: [2], step_duration: 2s}
 `, randomCodeServer(t), randomCloseServer(t)))
-	addr := freeLoopbackAddr(t)
-	cmd := exec.Command(binary, "--config.file="+file, "--web.listen-address="+addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	scrape := func() string {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	d := startDaemon(t, exec.Command(binary, "--config.file="+file, "--web.listen-address=127.0.0.1:0"))
 	// Two runs of 3 and 2 s, one after the other, and their settling.
 	var m string
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		m = scrape()
+		_, m = d.get(t, "/metrics")
 		if strings.Contains(m, `loadprobe_run_last_completed_timestamp_seconds{probe="codes"}`) &&
 			strings.Contains(m, `loadprobe_run_last_completed_timestamp_seconds{probe="closes"}`) {
 			break

@@ -19,28 +19,14 @@ import (
 // sends CONNECT) and refuses each.
 func connectCounter(t *testing.T) (addr string, requests *atomic.Int64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	requests = new(atomic.Int64)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-					requests.Add(1)
-					io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-				}
-			}()
+	addr = serveConns(t, "127.0.0.2:0", func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			requests.Add(1)
+			io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
 		}
-	}()
-	return ln.Addr().String(), requests
+	})
+	return addr, requests
 }
 
 // TestWebSocketProxyFromEnvironmentIsChecked: a WebSocket probe with

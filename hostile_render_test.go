@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -65,13 +63,10 @@ probes:
     load: {concurrency: [1], step_duration: 1s}
     abort: {error_ratio: 1}
 `, srv.URL))
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(binary, "run", "--output=json", "--config.file="+file)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Run() // a run whose iterations all fail exits non-zero
+	_, stdout, stderr := loadprobe(t, "run", "--output=json", "--config.file="+file) // a run whose iterations all fail exits non-zero
 	var out struct{ Probes []result.Result }
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Probes) != 1 || len(out.Probes[0].Steps) != 1 || len(out.Probes[0].Steps[0].Flow) != 2 {
-		t.Fatalf("stdout is not one flow probe's one step (%v):\n%s\n%s", err, stdout.String(), stderr.String())
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Probes) != 1 || len(out.Probes[0].Steps) != 1 || len(out.Probes[0].Steps[0].Flow) != 2 {
+		t.Fatalf("stdout is not one flow probe's one step (%v):\n%s\n%s", err, stdout, stderr)
 	}
 	item := out.Probes[0].Steps[0].Flow[1]
 	t.Logf("item: %d attempts, errors %v; the target saw %d item requests, %d MB", item.Attempts, item.Errors, items.Load(), itemBytes.Load()>>20)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strconv"
-
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,13 +77,15 @@ func (w words) responses(m result.Codes) string {
 }
 
 // closeCodes is the close codes of the sessions the server closed during
-// probe's runs, as the live metrics counted them: "1013:12"; empty when none.
+// probe's runs, as the live metrics counted them: "1013:12", with those
+// counted under "other" (docs/metrics.md, "Label values a target chooses")
+// last; empty when none.
 func closeCodes(g prometheus.Gatherer, probe string) string {
 	families, err := g.Gather()
 	if err != nil {
 		return ""
 	}
-	byCode := map[int]int64{}
+	byCode := map[string]int64{} // close codes are four digits: they sort as numbers, before "other"
 	for _, f := range families {
 		if f.GetName() != "loadprobe_websocket_close_codes_total" {
 			continue
@@ -94,9 +94,7 @@ func closeCodes(g prometheus.Gatherer, probe string) string {
 			if label(m, "probe") != probe {
 				continue
 			}
-			if code, err := strconv.Atoi(label(m, "code")); err == nil {
-				byCode[code] += int64(m.GetCounter().GetValue())
-			}
+			byCode[label(m, "code")] += int64(m.GetCounter().GetValue())
 		}
 	}
 	if len(byCode) == 0 {

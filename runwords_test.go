@@ -59,17 +59,18 @@ func TestRunTableSpeaksWebSocket(t *testing.T) {
 }
 
 // TestCloseCodesReadTheRunsLiveCounts: the close codes line counts what the
-// run's live metrics counted, for its probe alone.
+// run's live metrics counted, for its probe alone, those without a label of
+// their own as "other".
 func TestCloseCodesReadTheRunsLiveCounts(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	coll := collector.New(reg)
 	ws, other := coll.Live("ws"), coll.Live("other")
-	for _, code := range []int{1013, 1013, 1001} {
+	for _, code := range []int{1013, 1013, 1001, 2000} { // 2000: no registered range
 		ws.(interface{ CloseCode(int) }).CloseCode(code)
 	}
 	other.(interface{ CloseCode(int) }).CloseCode(1011)
-	if got := closeCodes(reg, "ws"); got != "1001:1 1013:2" {
-		t.Errorf("close codes of ws: %q, want %q", got, "1001:1 1013:2")
+	if got := closeCodes(reg, "ws"); got != "1001:1 1013:2 other:1" {
+		t.Errorf("close codes of ws: %q, want %q", got, "1001:1 1013:2 other:1")
 	}
 	if got := closeCodes(reg, "none"); got != "" {
 		t.Errorf("close codes of a probe without any: %q, want none", got)

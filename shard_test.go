@@ -3,10 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -81,24 +78,12 @@ func TestRunSendsTheShardsShare(t *testing.T) {
 // The daemon as a fleet's replica 1 of 3: it says so on /metrics, holds 4
 // of the 12 connections, and exports its step at the fleet's level 12.
 func TestDaemonSendsTheShardsShare(t *testing.T) {
-	addr := freeLoopbackAddr(t)
-	cmd := exec.Command(binary, "--config.file="+shardTarget(t), "--web.listen-address="+addr)
+	cmd := exec.Command(binary, "--config.file="+shardTarget(t), "--web.listen-address=127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "LOADPROBE_SHARD=1/3")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	d := startDaemon(t, cmd)
 	scrape := func() string {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
+		_, m := d.get(t, "/metrics")
+		return m
 	}
 	held := false
 	testkit.WaitFor(t, "the step at level 12", func() bool {
@@ -116,15 +101,4 @@ func TestDaemonSendsTheShardsShare(t *testing.T) {
 	if got := testkit.MetricValue(t, m, `loadprobe_step_in_flight{level="12",probe="work"}`); math.Abs(got-4) > 0.6 {
 		t.Errorf("Little's law at level 12: %.2f in flight, want the share 4", got)
 	}
-}
-
-// freeLoopbackAddr is a loopback address with a port free a moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -16,7 +16,7 @@ import (
 // maxCodesPerProbe distinct codes.
 
 // OtherCode is the code label of every code without one of its own.
-const OtherCode = "other"
+var OtherCode = result.CodeName(result.CodeOther)
 
 // maxCodesPerProbe bounds the distinct code label values of one probe, in
 // each family that has a code label, "other" aside.

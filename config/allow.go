@@ -67,7 +67,7 @@ func (v *validator) url(c *Config, raw string, p keyPath) {
 	// Without one, url.Parse reads "127.0.0.1:8080/work" as a path with a
 	// colon in its first segment and "localhost/work" as a path alone.
 	if !strings.Contains(raw, "://") {
-		v.errorf(p, "URL %q: missing scheme (http://, https://, ws://, wss://)", raw)
+		v.errorf(p, "URL %q: missing scheme (http://, https://, ws://, wss://, grpc://, grpcs://)", raw)
 		return
 	}
 	u, err := url.Parse(raw)

@@ -131,8 +131,11 @@ func (v *validator) grpcRequest(r *Request, rp keyPath) {
 	if len(r.Headers) > 0 {
 		v.errorf(rp.to("headers"), "does not apply to gRPC probes: use grpc.metadata")
 	}
-	if r.Body != "" || r.BodyFile != "" {
+	if r.Body != "" {
 		v.errorf(rp.to("body"), "does not apply to gRPC probes: use grpc.message")
+	}
+	if r.BodyFile != "" {
+		v.errorf(rp.to("body_file"), "does not apply to gRPC probes: use grpc.message")
 	}
 	if len(r.ValidStatusCodes) > 0 {
 		v.errorf(rp.to("valid_status_codes"), "does not apply to gRPC probes: OK is the success")
@@ -141,8 +144,10 @@ func (v *validator) grpcRequest(r *Request, rp keyPath) {
 	switch {
 	case hc.OAuth2 != nil:
 		v.errorf(rp.to("oauth2"), "is not supported for gRPC probes")
-	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
+	case hc.ProxyURL.URL != nil:
 		v.errorf(rp.to("proxy_url"), "is not supported for gRPC probes")
+	case hc.ProxyFromEnvironment:
+		v.errorf(rp.to("proxy_from_environment"), "is not supported for gRPC probes")
 	case hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0:
 		v.errorf(rp.to("http_headers"), "does not apply to gRPC probes: use grpc.metadata")
 	case hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != ""),
@@ -175,21 +180,12 @@ func (v *validator) grpcTemplates(g *GRPC, gp keyPath, scope template.Scope) str
 		return message
 	}
 	t := &GRPCTemplates{Metadata: map[string]*template.Template{}}
-	ok := true
-	compile := func(text string, ctx template.Context, at keyPath) *template.Template {
-		tm, err := template.Compile(text, ctx, scope)
-		if err != nil {
-			v.errorf(at, "%v", err)
-			ok = false
-			return template.Text(text)
-		}
-		return tm
-	}
-	t.Message = compile(message, template.Body, gp.to("message"))
+	c := &templateCompiler{v: v, scope: scope, ok: true}
+	t.Message = c.compile(message, template.Body, gp.to("message"))
 	for name, value := range g.Metadata {
-		t.Metadata[name] = compile(value, template.Header, mp.to(name))
+		t.Metadata[name] = c.compile(value, template.Header, mp.to(name))
 	}
-	if ok {
+	if c.ok {
 		g.Templates = t
 	}
 	return t.Message.Placeholder(sample)

@@ -65,29 +65,20 @@ func (v *validator) templates(r *Request, p keyPath, scope template.Scope) *Requ
 	}
 	checked := *r
 	t := &RequestTemplates{Headers: map[string]*template.Template{}}
-	ok := true
-	compile := func(text string, ctx template.Context, at keyPath) *template.Template {
-		tm, err := template.Compile(text, ctx, scope)
-		if err != nil {
-			v.errorf(at, "%v", err)
-			ok = false
-			return template.Text(text)
-		}
-		return tm
-	}
-	t.URL = compile(r.URL, template.URL, p.to("url"))
+	c := &templateCompiler{v: v, scope: scope, ok: true}
+	t.URL = c.compile(r.URL, template.URL, p.to("url"))
 	checked.URL = t.URL.Placeholder(sample)
 	if u, err := url.Parse(checked.URL); err == nil && !strings.HasPrefix(t.URL.Prefix(), u.Scheme+"://"+u.Host) {
 		v.errorf(p.to("url"), "a template cannot stand in the scheme, host or port: allowed_targets judges the host at load")
-		ok = false
+		c.ok = false
 	}
 	checked.Headers = map[string]string{}
 	for name, value := range r.Headers {
 		hp := p.to("headers", name)
-		tm := compile(value, template.Header, hp)
+		tm := c.compile(value, template.Header, hp)
 		if _, lit := tm.Literal(); !lit && textproto.CanonicalMIMEHeaderKey(name) == "Host" {
 			v.errorAt(p.to("headers"), hp, "a template cannot stand in the Host header: allowed_targets judges the host at load")
-			ok = false
+			c.ok = false
 		}
 		t.Headers[name] = tm
 		checked.Headers[name] = tm.Placeholder(sample)
@@ -96,15 +87,36 @@ func (v *validator) templates(r *Request, p keyPath, scope template.Scope) *Requ
 	if r.BodyFile != "" {
 		bp = p.to("body_file")
 	}
-	t.Body = compile(string(r.Payload), template.Body, bp)
-	if n := t.Size(nil); ok && n > MaxRequestBytes {
+	t.Body = c.compile(string(r.Payload), template.Body, bp)
+	if n := t.Size(nil); c.ok && n > MaxRequestBytes {
 		v.errorf(p, "the templates can render a request of %d bytes (url, headers and body), above the bound of %d (16 MiB)", n, MaxRequestBytes)
-		ok = false
+		c.ok = false
 	}
-	if ok {
+	if c.ok {
 		r.Templates = t
 	}
 	return &checked
+}
+
+// templateCompiler compiles the templates of one request (HTTP or gRPC),
+// reports each error at its key, and remembers whether any failed: a request
+// keeps its templates only when all of them compiled.
+type templateCompiler struct {
+	v     *validator
+	scope template.Scope
+	ok    bool
+}
+
+// compile returns text compiled in ctx, or text as a literal after
+// reporting the error at at.
+func (c *templateCompiler) compile(text string, ctx template.Context, at keyPath) *template.Template {
+	tm, err := template.Compile(text, ctx, c.scope)
+	if err != nil {
+		c.v.errorf(at, "%v", err)
+		c.ok = false
+		return template.Text(text)
+	}
+	return tm
 }
 
 func headersTemplated(h map[string]string) bool {

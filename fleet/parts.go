@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/collector"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // target names one scraped replica: Prometheus gives every series of a
@@ -153,7 +154,8 @@ func (ps parts) put(shard int, s *model.Sample) bool {
 	case gauge:
 		*field(p) = v
 	case name == collector.StepResponsesName:
-		if code, err := strconv.Atoi(string(s.Metric["code"])); err == nil {
+		// An HTTP status, a gRPC status name, or "other" (codes.go).
+		if code, err := result.ParseCode(string(s.Metric["code"])); err == nil {
 			p.responses[code] = v
 		}
 	default:

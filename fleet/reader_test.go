@@ -364,3 +364,53 @@ func TestJudgeSeesABusyShardGenerator(t *testing.T) {
 		t.Errorf("fleet valid %v, generator CPU at 12 and 24: %v, %v; want not valid, 0 and 0.95", f.Valid, f.Steps[2].GeneratorCPURatio, f.Steps[3].GeneratorCPURatio)
 	}
 }
+
+// The shards' step responses are read back by their code labels: a gRPC
+// probe's status names, of which OK alone is a success, and the "other"
+// that a target's rare codes are bounded to, an http_error. None is lost:
+// the fleet's attempts are the shards'.
+func TestJudgeReadsEveryCodeLabel(t *testing.T) {
+	grpcProbe, err := config.Parse("f.yml", []byte(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "grpc://127.0.0.1:50051", grpc: {method: loadprobe.demo.v1.Target/Work}}
+    load: {concurrency: [3, 6, 12, 24], step_duration: 2s}
+    rules: {latency_budget: 100ms, error_ratio_budget: 0.5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name          string
+		p             config.Probe
+		ok, failed    int
+		wantOK, wantE int // the fleet's code of the successes and of the failures
+	}{
+		{"HTTP, a code outside the registry", testProbe(t), 200, 599, 200, result.CodeOther},
+		{"gRPC", grpcProbe.Probes[0], result.GRPCCode(0), result.GRPCCode(14), result.GRPCCode(0), result.GRPCCode(14)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := func(int) []result.Step {
+				steps := shardSteps(runStart, false)
+				for i := range steps {
+					n := steps[i].Attempts
+					steps[i].Responses = map[int]int64{tc.ok: n - 10, tc.failed: 10}
+					steps[i].HTTPErrors = map[int]int64{tc.failed: 10}
+				}
+				return steps
+			}
+			rs := threeShards(steps)
+			url := fakePrometheus(t, func() model.Vector { return vector(t, tc.p, rs) }, new(atomic.Int32))
+			own := result.Result{Name: tc.p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps(0)}
+			f := reader(t, url, time.Second).Judge(context.Background(), tc.p, own)
+			if len(f.Steps) != 4 {
+				t.Fatalf("%d fleet steps, problems %q; want 4", len(f.Steps), f.Problems)
+			}
+			s, n := f.Steps[2], own.Steps[2].Attempts
+			if s.Attempts != 3*n || s.Responses[tc.wantOK] != 3*(n-10) || s.Responses[tc.wantE] != 30 || s.HTTPErrors[tc.wantE] != 30 || len(s.HTTPErrors) != 1 {
+				t.Errorf("level 12: %d attempts, responses %v, http_errors %v; want %d attempts, %d %s and 30 %s, those 30 the only http_errors",
+					s.Attempts, s.Responses, s.HTTPErrors, 3*n, 3*(n-10), result.CodeName(tc.wantOK), result.CodeName(tc.wantE))
+			}
+		})
+	}
+}

@@ -83,7 +83,7 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 			n := int64(math.Round(v))
 			s.Responses[code] += n
 			s.Attempts += n
-			if !p.Request.ValidCode(code) {
+			if !success(p, code) {
 				s.HTTPErrors[code] += n
 				failed += n
 			}
@@ -117,4 +117,14 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 	}
 	s.Started = time.Unix(0, int64(first*1e9))
 	return s, last - first
+}
+
+// success reports whether a response of code is one of p's successes: OK
+// for a gRPC probe, a valid status code for HTTP; never CodeOther, which
+// the shards' series bound a target's rare codes to.
+func success(p config.Probe, code int) bool {
+	if p.Request.IsGRPC() {
+		return code == result.GRPCCode(0)
+	}
+	return code != result.CodeOther && p.Request.ValidCode(code)
 }

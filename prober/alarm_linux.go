@@ -21,9 +21,10 @@ import (
 // A goroutine reads every expiry: a timerfd re-arms its interval only when
 // read, so an unread one goes off once (its first expiry is the only event
 // the edge-triggered poller sees). It ticks at the schedule's interval (or
-// its batch ticks at high rates), so
-// the senders make no system call for it; the open loop's watch sets it
-// again every millisecond (open.go). On this machine a 500µs sleep of a
+// on its batch ticks at high rates), so the senders make no system call for
+// it; the open loop's watch sets it again at each of its looks, every
+// millisecond or every interval of the schedule when that is longer
+// (open.go). On this machine a 500µs sleep of a
 // GOMAXPROCS=1 program woke 580µs late at the median without the alarm and
 // 38µs late with it (bench/BENCH.md).
 type alarm struct {

@@ -26,15 +26,22 @@ import (
 // config package's defaults and validation.
 func probeFor(t testing.TB, url, load string) config.Probe {
 	t.Helper()
+	return probeWith(t, url, "", load)
+}
+
+// probeWith is probeFor with more of the request: request holds whole
+// lines, indented as they stand under request.
+func probeWith(t testing.TB, url, request, load string) config.Probe {
+	t.Helper()
 	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
 probes:
   - name: p
     request:
       url: %s
       timeout: 1s
-    load:
+%s    load:
 %s
-`, url, indent(load, "      "))
+`, url, request, indent(load, "      "))
 	cfg, err := config.Parse("test.yml", []byte(yml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yml)

@@ -51,8 +51,10 @@ func FileNeeds(probes []config.Probe, sh config.Shard) []FileNeed {
 
 // mostConnections is p's level that holds the most connections, and how
 // many: a closed-loop level's connections; in an open loop, the requests
-// a rate can have in flight within their timeout, at most max_in_flight.
-// A flow's virtual user holds one connection per step.
+// a rate can have in flight within their timeout, at most max_in_flight
+// (and at most a WebSocket probe's sessions). A flow's virtual user holds
+// one connection per step; a gRPC probe's calls share its
+// grpc.connections, whatever the level.
 func mostConnections(p config.Probe, sh config.Shard) (level float64, conns uint64) {
 	levels := []float64{}
 	if s := p.Load.Search; s != nil {
@@ -73,6 +75,12 @@ func mostConnections(p config.Probe, sh config.Shard) (level float64, conns uint
 		n := l
 		if !p.Load.Mode().ClosedLoop() {
 			n = min(math.Ceil(l*timeout.Seconds()), float64(p.Load.MaxInFlight))
+			if p.Load.Sessions > 0 {
+				n = min(n, float64(p.Load.Sessions))
+			}
+		}
+		if g := p.Request.GRPC; g != nil {
+			n = min(n, float64(g.Connections))
 		}
 		if c := uint64(n) * uint64(steps); c > conns {
 			level, conns = l, c

@@ -114,9 +114,10 @@ func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
 	return c, nil
 }
 
-// setTransport sets the dial options: plain HTTP/2 for grpc://, TLS from
-// tls_config for grpcs://, and a dialer that remembers why a dial failed,
-// which grpc-go reports only as text (grpc_outcome.go).
+// setTransport sets the dial options every connection shares: plain HTTP/2
+// for grpc://, TLS from tls_config for grpcs://. Each connection adds its
+// own dialer, which remembers why a dial failed (grpcSlot.conn): grpc-go
+// reports it only as text (grpc_outcome.go).
 func (c *grpcClient) setTransport(req config.Request, u *url.URL) error {
 	creds := insecure.NewCredentials()
 	if u.Scheme == "grpcs" {

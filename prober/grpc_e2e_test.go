@@ -63,22 +63,7 @@ func grpcDemo(t *testing.T, opts target.Options, sopts ...grpc.ServerOption) str
 // grpcProbe is a gRPC probe of url with the grpc section and the load given.
 func grpcProbe(t testing.TB, url, grpcSection, load string) config.Probe {
 	t.Helper()
-	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
-probes:
-  - name: p
-    request:
-      url: %s
-      timeout: 1s
-      grpc:
-%s
-    load:
-%s
-`, url, indent(grpcSection, "        "), indent(load, "      "))
-	cfg, err := config.Parse("test.yml", []byte(yml))
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, yml)
-	}
-	return cfg.Probes[0]
+	return probeWith(t, url, "      grpc:\n"+indent(grpcSection, "        ")+"\n", load)
 }
 
 func runGRPC(t *testing.T, p config.Probe) result.Result {

@@ -81,6 +81,12 @@ var transportMessages = []string{
 	"connection closed before server preface received",
 	"failed to write to the server", // grpc-go's text for a write on a dead connection
 	"stream terminated by RST_STREAM",
+	// A write on a connection the server closed, with the error's text
+	// alone: in TLS 1.3 the client's handshake ends before the server
+	// judges its certificate, and a rejected client finds the connection
+	// gone when it sends its first call.
+	"broken pipe",
+	"connection reset by peer",
 }
 
 // transportOutcome reports whether st is one grpc-go made for a

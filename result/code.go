@@ -24,15 +24,9 @@ var grpcNames = [...]string{
 	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
 	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
 	"UNAUTHENTICATED",
-	grpcNotServing - grpcBase:     "NOT_SERVING",
-	grpcServingUnknown - grpcBase: "SERVING_UNKNOWN",
+	GRPCNotServing - grpcBase:     "NOT_SERVING",
+	GRPCServingUnknown - grpcBase: "SERVING_UNKNOWN",
 }
-
-// The health answers' codes, after the 17 statuses.
-const (
-	grpcNotServing     = grpcBase + 17
-	grpcServingUnknown = grpcBase + 18
-)
 
 // GRPCCode is the code of gRPC status s; a status beyond the ones gRPC
 // defines is UNKNOWN's, as grpc-go reads it.
@@ -44,22 +38,33 @@ func GRPCCode(s uint32) int {
 }
 
 // GRPCNotServing and GRPCServingUnknown are the codes of a health check
-// answered NOT_SERVING, or UNKNOWN (a service whose status is not set).
+// answered NOT_SERVING, or UNKNOWN (a service whose status is not set):
+// after the 17 statuses.
 const (
-	GRPCNotServing     = grpcNotServing
-	GRPCServingUnknown = grpcServingUnknown
+	GRPCNotServing     = grpcBase + 17
+	GRPCServingUnknown = grpcBase + 18
 )
 
 // GRPC codes of the statuses the vocabulary reads.
 var (
 	grpcUnavailable       = GRPCCode(14)
 	grpcResourceExhausted = GRPCCode(8)
+	grpcDeadlineExceeded  = GRPCCode(4)
 )
+
+// CodeOther stands for the codes a bounded code label counts together as
+// "other" (docs/metrics.md, "Label values a target chooses"): a fleet's
+// step, summed from its shards' series, knows them only so. It is neither
+// an HTTP nor a gRPC code, and never a success.
+const CodeOther = 1
 
 // CodeName is code as its protocol names it, the `code` label's value.
 func CodeName(code int) string {
-	if IsGRPC(code) {
+	switch {
+	case IsGRPC(code):
 		return grpcNames[code-grpcBase]
+	case code == CodeOther:
+		return "other"
 	}
 	return strconv.Itoa(code)
 }
@@ -70,8 +75,11 @@ func IsGRPC(code int) bool {
 	return i >= 0 && i < len(grpcNames)
 }
 
-// parseCode reads a code's name back.
-func parseCode(name string) (int, error) {
+// ParseCode reads a code's name (CodeName) back.
+func ParseCode(name string) (int, error) {
+	if name == "other" {
+		return CodeOther, nil
+	}
 	for i, n := range grpcNames {
 		if n == name {
 			return grpcBase + i, nil
@@ -113,7 +121,7 @@ func (c *Codes) UnmarshalJSON(b []byte) error {
 	}
 	*c = make(Codes, len(named))
 	for name, n := range named {
-		code, err := parseCode(name)
+		code, err := ParseCode(name)
 		if err != nil {
 			return err
 		}

@@ -8,12 +8,12 @@ import (
 
 // Codes are named in JSON as the metrics label them, and read back.
 func TestCodesJSONNamesTheCodes(t *testing.T) {
-	in := Codes{200: 5, 503: 1, GRPCCode(0): 7, GRPCCode(14): 2, GRPCNotServing: 3}
+	in := Codes{200: 5, 503: 1, GRPCCode(0): 7, GRPCCode(14): 2, GRPCNotServing: 3, CodeOther: 4}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"200":5,"503":1,"NOT_SERVING":3,"OK":7,"UNAVAILABLE":2}`; string(b) != want {
+	if want := `{"200":5,"503":1,"NOT_SERVING":3,"OK":7,"UNAVAILABLE":2,"other":4}`; string(b) != want {
 		t.Errorf("JSON %s, want %s", b, want)
 	}
 	var out Codes

@@ -46,12 +46,14 @@ func (k failureKind) meaning() string {
 		return "shedding: capacity ran out"
 	case c == grpcResourceExhausted:
 		return "a limiter declining on purpose"
-	case c == GRPCCode(4):
+	case c == grpcDeadlineExceeded:
 		return "a deadline of the server's own passed"
 	case c == GRPCNotServing || c == GRPCServingUnknown:
 		return "the health check did not answer SERVING"
-	case c < 100:
+	case IsGRPC(c):
 		return "the server answered with a gRPC status other than OK"
+	case c == CodeOther:
+		return "statuses the shards' series count together: rare ones, or outside the registry"
 	case c == 503:
 		return "shedding: capacity ran out"
 	case c == 429:
@@ -170,7 +172,10 @@ func (k failureKind) plural() string {
 	case k.reason != "":
 		return reasonPlurals[k.reason]
 	}
-	if k.code < 100 { // a gRPC status name
+	if k.code == CodeOther {
+		return "responses of other codes"
+	}
+	if IsGRPC(k.code) { // a status name
 		return k.name() + " statuses"
 	}
 	return k.name() + "s"

@@ -115,16 +115,8 @@ func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 // nothing does: a waiting probe's state names it
 // (docs/commands.md, "The status page"). Callers hold s.mu.
 func (s *Scheduler) blocker(c *claim) string {
-	for _, k := range c.keys {
-		if holder := s.busy[k]; holder != nil {
-			return hostOfKey(k) + " is busy with " + holder.who()
-		}
-	}
-	if s.usedConc+c.conc > s.cfg.MaxConcurrency {
-		return fmt.Sprintf("max_concurrency %d: %d connections in use, %d needed", s.cfg.MaxConcurrency, s.usedConc, c.conc)
-	}
-	if s.usedRate+c.rate > s.cfg.MaxRate {
-		return fmt.Sprintf("max_rate %g: %g/s in use, %g/s needed", s.cfg.MaxRate, s.usedRate, c.rate)
+	if why := s.conflict(c, 0, 0); why != "" {
+		return why
 	}
 	if why := s.parallelBlocker(c); why != "" {
 		return why
@@ -136,7 +128,7 @@ func (s *Scheduler) blocker(c *claim) string {
 		// An earlier waiter keeps its place: c must not take its host,
 		// its slot among the parallel runs, nor the room under the caps
 		// it will need.
-		if shareKey(e, c) || s.crowds(c, e) || s.conflicts(c, e.conc, e.rate) && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
+		if shareKey(e, c) || s.crowds(c, e) || s.conflict(c, e.conc, e.rate) != "" && (e.conc > 0 && c.conc > 0 || e.rate > 0 && c.rate > 0) {
 			return "behind " + e.who() + " in the queue"
 		}
 	}
@@ -157,15 +149,22 @@ func hostOfKey(k string) string {
 	return host
 }
 
-// conflicts reports whether c cannot run now with extra load reserved
-// besides the runs under way. Callers hold s.mu.
-func (s *Scheduler) conflicts(c *claim, conc int, rate float64) bool {
+// conflict says what keeps c from running now with extra load (conc,
+// rate) reserved besides the runs under way: a run holding one of its
+// hosts, or a cap it would exceed; "" when nothing does. Callers hold s.mu.
+func (s *Scheduler) conflict(c *claim, conc int, rate float64) string {
 	for _, k := range c.keys {
-		if s.busy[k] != nil {
-			return true
+		if holder := s.busy[k]; holder != nil {
+			return hostOfKey(k) + " is busy with " + holder.who()
 		}
 	}
-	return s.usedConc+conc+c.conc > s.cfg.MaxConcurrency || s.usedRate+rate+c.rate > s.cfg.MaxRate
+	if used := s.usedConc + conc; used+c.conc > s.cfg.MaxConcurrency {
+		return fmt.Sprintf("max_concurrency %d: %d connections in use, %d needed", s.cfg.MaxConcurrency, used, c.conc)
+	}
+	if used := s.usedRate + rate; used+c.rate > s.cfg.MaxRate {
+		return fmt.Sprintf("max_rate %g: %g/s in use, %g/s needed", s.cfg.MaxRate, used, c.rate)
+	}
+	return ""
 }
 
 func shareKey(a, b *claim) bool {

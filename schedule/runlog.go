@@ -18,7 +18,6 @@ const summaryEvery = time.Minute
 type runTally struct {
 	since       time.Time // start of the tally; zero before the first run
 	runs, valid int
-	last        result.Result
 }
 
 // logRun logs the end of l's run r: at info for a scheduled run, at debug
@@ -38,7 +37,6 @@ func (s *Scheduler) logRun(l *probeLoop, r result.Result, now time.Time) {
 	if r.Valid {
 		t.valid++
 	}
-	t.last = r
 	if now.Sub(t.since) < summaryEvery {
 		return
 	}

@@ -73,8 +73,9 @@ func (s *Store) Load() ([]result.ProbeState, error) {
 	return states, nil
 }
 
-// Save writes the latest result of every probe that has one, atomically:
-// a crash leaves either the old file or the new one, never half of one.
+// Save writes the latest result of every probe that has one, with its
+// history of runs, atomically: a crash leaves either the old file or the
+// new one, never half of one.
 func (s *Store) Save(states []result.ProbeState) error {
 	f := storedFile{Probes: []storedProbe{}}
 	for _, st := range states {

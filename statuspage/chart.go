@@ -127,11 +127,7 @@ func chart(r result.Result, rules config.Rules) *chartView {
 	yLat := func(v float64) float64 { return padT + plotH*(1-v/latTop) }
 
 	c := &chartView{Frame: chartFrame, Name: r.Name, Quantile: lq.Label, AxisTitle: axisTitle(r.Mode)}
-	for i := 0; i <= divisions; i++ {
-		y := padT + plotH*(1-float64(i)/divisions)
-		c.Grid = append(c.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
-			Good: tick(goodStep * float64(i)), Lat: latTick(latStep * float64(i))})
-	}
+	c.Grid = gridLines(padT, plotH, divisions, goodStep, latStep, latTick)
 	c.Ticks = axis.ticks(r)
 	if budget > 0 && budget <= latTop {
 		y := yLat(budget)
@@ -214,15 +210,33 @@ func brackets(r result.Result, axis levelAxis) []bracketBand {
 func newCurve(class string, mode config.Mode, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
 	v func(result.Step) float64, title func(float64) string) curve {
 	c := curve{Class: class, Line: true}
-	for k, i := range order {
+	for _, i := range order {
 		s := steps[i]
-		if k > 0 {
-			c.Points += " "
-		}
-		c.Points += coord(x(i)) + "," + coord(y(v(s)))
-		c.Dots = append(c.Dots, dot{X: x(i), Y: y(v(s)), Title: result.StepText(mode, s) + ": " + title(v(s))})
+		c.add(x(i), y(v(s)), result.StepText(mode, s)+": "+title(v(s)))
 	}
 	return c
+}
+
+// add puts a dot at x, y on c, joined to the one before.
+func (c *curve) add(x, y float64, title string) {
+	if c.Points != "" {
+		c.Points += " "
+	}
+	c.Points += coord(x) + "," + coord(y)
+	c.Dots = append(c.Dots, dot{X: x, Y: y, Title: title})
+}
+
+// gridLines are the horizontal lines of a plot from top down height, n
+// above its axis, labelled with goodStep's multiples on the left and with
+// latStep's, written by latLabel, on the right.
+func gridLines(top, height float64, n int, goodStep, latStep float64, latLabel func(float64) string) []gridLine {
+	var lines []gridLine
+	for i := 0; i <= n; i++ {
+		y := top + height*(1-float64(i)/float64(n))
+		lines = append(lines, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
+			Good: tick(goodStep * float64(i)), Lat: latLabel(latStep * float64(i))})
+	}
+	return lines
 }
 
 // coord is an SVG coordinate to a tenth of a unit.

@@ -63,11 +63,7 @@ func history(name string, mode config.Mode, h []result.HistoryRun, now time.Time
 	v := &historyView{Frame: historyFrame, Name: name, LevelTitle: "knee (" + mode.Unit() + ")", Runs: len(h),
 		FirstLabel: ago(now, h[0].Started), LastLabel: ago(now, h[len(h)-1].Started),
 		Capacity: curve{Class: "good", Line: true}, Knee: curve{Class: "knee", Line: true}}
-	for i := 0; i <= histDivisions; i++ {
-		y := histPadT + histPlotH*(1-float64(i)/histDivisions)
-		v.Grid = append(v.Grid, gridLine{Y: y, LabelY: y + 4, Axis: i == 0,
-			Good: tick(capStep * float64(i)), Lat: tick(kneeStep * float64(i))})
-	}
+	v.Grid = gridLines(histPadT, histPlotH, histDivisions, capStep, kneeStep, tick)
 	for i, r := range h {
 		run := "run " + ago(now, r.Started) + " (" + string(r.Ended)
 		if !r.Valid {
@@ -82,13 +78,4 @@ func history(name string, mode config.Mode, h []result.HistoryRun, now time.Time
 		}
 	}
 	return v
-}
-
-// add puts a dot at x, y on c, joined to the one before.
-func (c *curve) add(x, y float64, title string) {
-	if c.Points != "" {
-		c.Points += " "
-	}
-	c.Points += coord(x) + "," + coord(y)
-	c.Dots = append(c.Dots, dot{X: x, Y: y, Title: title})
 }

@@ -22,18 +22,6 @@ func NewTable(width, rows, bytes int) *Table {
 	return t
 }
 
-// TableOf returns a table of rows, each as long as the first.
-func TableOf(rows ...[]string) *Table {
-	if len(rows) == 0 {
-		return NewTable(0, 0, 0)
-	}
-	t := NewTable(len(rows[0]), len(rows), 0)
-	for _, r := range rows {
-		t.Add(r)
-	}
-	return t
-}
-
 // Add appends a row of the table's width; its fields are copied.
 func (t *Table) Add(fields []string) {
 	for _, f := range fields {

@@ -34,7 +34,7 @@ func TestRender(t *testing.T) {
 	scope := Scope{Columns: []string{"user", "id"}, Captured: []string{"token"}}
 	v := NewVars(1)
 	v.Index = 42
-	v.Row = TableOf([]string{"ann b#\r\n", "7"}).Row(0)
+	v.Row = tableOf([]string{"ann b#\r\n", "7"}).Row(0)
 	v.Captured[0] = "tok\r\nX: y"
 	for _, tc := range []struct {
 		text string
@@ -102,7 +102,7 @@ func TestAppendAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := NewVars(0)
-	v.Row = TableOf([]string{"ann"}).Row(0)
+	v.Row = tableOf([]string{"ann"}).Row(0)
 	buf := tm.Append(nil, v)
 	if n := testing.AllocsPerRun(1000, func() { v.Index++; buf = tm.Append(buf[:0], v) }); n != 0 {
 		t.Errorf("Append allocates %v times per request, want 0", n)
@@ -125,7 +125,7 @@ func BenchmarkAppend(b *testing.B) {
 // URL.
 func TestSize(t *testing.T) {
 	scope := Scope{Columns: []string{"user"}, Captured: []string{"token"}}
-	v := &Vars{Row: TableOf([]string{"ab"}).Row(0), Captured: []string{"xyz"}}
+	v := &Vars{Row: tableOf([]string{"ab"}).Row(0), Captured: []string{"xyz"}}
 	for _, tc := range []struct {
 		text        string
 		ctx         Context
@@ -148,4 +148,13 @@ func TestSize(t *testing.T) {
 			t.Errorf("%s: wrote %d bytes, above its size %d", tc.text, n, tc.got)
 		}
 	}
+}
+
+// tableOf is a table of rows, each as long as the first.
+func tableOf(rows ...[]string) *Table {
+	t := NewTable(len(rows[0]), len(rows), 0)
+	for _, r := range rows {
+		t.Add(r)
+	}
+	return t
 }
