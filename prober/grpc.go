@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -50,9 +51,14 @@ type grpcClient struct {
 	target   string
 	timeout  time.Duration // request.timeout
 	dialOpts []grpc.DialOption
-	callOpts []grpc.CallOption
-	slots    []*grpcSlot
-	next     atomic.Uint64
+	// certAsked says a server asked for a client certificate, which
+	// tls_config has none of: under TLS 1.3 one that requires it rejects
+	// the client after the client's handshake has ended, and the calls
+	// find the connection closed (grpc_outcome.go).
+	certAsked atomic.Bool
+	callOpts  []grpc.CallOption
+	slots     []*grpcSlot
+	next      atomic.Uint64
 }
 
 // grpcSlot is one of the client's connections, made when a call first
@@ -124,6 +130,12 @@ func (c *grpcClient) setTransport(req config.Request, u *url.URL) error {
 		tc, err := commoncfg.NewTLSConfig(&req.HTTPClientConfig.TLSConfig)
 		if err != nil {
 			return fmt.Errorf("tls_config: %w", err)
+		}
+		if len(tc.Certificates) == 0 && tc.GetClientCertificate == nil {
+			tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				c.certAsked.Store(true)
+				return &tls.Certificate{}, nil // none, as crypto/tls sends without the callback
+			}
 		}
 		creds = credentials.NewTLS(tc)
 	}

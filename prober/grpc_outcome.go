@@ -53,6 +53,11 @@ func (w *grpcConn) outcome(err error, expired bool, deadline time.Time) (code in
 		return 0, result.Timeout
 	}
 	if o, local := transportOutcome(st, w.slot.dialErr.Load()); local {
+		if o == result.Reset && w.client.certAsked.Load() {
+			// Closed by a server that asked for the client certificate the
+			// probe does not have: the TLS handshake's verdict.
+			return 0, result.TLS
+		}
 		return 0, o
 	}
 	if st.Code() == codes.Canceled && w.client.base.Err() != nil {
