@@ -47,7 +47,7 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
 		logger.Error("Demo target failed", "err", err)
 		return 1
 	}
-	main := targets[0]
+	first := targets[0]
 
 	dir, err := os.MkdirTemp("", "loadprobe-demo-")
 	if err != nil {
@@ -83,7 +83,7 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
   results (JSON): %s/api/v1/results
   listening on:   %s
 The first breaking points show within about 20 seconds.
-`, main, file, grpcAddr, base, base, base, reach(d.Addrs()))
+`, first, file, grpcAddr, base, base, base, reach(d.Addrs()))
 
 	err = <-daemonDone
 	stop() // the daemon may have ended on its own: the targets go too
