@@ -85,10 +85,12 @@ func codeNames(c result.Codes) map[string]int64 {
 	return m
 }
 
-// Work holds one of 4 workers for 20ms: 200 calls/s at most, reached at 4
-// in flight, whichever descriptors name the method.
+// Work holds one of 4 workers for 40ms: 100 calls/s at most, reached at 4
+// in flight, whichever descriptors name the method. A call's round trip
+// beside the work (1–1.5ms seen on a quiet machine) must stay inside
+// the knee rule's 5% for the pool to read at 4.
 func TestGRPCWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
-	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 20 * time.Millisecond})
+	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 40 * time.Millisecond})
 	var knees []float64
 	for _, desc := range []string{"reflection", demoProtoset} {
 		t.Run(filepath.Base(desc), func(t *testing.T) {
@@ -108,8 +110,8 @@ warmup: 200ms`)
 			if k != nil {
 				knees = append(knees, k.Level)
 			}
-			if !within(r.PeakThroughput, 200, 0.10) {
-				t.Errorf("peak %.1f/s, want within 10%% of 200/s", r.PeakThroughput)
+			if !within(r.PeakThroughput, 100, 0.10) {
+				t.Errorf("peak %.1f/s, want within 10%% of 100/s", r.PeakThroughput)
 			}
 			for _, s := range r.Steps {
 				if s.Responses[grpcOK] != s.Attempts || s.ErrorRatio != 0 {
