@@ -85,19 +85,20 @@ func codeNames(c result.Codes) map[string]int64 {
 	return m
 }
 
-// Work holds one of 4 workers for 40ms: 100 calls/s at most, reached at 4
+// Work holds one of 4 workers for 80ms: 50 calls/s at most, reached at 4
 // in flight, whichever descriptors name the method. A call's round trip
-// beside the work (1–1.5ms seen on a quiet machine) must stay inside
-// the knee rule's 5% for the pool to read at 4.
+// beside the work (about 1ms on a quiet machine, 1.7ms under the race
+// detector, where 20ms and 40ms of work read the knee at 8) must stay
+// well inside the knee rule's 5% for the pool to read at 4.
 func TestGRPCWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
-	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 40 * time.Millisecond})
+	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 80 * time.Millisecond})
 	var knees []float64
 	for _, desc := range []string{"reflection", demoProtoset} {
 		t.Run(filepath.Base(desc), func(t *testing.T) {
 			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work
 message: '{"n": 7}'
 descriptors: `+desc, `concurrency: [1, 2, 4, 8, 16]
-step_duration: 1500ms
+step_duration: 3s
 warmup: 200ms`)
 			r := runGRPC(t, p)
 			if r.Ended != result.ResultCompleted || len(r.Steps) != 5 {
@@ -110,8 +111,8 @@ warmup: 200ms`)
 			if k != nil {
 				knees = append(knees, k.Level)
 			}
-			if !within(r.PeakThroughput, 100, 0.10) {
-				t.Errorf("peak %.1f/s, want within 10%% of 100/s", r.PeakThroughput)
+			if !within(r.PeakThroughput, 50, 0.10) {
+				t.Errorf("peak %.1f/s, want within 10%% of 50/s", r.PeakThroughput)
 			}
 			for _, s := range r.Steps {
 				if s.Responses[grpcOK] != s.Attempts || s.ErrorRatio != 0 {
