@@ -27,18 +27,23 @@ machine runs both nginx and the generator.
 
 EOF
 
-jq -r -s '
+# The helpers every table's jq program uses: medians with their range,
+# rounding, the rows' tool names in order, others' load, nginx-counted rate.
+JQ_LIB='
 def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length/2 - 1] + .[length/2]) / 2 end;
 def r(d): if . == null then null else (. * pow(10; d) | round) / pow(10; d) end;
 def s(d): if . == null then "n/a" else r(d) | tostring end;
 def mm(d): map(select(. != null)) | if length == 0 then "n/a"
   else (med | s(d)) + (if min != max then " (" + (min | s(d)) + "–" + (max | s(d)) + ")" else "" end) end;
-def pct: if . == null then "n/a" else (if . >= 0 then "+" else "" end) + (r(2) | tostring) + "%" end;
-def mmp: map(select(. != null)) | if length == 0 then "n/a"
-  else (med | pct) + (if min != max then " (" + (min | pct) + " … " + (max | pct) + ")" else "" end) end;
 def names(sc): [.[] | select(.sc == sc) | .name] | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end);
 def cores: .others / (.wall // .dur);
 def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
+'
+
+jq -r -s "$JQ_LIB"'
+def pct: if . == null then "n/a" else (if . >= 0 then "+" else "" end) + (r(2) | tostring) + "%" end;
+def mmp: map(select(. != null)) | if length == 0 then "n/a"
+  else (med | pct) + (if min != max then " (" + (min | pct) + " … " + (max | pct) + ")" else "" end) end;
 
 # the last attempt of every (scenario, name, rate, rep)
 . as $all
@@ -152,15 +157,7 @@ def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
 
 # Issue 11's scenarios: open loop against the same build's closed loop,
 # closed-loop latency overhead, https and connection scale beside wrk.
-jq -r -s '
-def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length/2 - 1] + .[length/2]) / 2 end;
-def r(d): if . == null then null else (. * pow(10; d) | round) / pow(10; d) end;
-def s(d): if . == null then "n/a" else r(d) | tostring end;
-def mm(d): map(select(. != null)) | if length == 0 then "n/a"
-  else (med | s(d)) + (if min != max then " (" + (min | s(d)) + "–" + (max | s(d)) + ")" else "" end) end;
-def names(sc): [.[] | select(.sc == sc) | .name] | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end);
-def cores: .others / (.wall // .dur);
-def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
+jq -r -s "$JQ_LIB"'
 def usreq: if (.srv_reqs // 0) > 0 then .cpu / .srv_reqs * 1e6 else null end;
 def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep and .conns == $x.conns)) | last;
 
@@ -246,15 +243,7 @@ def peer(rows; x): x as $x | rows | map(select(.name == "wrk" and .rep == $x.rep
 
 # Issue 26's HTTP/2 rows: loadprobe beside wrk and h2load against nginx
 # offering h2 by ALPN, each ratio to the peer of the same round.
-jq -r -s '
-def med: sort | if length == 0 then null elif length % 2 == 1 then .[(length - 1) / 2] else (.[length/2 - 1] + .[length/2]) / 2 end;
-def r(d): if . == null then null else (. * pow(10; d) | round) / pow(10; d) end;
-def s(d): if . == null then "n/a" else r(d) | tostring end;
-def mm(d): map(select(. != null)) | if length == 0 then "n/a"
-  else (med | s(d)) + (if min != max then " (" + (min | s(d)) + "–" + (max | s(d)) + ")" else "" end) end;
-def names(sc): [.[] | select(.sc == sc) | .name] | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end);
-def cores: .others / (.wall // .dur);
-def nrps: if .srv_reqs == null then null else .srv_reqs / .dur end;
+jq -r -s "$JQ_LIB"'
 def cpus: if .cpu > 0 then .srv_reqs / .cpu else null end;
 def peer(rows; x; name): x as $x | rows | map(select(.name == name and .rep == $x.rep)) | last;
 def ratio(rows; x; name; f): peer(rows; x; name) as $p | if $p == null or ($p | f) == null or ($p | f) == 0 then null else (x | f) / ($p | f) end;

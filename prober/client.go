@@ -134,7 +134,7 @@ func ClientPath(p config.Probe) string {
 		return "flow (" + strings.Join(steps, "; ") + ")"
 	case isWebSocket(p.Request.URL):
 		return "WebSocket (gorilla/websocket)"
-	case isGRPC(p.Request):
+	case p.Request.IsGRPC():
 		return fmt.Sprintf("gRPC (grpc-go, %d connections)", p.Request.GRPC.Connections)
 	}
 	return requestPath(p.Request, false)

@@ -98,7 +98,7 @@ func newConnector(p config.Probe, live result.Live) (connector, error) {
 	case isWebSocket(p.Request.URL):
 		wl, _ := live.(result.WebSocketLive)
 		return newWSClient(p.Request, newVarSource(p), wl)
-	case isGRPC(p.Request):
+	case p.Request.IsGRPC():
 		return newGRPCClient(p.Request, newVarSource(p))
 	}
 	return newClient(p.Request, p.Name, false, newVarSource(p))

@@ -34,9 +34,6 @@ import (
 // bytes go to grpc-go through a codec that passes them as they are
 // (grpc_codec.go); the reply is not decoded (but a health check's status).
 
-// isGRPC reports whether p's request is a gRPC call.
-func isGRPC(req config.Request) bool { return req.GRPC != nil }
-
 // grpcClient is the connector of one probe's gRPC call.
 type grpcClient struct {
 	method   string                         // "/package.Service/Method"
