@@ -178,6 +178,9 @@ type h2Shape struct {
 	templated bool // the size bound applies (docs/templates.md, "Templates")
 }
 
+// h2PathField is the index of :path in an h2Shape's fields.
+const h2PathField = 2
+
 type h2Field struct {
 	name  string
 	value *template.Template
@@ -229,9 +232,9 @@ func (s *h2Shape) render(fc *fastConn) (h2.Request, error) {
 	}
 	fc.body = s.body.Append(fc.body[:0], fc.vars)
 	b := fc.buf[:0]
-	for _, f := range s.fields {
+	for i, f := range s.fields {
 		fc.value = f.value.Append(fc.value[:0], fc.vars)
-		if f.name == ":path" {
+		if i == h2PathField {
 			var err error
 			if fc.value, err = requestTarget(fc.value, 0); err != nil {
 				return h2.Request{}, err
