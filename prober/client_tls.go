@@ -27,6 +27,16 @@ func fastTLSConfig(hc commoncfg.HTTPClientConfig, u *url.URL) (*tls.Config, erro
 	if u.Scheme != "https" {
 		return nil, nil
 	}
+	protos := []string{"http/1.1"}
+	if hc.EnableHTTP2 {
+		protos = []string{"h2", "http/1.1"}
+	}
+	return clientTLS(hc, u, protos)
+}
+
+// clientTLS is the TLS configuration of tls_config for a connection to u's
+// host that offers protos by ALPN.
+func clientTLS(hc commoncfg.HTTPClientConfig, u *url.URL, protos []string) (*tls.Config, error) {
 	cfg, err := commoncfg.NewTLSConfig(&hc.TLSConfig)
 	if err != nil {
 		return nil, fmt.Errorf("tls_config: %w", err)
@@ -34,10 +44,7 @@ func fastTLSConfig(hc commoncfg.HTTPClientConfig, u *url.URL) (*tls.Config, erro
 	if cfg.ServerName == "" {
 		cfg.ServerName = u.Hostname()
 	}
-	cfg.NextProtos = []string{"http/1.1"}
-	if hc.EnableHTTP2 {
-		cfg.NextProtos = []string{"h2", "http/1.1"}
-	}
+	cfg.NextProtos = protos
 	return cfg, nil
 }
 

@@ -3,67 +3,77 @@ package prober
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	commoncfg "github.com/prometheus/common/config"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/internal/grpcdesc"
+	"github.com/loadprobe/loadprobe/prober/internal/h2"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // A gRPC probe (docs/grpc.md) runs on the engine as an HTTP probe does: an
-// attempt is one unary call. grpc-go carries the protocol; the client
-// keeps grpc.connections ClientConns and hands each worker's Conn one of
-// them in turn, so that a level of N calls in flight is N streams
-// multiplexed over those connections.
+// attempt is one unary call, a stream of the lean HTTP/2 client
+// (prober/internal/h2) framed as gRPC frames it (a POST of one
+// length-prefixed message; the status in the trailers). The client keeps
+// grpc.connections connections and hands each worker's Conn one of them
+// in turn, so that a level of N calls in flight is N streams multiplexed
+// over those connections. grpc-go, the reference, is used only to ask a
+// server for its descriptors (grpc_reflect.go) and to check this client
+// against it (grpc_e2e_test.go).
 //
-// The hot path does no descriptor work: the method is resolved and a
-// fixed message encoded once, when the client is built, and the encoded
-// bytes go to grpc-go through a codec that passes them as they are
-// (grpc_codec.go); the reply is not decoded (but a health check's status).
+// The hot path does no descriptor work: the method is resolved, and a
+// fixed call's header block and framed message written, once when the
+// client is built; the reply is not decoded (but a health check's status).
 
 // grpcClient is the connector of one probe's gRPC call.
 type grpcClient struct {
-	method   string                         // "/package.Service/Method"
-	input    protoreflect.MessageDescriptor // a templated message's type
-	payload  []byte                         // the encoded message, when it does not vary
-	message  *template.Template             // the message's JSON, when it varies
-	health   bool                           // read the reply as a HealthCheckResponse
-	base     context.Context                // ends on Abort; carries the fixed metadata
-	cancel   context.CancelFunc
-	varying  map[string]*template.Template // metadata rendered per call
-	src      *varSource
-	target   string
-	timeout  time.Duration // request.timeout
-	dialOpts []grpc.DialOption
+	addr    string      // host:port to dial
+	tls     *tls.Config // grpcs://; nil for grpc://
+	opts    h2.Options
+	health  bool    // read the reply as a HealthCheckResponse
+	fixed   []byte  // the header block of the fields that do not vary
+	varying []field // metadata written per call, after fixed
+	body    []byte  // the framed message, when it does not vary
+	input   protoreflect.MessageDescriptor
+	message *template.Template // the message's JSON, when it varies
+	src     *varSource
+	timeout time.Duration // request.timeout
 	// certAsked says a server asked for a client certificate, which
 	// tls_config has none of: under TLS 1.3 one that requires it rejects
 	// the client after the client's handshake has ended, and the calls
 	// find the connection closed (grpc_outcome.go).
 	certAsked atomic.Bool
-	callOpts  []grpc.CallOption
+	aborted   context.Context // ends on Abort: every dial gives up
+	abort     context.CancelFunc
 	slots     []*grpcSlot
 	next      atomic.Uint64
+	conns     connSet[net.Conn] // connections dialled, until their end
 }
 
-// grpcSlot is one of the client's connections, made when a call first
-// needs it and again after Close.
+// field is a header field whose value a template writes per call.
+type field struct {
+	name  string
+	value *template.Template
+}
+
+// grpcSlot is one of the client's connections, dialled when a call first
+// needs it and again once it can take no more streams.
 type grpcSlot struct {
-	mu      sync.Mutex
-	cc      *grpc.ClientConn
-	dialErr atomic.Pointer[error] // the last failed dial's error; nil after a dial that worked
+	mu   sync.Mutex
+	conn *h2.Conn
 }
 
 // newGRPCClient builds the client of req, which config has compiled: its
@@ -77,28 +87,42 @@ func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("url %q: not grpc://host:port", req.URL)
 	}
-	c := &grpcClient{src: src, target: "passthrough:///" + u.Host, timeout: time.Duration(req.Timeout), callOpts: []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})}}
-	if err := c.setTransport(req, u); err != nil {
-		return nil, err
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "443") // grpc-go's default port
 	}
-	md, err := c.fixedMetadata(req)
-	if err != nil {
-		return nil, err
+	c := &grpcClient{
+		addr:    addr,
+		src:     src,
+		timeout: time.Duration(req.Timeout),
+		opts:    h2.Options{MaxBody: maxBodyBytes, MaxHeaderList: maxHeaderBytes, WriteTimeout: time.Duration(req.Timeout)},
+		slots:   make([]*grpcSlot, g.Connections),
 	}
-	c.base, c.cancel = context.WithCancel(metadata.NewOutgoingContext(context.Background(), md))
-	c.slots = make([]*grpcSlot, g.Connections)
+	if u.Scheme == "grpcs" {
+		if c.tls, err = clientTLS(req.HTTPClientConfig, u, []string{"h2"}); err != nil {
+			return nil, err
+		}
+		if len(c.tls.Certificates) == 0 && c.tls.GetClientCertificate == nil {
+			c.tls.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				c.certAsked.Store(true)
+				return &tls.Certificate{}, nil // none, as crypto/tls sends without the callback
+			}
+		}
+	}
 	for i := range c.slots {
 		c.slots[i] = &grpcSlot{}
 	}
+	c.aborted, c.abort = context.WithCancel(context.Background())
 	method, message := g.Method, g.Message
 	if g.Health != nil {
 		c.health, method = true, config.HealthMethod
 		message = fmt.Sprintf(`{"service": %q}`, *g.Health)
 	}
-	c.method = "/" + method
+	if c.fixed, err = c.header(req, u, method); err != nil {
+		return nil, err
+	}
 	mdesc, err := c.resolve(g, method, time.Duration(req.Timeout))
 	if err != nil {
-		c.Close()
 		return nil, fmt.Errorf("grpc method %s: %w", method, err)
 	}
 	c.input = mdesc.Input()
@@ -110,118 +134,157 @@ func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
 			return c, nil
 		}
 	}
-	if c.payload, err = grpcdesc.Encode(c.input, []byte(message)); err != nil {
-		c.Close()
+	msg, err := grpcdesc.Encode(c.input, []byte(message))
+	if err != nil {
 		return nil, fmt.Errorf("grpc.message: %w", err)
 	}
+	c.body = appendGRPCFrame(nil, msg)
 	return c, nil
 }
 
-// setTransport sets the dial options every connection shares: plain HTTP/2
-// for grpc://, TLS from tls_config for grpcs://. Each connection adds its
-// own dialer, which remembers why a dial failed (grpcSlot.conn): grpc-go
-// reports it only as text (grpc_outcome.go).
-func (c *grpcClient) setTransport(req config.Request, u *url.URL) error {
-	creds := insecure.NewCredentials()
-	if u.Scheme == "grpcs" {
-		tc, err := commoncfg.NewTLSConfig(&req.HTTPClientConfig.TLSConfig)
-		if err != nil {
-			return fmt.Errorf("tls_config: %w", err)
-		}
-		if len(tc.Certificates) == 0 && tc.GetClientCertificate == nil {
-			tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-				c.certAsked.Store(true)
-				return &tls.Certificate{}, nil // none, as crypto/tls sends without the callback
-			}
-		}
-		creds = credentials.NewTLS(tc)
+// header writes the fields every call sends, in grpc-go's order: the
+// pseudo-header fields, the content type, the deadline (as grpc-timeout,
+// which the server enforces too), then the credentials and the metadata
+// that does not vary; c.varying gets the rest.
+func (c *grpcClient) header(req config.Request, u *url.URL, method string) ([]byte, error) {
+	scheme := "http"
+	if c.tls != nil {
+		scheme = "https"
 	}
-	c.dialOpts = []grpc.DialOption{
-		grpc.WithTransportCredentials(creds),
-		// Each worker's call is its own: a call that failed is an
-		// outcome, not something to retry.
-		grpc.WithDisableRetry(),
-		grpc.WithUserAgent("loadprobe"),
-	}
-	return nil
-}
-
-// fixedMetadata is the metadata every call sends: the credentials, and the
-// metadata that does not vary; c.varying gets the rest.
-func (c *grpcClient) fixedMetadata(req config.Request) (metadata.MD, error) {
-	md := metadata.MD{}
+	b := appendField(nil, ":method", "POST")
+	b = appendField(b, ":scheme", scheme)
+	b = appendField(b, ":path", "/"+method)
+	b = appendField(b, ":authority", u.Host)
+	b = appendField(b, "content-type", "application/grpc")
+	b = appendField(b, "user-agent", "loadprobe")
+	b = appendField(b, "te", "trailers")
+	b = appendField(b, "grpc-timeout", grpcTimeout(c.timeout))
 	auth, err := staticAuthorization(req.HTTPClientConfig)
 	if err != nil {
 		return nil, err
 	}
 	if auth != "" {
-		md.Set("authorization", auth)
+		b = appendField(b, "authorization", auth)
 	}
 	g := req.GRPC
-	for k, v := range g.Metadata {
+	for _, k := range slices.Sorted(maps.Keys(g.Metadata)) {
+		v := g.Metadata[k]
 		if t := g.Templates; t != nil {
 			text, fixed := t.Metadata[k].Literal()
 			if !fixed {
-				if c.varying == nil {
-					c.varying = map[string]*template.Template{}
-				}
-				c.varying[k] = t.Metadata[k]
+				c.varying = append(c.varying, field{k, t.Metadata[k]})
 				continue
 			}
 			v = text
 		}
-		md.Set(k, v)
+		b = appendField(b, k, v)
 	}
-	return md, nil
+	return b, nil
 }
 
-// conn returns the slot's connection, making it when there is none. A
-// ClientConn dials when a call first needs it, and again after a failure.
-func (s *grpcSlot) conn(c *grpcClient) (*grpc.ClientConn, error) {
+func appendField(b []byte, name, value string) []byte {
+	return h2.AppendField(b, name, []byte(value))
+}
+
+// grpcTimeout writes d as a grpc-timeout value: at most eight digits and
+// a unit, rounded up, as grpc-go writes it.
+func grpcTimeout(d time.Duration) string {
+	const maxDigits = 1e8 - 1
+	for _, u := range []struct {
+		unit time.Duration
+		name string
+	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}} {
+		if n := (d + u.unit - 1) / u.unit; n <= maxDigits {
+			return strconv.FormatInt(int64(n), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64((d+time.Hour-1)/time.Hour), 10) + "H"
+}
+
+// appendGRPCFrame appends msg as a gRPC length-prefixed message: not
+// compressed, its length in four bytes.
+func appendGRPCFrame(b, msg []byte) []byte {
+	b = append(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(msg)))
+	return append(b, msg...)
+}
+
+// get returns the slot's connection, dialling one when there is none that
+// takes a stream.
+func (s *grpcSlot) get(c *grpcClient, deadline time.Time) (*h2.Conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cc != nil {
-		return s.cc, nil
+	if s.conn != nil && s.conn.Usable() {
+		return s.conn, nil
 	}
-	if err := c.base.Err(); err != nil {
-		return nil, err
-	}
-	opts := append(c.dialOpts[:len(c.dialOpts):len(c.dialOpts)], grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, addr, time.Time{})
-		if err != nil {
-			s.dialErr.Store(&err)
-		} else {
-			s.dialErr.Store(nil)
-		}
-		return conn, err
-	}))
-	cc, err := grpc.NewClient(c.target, opts...)
+	s.conn = nil // a connection going away ends by itself: its streams finish first
+	raw, err := dial(c.aborted, c.addr, deadline)
 	if err != nil {
 		return nil, err
 	}
-	s.cc = cc
-	return cc, nil
+	c.conns.add(raw)
+	nc := raw
+	if c.tls != nil {
+		if err := raw.SetDeadline(deadline); err != nil {
+			return nil, c.closeRaw(raw, err)
+		}
+		tc, err := handshake(c.aborted, raw, c.tls)
+		if err != nil {
+			return nil, c.closeRaw(raw, err)
+		}
+		if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+			return nil, c.closeRaw(raw, fmt.Errorf("tls: the server chose %q by ALPN, not h2", p))
+		}
+		nc = tc
+	}
+	conn, err := h2.New(nc, c.opts, deadline)
+	if err != nil {
+		return nil, c.closeRaw(raw, err)
+	}
+	s.conn = conn
+	go func() {
+		<-conn.Done()
+		c.conns.remove(raw)
+	}()
+	return conn, nil
+}
+
+// closeRaw closes a connection that failed before it carried a call, and
+// returns err.
+func (c *grpcClient) closeRaw(raw net.Conn, err error) error {
+	c.conns.remove(raw)
+	raw.Close()
+	return err
 }
 
 func (s *grpcSlot) close() {
 	s.mu.Lock()
-	cc := s.cc
-	s.cc = nil
+	conn := s.conn
+	s.conn = nil
 	s.mu.Unlock()
-	if cc != nil {
-		_ = cc.Close()
+	if conn != nil {
+		conn.Close()
 	}
 }
 
 // NewConn returns one worker's Conn, on the next of the connections.
 func (c *grpcClient) NewConn() Conn {
 	slot := c.slots[(c.next.Add(1)-1)%uint64(len(c.slots))]
-	return &grpcConn{client: c, slot: slot, vars: template.NewVars(0)}
+	w := &grpcConn{client: c, slot: slot, vars: template.NewVars(0)}
+	w.req = h2.Request{Header: c.fixed, Body: c.body}
+	if c.health {
+		w.req.Keep = make([]byte, 0, maxHealthReply)
+	}
+	return w
 }
+
+// maxHealthReply is the start of a health check's reply that is kept: a
+// HealthCheckResponse is a status, a few bytes.
+const maxHealthReply = 64
 
 // Abort cuts short every call under way and closes the connections.
 func (c *grpcClient) Abort() {
-	c.cancel()
+	c.abort()
 	c.Close()
 }
 
@@ -230,67 +293,72 @@ func (c *grpcClient) Close() {
 	for _, s := range c.slots {
 		s.close()
 	}
+	for _, nc := range c.conns.drain() {
+		nc.Close() // one still in its handshake
+	}
 }
 
 // grpcConn is one worker's calls, on one of the client's connections.
 type grpcConn struct {
 	client *grpcClient
 	slot   *grpcSlot
+	req    h2.Request     // the call: the client's, or written per call
 	vars   *template.Vars // the values of the call under way
 	text   []byte         // a templated message's JSON, written anew per call
-	msg    rawMessage
-	reply  rawReply
-	kv     []string // a templated metadata's pairs
+	body   []byte         // its frame
+	block  []byte         // the header block with templated metadata
+	value  []byte         // a templated metadata value
 }
 
 // Do makes one call, ending it at deadline.
 func (w *grpcConn) Do(deadline time.Time) (code int, o result.Outcome) {
 	c := w.client
-	cc, err := w.slot.conn(c)
-	if err != nil {
-		return 0, classify(err)
-	}
-	ctx := c.base
 	if c.message != nil || c.varying != nil {
-		if ctx, err = w.render(ctx); err != nil {
+		if err := w.render(); err != nil {
 			return 0, result.Other
 		}
-	} else {
-		w.msg = c.payload
 	}
-	w.reply.keep = c.health
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	err = cc.Invoke(ctx, c.method, &w.msg, &w.reply, c.callOpts...)
-	expired := ctx.Err() == context.DeadlineExceeded
-	cancel()
-	return w.outcome(err, expired, deadline)
+	for try := 0; ; try++ {
+		conn, err := w.slot.get(c, deadline)
+		if err != nil {
+			return 0, c.failure(err, deadline)
+		}
+		resp, err := conn.RoundTrip(&w.req, deadline)
+		switch {
+		case errors.Is(err, h2.ErrUnprocessed) && try == 0:
+			continue // not sent, or not processed: once more, on a new connection
+		case err != nil:
+			return 0, c.failure(err, deadline)
+		}
+		return c.outcome(resp, deadline)
+	}
 }
 
 // render writes the call's templated message and metadata with the
 // values of its attempt.
-func (w *grpcConn) render(ctx context.Context) (context.Context, error) {
+func (w *grpcConn) render() error {
 	c := w.client
 	if c.src != nil {
 		c.src.attempt(w.vars)
 	}
 	if c.message != nil {
 		w.text = c.message.Append(w.text[:0], w.vars)
-		b, err := grpcdesc.Encode(c.input, w.text)
+		msg, err := grpcdesc.Encode(c.input, w.text)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		w.msg = b
-	} else {
-		w.msg = c.payload
+		w.body = appendGRPCFrame(w.body[:0], msg)
+		w.req.Body = w.body
 	}
 	if c.varying != nil {
-		w.kv = w.kv[:0]
-		for k, t := range c.varying {
-			w.kv = append(w.kv, k, string(t.Append(nil, w.vars)))
+		b := append(w.block[:0], c.fixed...)
+		for _, f := range c.varying {
+			w.value = f.value.Append(w.value[:0], w.vars)
+			b = h2.AppendField(b, f.name, w.value)
 		}
-		ctx = metadata.AppendToOutgoingContext(ctx, w.kv...)
+		w.block, w.req.Header = b, b
 	}
-	return ctx, nil
+	return nil
 }
 
 // Close does nothing: the connection is the client's, shared.

@@ -1,22 +1,26 @@
 package prober
 
 import (
+	"encoding/binary"
 	"errors"
-	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"golang.org/x/net/http2"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/loadprobe/loadprobe/prober/internal/h2"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // The outcome of a call (docs/grpc.md, "Outcomes"): OK is a success and
 // any other status the server returned an http_error with the status as
-// its code; the client's own deadline is a timeout, whatever status
-// grpc-go gives it; a call that never reached the service (the
-// connection was refused, reset, its TLS handshake or its name lookup
-// failed) is counted by that reason, as an HTTP request would be.
+// its code; the client's own deadline is a timeout; a call that never
+// reached the service (the connection was refused, reset, its TLS
+// handshake or its name lookup failed) is counted by that reason, as an
+// HTTP request would be. The status is read as grpc-go reads it
+// (callStatus), so that both clients give one call one outcome.
 
 // healthServing is grpc.health.v1's SERVING, and healthNotServing its
 // NOT_SERVING.
@@ -25,105 +29,134 @@ const (
 	healthNotServing = 2
 )
 
-// outcome names the outcome of the call that ended with err; expired
-// says the call's deadline had passed.
-func (w *grpcConn) outcome(err error, expired bool, deadline time.Time) (code int, o result.Outcome) {
-	if err == nil {
-		if !w.client.health {
-			return result.GRPCCode(0), result.Success
-		}
-		switch w.reply.status {
-		case healthServing:
-			return result.GRPCCode(0), result.Success
-		case healthNotServing:
-			return result.GRPCNotServing, result.HTTPError
-		}
-		return result.GRPCServingUnknown, result.HTTPError
-	}
-	if expired {
+// outcome names the outcome of a call the server answered by deadline.
+func (c *grpcClient) outcome(resp h2.Response, deadline time.Time) (code int, o result.Outcome) {
+	st := callStatus(resp)
+	switch {
+	case st == codes.OK && !c.health:
+		return result.GRPCCode(0), result.Success
+	case st == codes.OK:
+		return healthOutcome(resp.Body)
+	case st == codes.DeadlineExceeded && c.nearDeadline(deadline):
+		// The call carried its deadline (grpc-timeout): the server that
+		// gave up on it answered just before the client did.
 		return 0, result.Timeout
 	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return 0, classify(err)
+	return result.GRPCCode(uint32(st)), result.HTTPError
+}
+
+// failure names the outcome of a call that got no answer by deadline.
+func (c *grpcClient) failure(err error, deadline time.Time) result.Outcome {
+	var se h2.StreamError
+	if errors.As(err, &se) && se.FromPeer && se.Code == http2.ErrCodeCancel && c.nearDeadline(deadline) {
+		// grpc-go's server resets a call whose grpc-timeout has passed:
+		// the client's deadline, enforced by the server a moment before
+		// the client's own timer.
+		return result.Timeout
 	}
-	if st.Code() == codes.DeadlineExceeded && time.Until(deadline) <= deadlineSlack(w.client.timeout) {
-		// grpc-go sends the deadline with the call (grpc-timeout): the
-		// server that gave up on it answered just before the client did.
-		return 0, result.Timeout
+	o := classify(err)
+	if o == result.Reset && c.certAsked.Load() {
+		// Closed by a server that asked for the client certificate the
+		// probe does not have: the TLS handshake's verdict.
+		return result.TLS
 	}
-	if o, local := transportOutcome(st, w.slot.dialErr.Load()); local {
-		if o == result.Reset && w.client.certAsked.Load() {
-			// Closed by a server that asked for the client certificate the
-			// probe does not have: the TLS handshake's verdict.
-			return 0, result.TLS
+	return o
+}
+
+// callStatus is the call's status as grpc-go reads a response: one whose
+// headers do not name gRPC's content type by its HTTP status (gRPC's
+// table of them); else the grpc-status of the header block that ended
+// the stream, UNKNOWN when it has none; INTERNAL when the stream ended
+// without such a block.
+func callStatus(resp h2.Response) codes.Code {
+	g := resp.GRPC
+	switch {
+	case !g.ContentType:
+		return httpStatusCode(resp.Status)
+	case !g.EndedByFields:
+		return codes.Internal
+	case !g.HasStatus:
+		return codes.Unknown
+	}
+	return codes.Code(g.Status)
+}
+
+// httpStatusCode is gRPC's reading of the HTTP status of a response that
+// is not gRPC's (grpc's doc/http-grpc-status-mapping.md): UNKNOWN for a
+// 200 or any status the table does not name.
+func httpStatusCode(s int) codes.Code {
+	switch s {
+	case 400:
+		return codes.Internal
+	case 401:
+		return codes.Unauthenticated
+	case 403:
+		return codes.PermissionDenied
+	case 404:
+		return codes.Unimplemented
+	case 429, 502, 503, 504:
+		return codes.Unavailable
+	}
+	return codes.Unknown
+}
+
+// nearDeadline reports whether the server's end of a call came so close
+// to the client's deadline that it is that deadline, which the server
+// received as the call's grpc-timeout less the time the call took to
+// reach it: within a tenth of the timeout, at least 5 ms. An end earlier
+// is the server's own (an upstream's deadline): an http_error.
+func (c *grpcClient) nearDeadline(deadline time.Time) bool {
+	return time.Until(deadline) <= max(c.timeout/10, 5*time.Millisecond)
+}
+
+// healthOutcome reads the first gRPC message of an OK health check's
+// reply: SERVING is a success; NOT_SERVING and an unset status are
+// failures with codes of their own; a reply that is not a
+// HealthCheckResponse is INTERNAL, as grpc-go fails to decode it.
+func healthOutcome(body []byte) (int, result.Outcome) {
+	internal := result.GRPCCode(uint32(codes.Internal))
+	if len(body) < 5 || body[0] != 0 {
+		return internal, result.HTTPError
+	}
+	n := binary.BigEndian.Uint32(body[1:5])
+	if uint64(n) > uint64(len(body)-5) {
+		return internal, result.HTTPError
+	}
+	st, err := healthStatus(body[5 : 5+n])
+	switch {
+	case err != nil:
+		return internal, result.HTTPError
+	case st == healthServing:
+		return result.GRPCCode(0), result.Success
+	case st == healthNotServing:
+		return result.GRPCNotServing, result.HTTPError
+	}
+	return result.GRPCServingUnknown, result.HTTPError
+}
+
+// healthStatus reads field 1 (status) of a grpc.health.v1
+// HealthCheckResponse.
+func healthStatus(b []byte) (int32, error) {
+	var status int32
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, protowire.ParseError(n)
 		}
-		return 0, o
-	}
-	if st.Code() == codes.Canceled && w.client.base.Err() != nil {
-		return 0, result.Other // cut short by Abort: the run is over
-	}
-	return result.GRPCCode(uint32(st.Code())), result.HTTPError
-}
-
-// deadlineSlack is how long before the client's deadline a server's
-// DEADLINE_EXCEEDED is still the client's deadline, which the server
-// received as the call's grpc-timeout, less the time the call took to
-// reach it: a tenth of the timeout, at least 5 ms. One that came earlier
-// is a deadline of the server's own (an upstream's): an http_error.
-func deadlineSlack(timeout time.Duration) time.Duration {
-	return max(timeout/10, 5*time.Millisecond)
-}
-
-// transportMessages begin the text of the statuses grpc-go makes itself
-// when a call found no working connection, or lost it; grpc-go gives them
-// no type of their own.
-var transportMessages = []string{
-	"connection error:",      // a dial or handshake failed (transport.ConnectionError)
-	"last connection error:", // the connection is in backoff after a failure
-	"error reading from server",
-	"transport is closing",
-	"connection closed before server preface received",
-	"failed to write to the server", // grpc-go's text for a write on a dead connection
-	"stream terminated by RST_STREAM",
-	// A write on a connection the server closed, with the error's text
-	// alone: in TLS 1.3 the client's handshake ends before the server
-	// judges its certificate, and a rejected client finds the connection
-	// gone when it sends its first call.
-	"broken pipe",
-	"connection reset by peer",
-}
-
-// transportOutcome reports whether st is one grpc-go made for a
-// connection that failed (local), and the reason: the failed dial's own
-// error when there was one, else what the text names.
-func transportOutcome(st *status.Status, dialErr *error) (o result.Outcome, local bool) {
-	msg := st.Message()
-	switch st.Code() {
-	case codes.Unavailable, codes.Internal:
-	default:
-		return 0, false
-	}
-	found := false
-	for _, p := range transportMessages {
-		if strings.Contains(msg, p) {
-			found = true
-			break
+		b = b[n:]
+		if num == 1 && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return 0, protowire.ParseError(n)
+			}
+			status, b = int32(v), b[n:]
+			continue
 		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return 0, protowire.ParseError(n)
+		}
+		b = b[n:]
 	}
-	if !found {
-		return 0, false
-	}
-	if dialErr != nil && strings.Contains(msg, "while dialing") {
-		return classify(*dialErr), true
-	}
-	switch o := classify(errors.New(msg)); {
-	case o != result.Other:
-		return o, true
-	case strings.Contains(msg, "connection refused"):
-		return result.Refused, true
-	case strings.Contains(msg, "no such host"):
-		return result.DNS, true
-	}
-	return result.Reset, true
+	return status, nil
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -42,17 +45,33 @@ func (c *grpcClient) resolve(g *config.GRPC, method string, timeout time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	cc, err := c.slots[0].conn(c)
+	cc, err := c.reflectionConn()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(c.base, max(timeout, minResolveTime))
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(c.aborted, max(timeout, minResolveTime))
 	defer cancel()
 	files, err := reflectFiles(ctx, cc, svc)
 	if err != nil {
 		return nil, fmt.Errorf("asking the server by reflection: %w", err)
 	}
 	return grpcdesc.Method(files, method)
+}
+
+// reflectionConn is a grpc-go connection to the client's server, with its
+// TLS settings, for the reflection service's stream.
+func (c *grpcClient) reflectionConn() (*grpc.ClientConn, error) {
+	creds := insecure.NewCredentials()
+	if c.tls != nil {
+		creds = credentials.NewTLS(c.tls)
+	}
+	return grpc.NewClient("passthrough:///"+c.addr,
+		grpc.WithTransportCredentials(creds),
+		grpc.WithUserAgent("loadprobe"),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dial(ctx, addr, time.Time{})
+		}))
 }
 
 // maxReflectedFiles bounds the files one resolution asks for.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -74,24 +75,44 @@ func TestRoundTrip(t *testing.T) {
 			w.Write([]byte(strings.Repeat("x", 3<<20)))
 		case "/missing":
 			w.WriteHeader(404)
+		case "/grpc":
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set("Trailer", "Grpc-Status")
+			w.Write([]byte("abc"))
+			w.Header().Set("Grpc-Status", "14")
+		case "/grpc-trailers-only":
+			w.Header().Set("Content-Type", "application/grpc+proto")
+			w.Header().Set("Grpc-Status", "8")
+			w.WriteHeader(200)
+		case "/grpc-no-trailers":
+			w.Header().Set("Content-Type", "application/grpc-web")
+			w.Write([]byte("abc"))
 		}
 	})
 	c := dialH2(t, s)
 	host := s.Listener.Addr().String()
 	post := strings.Repeat("p", 200<<10) // past the server's initial windows
+	kept := request("POST", host, "/echo", []byte("hello"))
+	kept.Keep = make([]byte, 0, 2)
 	for _, tc := range []struct {
 		req  *Request
 		want Response
 	}{
-		{request("GET", host, "/echo", nil), Response{Status: 200}},
+		{request("GET", host, "/echo", nil), Response{Status: 200, GRPC: GRPC{EndedByFields: true}}},
 		{request("POST", host, "/echo", []byte(post)), Response{Status: 200, BodyLen: int64(len(post))}},
-		{request("GET", host, "/trailers", nil), Response{Status: 200, BodyLen: 3, Trailers: true}},
+		{kept, Response{Status: 200, BodyLen: 5, Body: []byte("he")}},
+		{request("GET", host, "/trailers", nil), Response{Status: 200, BodyLen: 3, Trailers: true, GRPC: GRPC{EndedByFields: true}}},
 		{request("GET", host, "/big", nil), Response{Status: 200, BodyLen: 1 << 20, Truncated: true}},
-		{request("GET", host, "/missing", nil), Response{Status: 404}},
-		{request("HEAD", host, "/echo", nil), Response{Status: 200}},
+		{request("GET", host, "/missing", nil), Response{Status: 404, GRPC: GRPC{EndedByFields: true}}},
+		{request("HEAD", host, "/echo", nil), Response{Status: 200, GRPC: GRPC{EndedByFields: true}}},
+		{request("POST", host, "/grpc", nil), Response{Status: 200, BodyLen: 3, Trailers: true,
+			GRPC: GRPC{ContentType: true, EndedByFields: true, HasStatus: true, Status: 14}}},
+		{request("POST", host, "/grpc-trailers-only", nil), Response{Status: 200,
+			GRPC: GRPC{ContentType: true, EndedByFields: true, HasStatus: true, Status: 8}}},
+		{request("POST", host, "/grpc-no-trailers", nil), Response{Status: 200, BodyLen: 3}},
 	} {
 		got, err := c.RoundTrip(tc.req, time.Now().Add(5*time.Second))
-		if err != nil || got != tc.want {
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("RoundTrip() = %+v, %v; want %+v", got, err, tc.want)
 		}
 	}

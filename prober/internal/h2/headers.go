@@ -29,6 +29,7 @@ type fieldState struct {
 	lengthBad  bool
 	first      [20]byte // the first Content-Length, to compare the others to
 	firstLen   int
+	grpc       GRPC // the block's gRPC fields
 }
 
 func (r *reader) headers(flags byte, id uint32, p []byte) error {
@@ -115,6 +116,7 @@ func (r *reader) endBlock(id uint32, end bool, block []byte) error {
 			return ConnectionError(http2.ErrCodeProtocol)
 		}
 		s.resp.Trailers = true
+		f.endGRPC(s)
 		r.endLocked(s)
 		return nil
 	}
@@ -149,10 +151,12 @@ func (r *reader) responseLocked(s *stream, end bool) error {
 	}
 	s.gotHead = true
 	s.resp.Status = f.status
+	s.resp.GRPC.ContentType = f.grpc.ContentType
 	if f.lengths > 0 && !f.lengthBad && !s.head {
 		s.declared = f.length
 	}
 	if end {
+		f.endGRPC(s)
 		r.endLocked(s)
 	}
 	return nil
@@ -188,8 +192,15 @@ func (r *reader) field(name, value []byte) error {
 			f.invalid = errInvalidField
 			return nil
 		}
-		if string(name) == "content-length" {
+		switch string(name) {
+		case "content-length":
 			f.contentLength(value)
+		case "content-type":
+			f.grpc.ContentType = !f.trailer && grpcContentType(value)
+		case "grpc-status":
+			n, bad := atoi(value)
+			f.grpc.HasStatus = !bad && n >= 0 && n <= 1<<32-1
+			f.grpc.Status = uint32(n)
 		}
 	}
 	if f.size+size > r.c.opts.MaxHeaderList {
@@ -198,6 +209,23 @@ func (r *reader) field(name, value []byte) error {
 	}
 	f.size += size
 	return nil
+}
+
+// endGRPC gives s the grpc-status of the block that ends its stream, as
+// grpc-go reads a call's status only there.
+func (f *fieldState) endGRPC(s *stream) {
+	s.resp.GRPC.EndedByFields = true
+	s.resp.GRPC.HasStatus, s.resp.GRPC.Status = f.grpc.HasStatus, f.grpc.Status
+}
+
+// grpcContentType reports application/grpc, alone or with a subtype
+// (application/grpc+proto, application/grpc;…), as grpc-go accepts it.
+func grpcContentType(v []byte) bool {
+	const base = "application/grpc"
+	if len(v) < len(base) || string(v[:len(base)]) != base {
+		return false
+	}
+	return len(v) == len(base) || v[len(base)] == '+' || v[len(base)] == ';'
 }
 
 // contentLength takes a Content-Length: identical repeats collapse into

@@ -224,6 +224,10 @@ func (r *reader) data(flags byte, id uint32, p []byte) error {
 		r.resetLocked(s, http2.ErrCodeProtocol, nil)
 		return nil
 	}
+	if n := min(len(body), cap(s.keep)-len(s.keep)); n > 0 {
+		s.keep = append(s.keep, body[:n]...)
+		s.resp.Body = s.keep
+	}
 	s.resp.BodyLen += int64(len(body))
 	switch {
 	case s.declared >= 0 && s.resp.BodyLen > s.declared:

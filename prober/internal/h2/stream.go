@@ -16,6 +16,10 @@ type Request struct {
 	Body   []byte
 	// Head says the response has no body whatever its headers say.
 	Head bool
+	// Keep, when its capacity is not 0, receives the start of the response
+	// body, up to that capacity (the rest is only counted). A Request with
+	// Keep is one caller's: the connection's reader writes into it.
+	Keep []byte
 }
 
 // Response is what came back on a stream.
@@ -26,6 +30,21 @@ type Response struct {
 	// Truncated says the body went past Options.MaxBody, so the stream was
 	// reset instead of read on.
 	Truncated bool
+	// Body is the start of the body, in the Request's Keep.
+	Body []byte
+	// GRPC is what a gRPC call reads of the response's fields.
+	GRPC GRPC
+}
+
+// GRPC is what the response's fields say of a gRPC call (gRPC over
+// HTTP/2): whether the headers name gRPC's content type, and the status
+// of the header block that ended the stream, the trailers or the headers
+// alone.
+type GRPC struct {
+	ContentType   bool // application/grpc, or a subtype of it
+	EndedByFields bool // the stream ended with a header block
+	HasStatus     bool // that block had a grpc-status that is a number
+	Status        uint32
 }
 
 // stream is one request under way; a Conn keeps ended ones for reuse, with
@@ -38,6 +57,7 @@ type stream struct {
 	sendWindow int64 // under Conn.mu
 	open       bool  // in Conn.streams, under Conn.mu
 	head       bool
+	keep       []byte // the Request's Keep, filled by the reader
 
 	// The reader's, until done.
 	resp     Response
@@ -212,6 +232,7 @@ func (c *Conn) openLocked(s *stream, req *Request) error {
 	c.nextID += 2
 	s.sendWindow = c.peerWindow
 	s.head = req.Head
+	s.keep = req.Keep[:0]
 	s.resp, s.err, s.gotHead, s.declared, s.interim = Response{}, nil, false, -1, 0
 	s.open = true
 	c.streams[s.id] = s

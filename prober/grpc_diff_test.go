@@ -1,0 +1,192 @@
+package prober
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// grpcAnswers are the ways a server can end a call, gRPC's and not: each
+// writes one, chosen by the call's x-case metadata.
+var grpcAnswers = map[string]func(w http.ResponseWriter){
+	"ok": func(w http.ResponseWriter) { grpcReply(w, "application/grpc", "0") },
+	"ok+proto": func(w http.ResponseWriter) {
+		grpcReply(w, "application/grpc+proto", "0")
+	},
+	"unavailable": func(w http.ResponseWriter) { grpcReply(w, "application/grpc", "14") },
+	"status past the known ones": func(w http.ResponseWriter) {
+		grpcReply(w, "application/grpc", "99")
+	},
+	"status that is not a number": func(w http.ResponseWriter) {
+		grpcReply(w, "application/grpc", "abc")
+	},
+	"trailers without a status": func(w http.ResponseWriter) { grpcReply(w, "application/grpc", "") },
+	"trailers only": func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Grpc-Status", "8")
+		w.WriteHeader(200)
+	},
+	"no trailers": func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Write([]byte{0, 0, 0, 0, 0})
+	},
+	"HTTP 503 of a proxy": func(w http.ResponseWriter) { http.Error(w, "overloaded", 503) },
+	"HTTP 404 of a proxy": func(w http.ResponseWriter) { http.Error(w, "no route", 404) },
+	"HTTP 200 of a web server": func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<p>hello</p>"))
+	},
+	"gRPC's content type with HTTP 503": func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Grpc-Status", "5")
+		w.WriteHeader(503)
+	},
+	"no content type": func(w http.ResponseWriter) { w.WriteHeader(200) },
+}
+
+// grpcReply answers one empty message with status in the trailers (none
+// when "").
+func grpcReply(w http.ResponseWriter, contentType, status string) {
+	w.Header().Set("Content-Type", contentType)
+	if status != "" {
+		w.Header().Set("Trailer", "Grpc-Status")
+	}
+	w.Write([]byte{0, 0, 0, 0, 0})
+	if status != "" {
+		w.Header().Set("Grpc-Status", status)
+	}
+}
+
+// grpcAnswering serves grpcAnswers over HTTP/2 without TLS (as a gRPC
+// server speaks it, by prior knowledge) and returns its address.
+func grpcAnswering(t *testing.T) string {
+	t.Helper()
+	s := httptest.NewServer(h2c.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch answer := grpcAnswers[r.Header.Get("X-Case")]; {
+		case answer != nil:
+			answer(w)
+		case r.Header.Get("X-Case") == "reset":
+			panic(http.ErrAbortHandler) // RST_STREAM, INTERNAL_ERROR
+		default:
+			t.Errorf("no answer %q", r.Header.Get("X-Case"))
+		}
+	}), &http2.Server{}))
+	t.Cleanup(s.Close)
+	return s.Listener.Addr().String()
+}
+
+// The lean client reads every answer as grpc-go, the reference, reads it:
+// the same status, so the same code and outcome.
+func TestGRPCReadsAnswersAsGRPCGo(t *testing.T) {
+	addr := grpcAnswering(t)
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	for name := range grpcAnswers {
+		t.Run(name, func(t *testing.T) {
+			ctx := metadata.AppendToOutgoingContext(context.Background(), "x-case", name)
+			err := cc.Invoke(ctx, "/loadprobe.demo.v1.Target/Noop", &emptypb.Empty{}, &emptypb.Empty{})
+			want, wantO := result.GRPCCode(uint32(status.Code(err))), result.HTTPError
+			if err == nil {
+				wantO = result.Success
+			}
+			code, o := leanCall(t, addr, name)
+			if code != want || o != wantO {
+				t.Errorf("lean client: %s %v; grpc-go: %s %v (%v)", result.CodeName(code), o, result.CodeName(want), wantO, err)
+			}
+		})
+	}
+	// A stream the server resets carries no status of the server's: grpc-go
+	// makes INTERNAL of it with its own text, the lean client counts it
+	// by the reason, as the HTTP clients do.
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-case", "reset")
+	err = cc.Invoke(ctx, "/loadprobe.demo.v1.Target/Noop", &emptypb.Empty{}, &emptypb.Empty{})
+	if !strings.Contains(status.Convert(err).Message(), "RST_STREAM") {
+		t.Errorf("grpc-go: %v; want a stream reset", err)
+	}
+	if code, o := leanCall(t, addr, "reset"); code != 0 || o != result.Reset {
+		t.Errorf("lean client: %s %v; want a reset", result.CodeName(code), o)
+	}
+}
+
+// leanCall makes one call with x-case set to answer on a gRPC probe's Conn.
+func leanCall(t *testing.T, addr, answer string) (int, result.Outcome) {
+	t.Helper()
+	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
+descriptors: `+demoProtoset+`
+metadata: {x-case: "`+answer+`"}`, `concurrency: [1]`)
+	c, err := newConnector(p, result.NopLive{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conn := c.NewConn()
+	defer conn.Close()
+	return conn.Do(time.Now().Add(5 * time.Second))
+}
+
+// A server that is not there gives each call the reason; one that does not
+// speak HTTP/2 answers what the client cannot read: other, as the HTTP
+// clients count a response that is not HTTP.
+func TestGRPCConnectionFailures(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		name, addr string
+		want       result.Outcome
+	}{
+		{"a closed port", closed, result.Refused},
+		{"an HTTP/1.1 server", http1Answering(t), result.Other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, o := leanCall(t, tc.addr, "ok"); code != 0 || o != tc.want {
+				t.Errorf("%s %v; want %v", result.CodeName(code), o, tc.want)
+			}
+		})
+	}
+}
+
+// http1Answering answers any connection's first bytes as an HTTP/1.1
+// server answers an HTTP/2 preface, and keeps the connection open (a close
+// would race the client's reading of the answer with its next write).
+func http1Answering(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			go func() {
+				c.Read(make([]byte, 64))
+				c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\r\n"))
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
