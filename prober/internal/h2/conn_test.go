@@ -183,20 +183,38 @@ func TestDeadline(t *testing.T) {
 // TestRoundTripZeroAllocs holds the hot path to no allocation per request,
 // as the HTTP/1.1 client's (TestClientFastZeroAllocs), against a server
 // that allocates nothing either (cannedServer): nginx's response, with a
-// dynamic table entry the server adds on every response as nginx does.
+// dynamic table entry the server adds on every response as nginx does; and
+// a gRPC call, its message in a DATA frame, answered with its status in
+// trailers, as grpc-go's server answers it.
 func TestRoundTripZeroAllocs(t *testing.T) {
-	c := dialCanned(t)
-	req := request("GET", "127.0.0.1", "/", nil)
-	for range 50 { // the buffers, the table and the free streams grow first
-		c.RoundTrip(req, time.Now().Add(5*time.Second))
-	}
-	allocs := testing.AllocsPerRun(500, func() {
-		if resp, err := c.RoundTrip(req, time.Now().Add(5*time.Second)); err != nil || resp.Status != 200 || resp.BodyLen != 2 {
-			t.Fatalf("RoundTrip() = %+v, %v", resp, err)
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("RoundTrip allocates %v times per request, want 0", allocs)
+	grpc := request("POST", "127.0.0.1", "/loadprobe.demo.v1.Target/Noop", []byte{0, 0, 0, 0, 0})
+	for _, tc := range []struct {
+		name   string
+		answer []byte
+		req    *Request
+		want   Response
+	}{
+		{"nginx", cannedResponse, request("GET", "127.0.0.1", "/", nil), Response{Status: 200, BodyLen: 2}},
+		{"gRPC", cannedGRPCResponse, grpc, Response{Status: 200, BodyLen: 5, Trailers: true,
+			GRPC: GRPC{ContentType: true, EndedByFields: true, HasStatus: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialCanned(t, tc.answer)
+			for range 50 { // the buffers, the table and the free streams grow first
+				c.RoundTrip(tc.req, time.Now().Add(5*time.Second))
+			}
+			var resp Response
+			var err error
+			allocs := testing.AllocsPerRun(500, func() {
+				resp, err = c.RoundTrip(tc.req, time.Now().Add(5*time.Second))
+			})
+			if err != nil || !reflect.DeepEqual(resp, tc.want) {
+				t.Fatalf("RoundTrip() = %+v, %v; want %+v", resp, err, tc.want)
+			}
+			if allocs != 0 {
+				t.Errorf("RoundTrip allocates %v times per request, want 0", allocs)
+			}
+		})
 	}
 }
 
@@ -205,20 +223,48 @@ func TestRoundTripZeroAllocs(t *testing.T) {
 // content-type and content-length as literals added to the table, then
 // the body in a DATA frame that ends the stream.
 var cannedResponse = func() []byte {
-	var block []byte
-	block = append(block, 0x88) // :status 200
-	for _, f := range [][2]string{
+	var b []byte
+	b = appendFrame(b, 0x1, flagEndHeaders, incrementalBlock(0x88, [][2]string{
 		{"server", "nginx/1.26.3"}, {"date", "Tue, 01 Dec 2026 23:40:00 GMT"},
 		{"content-type", "text/plain"}, {"content-length", "2"},
-	} {
-		block = appendInt(block, 6, 0x40, staticNames[f[0]])
+	}))
+	return appendFrame(b, 0x0, flagEndStream, []byte("ok"))
+}()
+
+// cannedGRPCResponse is a grpc-go server's answer to a unary call: the
+// status and the content type, the reply (an empty message) in a DATA
+// frame, then trailers that end the stream with grpc-status 0.
+var cannedGRPCResponse = func() []byte {
+	var b []byte
+	b = appendFrame(b, 0x1, flagEndHeaders, incrementalBlock(0x88, [][2]string{{"content-type", "application/grpc"}}))
+	b = appendFrame(b, 0x0, 0, []byte{0, 0, 0, 0, 0})
+	return appendFrame(b, 0x1, flagEndHeaders|flagEndStream, incrementalBlock(0x40, [][2]string{
+		{"grpc-status", "0"}, {"grpc-message", ""},
+	}))
+}()
+
+// incrementalBlock is a header block of first (an indexed field, or the
+// first byte of a literal with a new name when 0x40), then fields as
+// literals the decoder adds to its table, names by their static index
+// when they have one.
+func incrementalBlock(first byte, fields [][2]string) []byte {
+	block := []byte{first}
+	if first == 0x40 {
+		block = block[:0]
+	}
+	for _, f := range fields {
+		if i, ok := staticNames[f[0]]; ok {
+			block = appendInt(block, 6, 0x40, i)
+		} else {
+			block = append(block, 0x40)
+			block = appendInt(block, 7, 0, uint64(len(f[0])))
+			block = append(block, f[0]...)
+		}
 		block = appendInt(block, 7, 0, uint64(len(f[1])))
 		block = append(block, f[1]...)
 	}
-	var b []byte
-	b = appendFrame(b, 0x1, flagEndHeaders, block)
-	return appendFrame(b, 0x0, flagEndStream, []byte("ok"))
-}()
+	return block
+}
 
 func appendFrame(b []byte, typ, flags byte, p []byte) []byte {
 	b = append(b, byte(len(p)>>16), byte(len(p)>>8), byte(len(p)), typ, flags, 0, 0, 0, 0)
@@ -226,9 +272,10 @@ func appendFrame(b []byte, typ, flags byte, p []byte) []byte {
 }
 
 // dialCanned connects to a plain-text server that answers every request
-// with cannedResponse, reading and writing in place: it allocates nothing
-// per request.
-func dialCanned(t testing.TB) *Conn {
+// with answer (its frames', on the request's stream) once the request's
+// stream has ended, reading and writing in place: it allocates nothing per
+// request.
+func dialCanned(t testing.TB, answer []byte) *Conn {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -260,11 +307,13 @@ func dialCanned(t testing.TB) *Conn {
 			switch {
 			case typ == 0x4 && flags&flagAck == 0:
 				out = appendFrame(out, 0x4, flagAck, nil)
-			case typ == 0x1 && flags&flagEndStream != 0:
+			case (typ == 0x0 || typ == 0x1) && flags&flagEndStream != 0:
 				at := len(out)
-				out = append(out, cannedResponse...)
-				copy(out[at+5:], id[:])
-				copy(out[len(out)-11+5:], id[:]) // the DATA frame's
+				out = append(out, answer...)
+				for f := out[at:]; len(f) > 0; {
+					copy(f[5:9], id[:])
+					f = f[9+(int(f[0])<<16|int(f[1])<<8|int(f[2])):]
+				}
 			}
 			if len(out) > 0 && br.Buffered() == 0 || len(out) > 2<<10 {
 				if _, err := sc.Write(out); err != nil {
@@ -289,7 +338,7 @@ func dialCanned(t testing.TB) *Conn {
 // BenchmarkRoundTrip is a request on one stream of one connection to the
 // canned server, the client's cost with the least of a server's beside it.
 func BenchmarkRoundTrip(b *testing.B) {
-	c := dialCanned(b)
+	c := dialCanned(b, cannedResponse)
 	req := request("GET", "127.0.0.1", "/", nil)
 	b.ReportAllocs()
 	for b.Loop() {
