@@ -32,7 +32,7 @@ import (
 // in turn, so that a level of N calls in flight is N streams multiplexed
 // over those connections. grpc-go, the reference, is used only to ask a
 // server for its descriptors (grpc_reflect.go) and to check this client
-// against it (grpc_e2e_test.go).
+// against it (grpc_diff_test.go).
 //
 // The hot path does no descriptor work: the method is resolved, and a
 // fixed call's header block and framed message written, once when the
@@ -278,9 +278,10 @@ func (c *grpcClient) NewConn() Conn {
 	return w
 }
 
-// maxHealthReply is the start of a health check's reply that is kept: a
-// HealthCheckResponse is a status, a few bytes.
-const maxHealthReply = 64
+// maxHealthReply is how much of a health check's reply is kept: a
+// HealthCheckResponse is a status, a few bytes; a larger reply is not one
+// (INTERNAL, grpc_outcome.go).
+const maxHealthReply = 4 << 10
 
 // Abort cuts short every call under way and closes the connections.
 func (c *grpcClient) Abort() {

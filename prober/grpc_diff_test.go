@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/h2c"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -44,8 +42,8 @@ var grpcAnswers = map[string]func(w http.ResponseWriter){
 		w.Header().Set("Content-Type", "application/grpc")
 		w.Write([]byte{0, 0, 0, 0, 0})
 	},
-	"HTTP 503 of a proxy": func(w http.ResponseWriter) { http.Error(w, "overloaded", 503) },
-	"HTTP 404 of a proxy": func(w http.ResponseWriter) { http.Error(w, "no route", 404) },
+	"HTTP 503 of a proxy": func(w http.ResponseWriter) { http.Error(w, "overloaded", http.StatusServiceUnavailable) },
+	"HTTP 404 of a proxy": func(w http.ResponseWriter) { http.Error(w, "no route", http.StatusNotFound) },
 	"HTTP 200 of a web server": func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("<p>hello</p>"))
@@ -75,7 +73,7 @@ func grpcReply(w http.ResponseWriter, contentType, status string) {
 // server speaks it, by prior knowledge) and returns its address.
 func grpcAnswering(t *testing.T) string {
 	t.Helper()
-	s := httptest.NewServer(h2c.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch answer := grpcAnswers[r.Header.Get("X-Case")]; {
 		case answer != nil:
 			answer(w)
@@ -84,7 +82,10 @@ func grpcAnswering(t *testing.T) string {
 		default:
 			t.Errorf("no answer %q", r.Header.Get("X-Case"))
 		}
-	}), &http2.Server{}))
+	}))
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
 	t.Cleanup(s.Close)
 	return s.Listener.Addr().String()
 }
