@@ -18,7 +18,12 @@ import (
 // and at 0.8× and 1.5× the rate the closed loop reached. Each reports CPU
 // µs per request (getrusage, the whole process), the rate it achieved, the
 // share of its schedule it sent, and its CPU per request over the closed
-// loop's (x-closed). `make bench` runs it pinned to one core against nginx
+// loop's (x-closed). Last, closed-1: the closed loop at one connection,
+// which waits idle for every answer, at a rate near the open loop's 20k
+// req/s against nginx: the cost of a generator that sleeps between
+// requests, the floor an open loop at that rate is measured against
+// (bench/BENCH.md, "The open loop at the closed loop's cost"). `make bench`
+// runs it pinned to one core against nginx
 // on the other, named in LOADPROBE_BENCH_HTTP_URL; without it a minimal
 // server runs in this process and its CPU counts too.
 func BenchmarkOpenLoopCPU(b *testing.B) {
@@ -51,6 +56,9 @@ func BenchmarkOpenLoopCPU(b *testing.B) {
 			measureLoad(b, url, fmt.Sprintf("rate: [1]\nstep_duration: %s", model.Duration(hold)), rate, closedCPU)
 		})
 	}
+	b.Run("closed-1", func(b *testing.B) {
+		measureLoad(b, url, fmt.Sprintf("concurrency: [1]\nstep_duration: %s", model.Duration(hold)), 0, closedCPU)
+	})
 }
 
 // measureLoad runs a probe of load b.N times (rate, when not 0, in place of
