@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/result"
 	"github.com/prometheus/common/model"
 )
 
@@ -17,8 +18,9 @@ import (
 // at 50 connections first (the reference), then the open loop at 20k req/s
 // and at 0.8× and 1.5× the rate the closed loop reached. Each reports CPU
 // µs per request (getrusage, the whole process), the rate it achieved, the
-// share of its schedule it sent, and its CPU per request over the closed
-// loop's (x-closed). Last, closed-1: the closed loop at one connection,
+// share of its schedule it sent, its CPU per request over the closed
+// loop's (x-closed), and its latency's p50 and p99 (the open loop's from
+// the intended send time; the last run's). Last, closed-1: the closed loop at one connection,
 // which waits idle for every answer, at a rate near the open loop's 20k
 // req/s against nginx: the cost of a generator that sleeps between
 // requests, the floor an open loop at that rate is measured against
@@ -71,6 +73,7 @@ func measureLoad(b *testing.B, url, load string, rate, closedCPU float64) (cpuPe
 	}
 	var attempts, dropped int64
 	var wall time.Duration
+	var latency result.Latency
 	cpu0 := processCPU()
 	for range b.N {
 		r := mustRun(b, context.Background(), p, Options{})
@@ -78,7 +81,7 @@ func measureLoad(b *testing.B, url, load string, rate, closedCPU float64) (cpuPe
 			b.Fatalf("run %s (%s): %d steps", r.Ended, r.Error, len(r.Steps))
 		}
 		s := r.Steps[0]
-		attempts, dropped = attempts+s.Attempts, dropped+s.Dropped
+		attempts, dropped, latency = attempts+s.Attempts, dropped+s.Dropped, s.Latency
 		wall += time.Duration(s.DurationSeconds * float64(time.Second))
 	}
 	cpu := processCPU() - cpu0
@@ -93,5 +96,7 @@ func measureLoad(b *testing.B, url, load string, rate, closedCPU float64) (cpuPe
 	if closedCPU > 0 {
 		b.ReportMetric(cpuPerRequest/closedCPU, "x-closed")
 	}
+	b.ReportMetric(latency.P50*1e3, "p50-ms")
+	b.ReportMetric(latency.P99*1e3, "p99-ms")
 	return cpuPerRequest, achieved
 }
