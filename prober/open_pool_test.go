@@ -28,7 +28,7 @@ func (msConn) Do(time.Time) (int, result.Outcome) {
 
 // frozenLive holds up every sender about to send between from and until
 // after start, to until (its in-flight count goes up first): a generator
-// that does nothing else for that long, as the engine sees it.
+// stalled that long (a GC pause, a preempted thread), as the engine sees it.
 type frozenLive struct {
 	recordingLive
 	start       time.Time
