@@ -20,14 +20,14 @@ import (
 // µs per request (getrusage, the whole process), the rate it achieved, the
 // share of its schedule it sent, its CPU per request over the closed
 // loop's (x-closed), and its latency's p50 and p99 (the open loop's from
-// the intended send time; the last run's). Last, closed-1: the closed loop at one connection,
-// which waits idle for every answer, at a rate near the open loop's 20k
-// req/s against nginx: the cost of a generator that sleeps between
-// requests, the floor an open loop at that rate is measured against
-// (bench/BENCH.md, "The open loop at the closed loop's cost"). `make bench`
-// runs it pinned to one core against nginx
-// on the other, named in LOADPROBE_BENCH_HTTP_URL; without it a minimal
-// server runs in this process and its CPU counts too.
+// the intended send time; the last run's). Last, closed-1: the closed loop
+// at one connection, which waits idle for every answer (9k–20k req/s
+// against nginx in bench/BENCH.md's runs, near the open loop's 20k): the
+// cost of a generator that sleeps between requests, which an open loop at
+// such rates pays too ("The open loop at the closed loop's cost"). `make
+// bench` runs it pinned to one core against nginx on the other, named in
+// LOADPROBE_BENCH_HTTP_URL; without it a minimal server runs in this
+// process and its CPU counts too.
 func BenchmarkOpenLoopCPU(b *testing.B) {
 	url := os.Getenv("LOADPROBE_BENCH_HTTP_URL")
 	if url == "" {
