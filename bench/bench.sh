@@ -610,7 +610,8 @@ scenario_websocket() {
 }
 
 # scenario_openbench: BenchmarkOpenLoopCPU (closed, then open loop CPU per
-# request in one process) against nginx, compiled first, pinned as a
+# request in one process, then closed-1: the closed loop at one connection)
+# against nginx, compiled first, pinned as a
 # generator is; the output goes to RUN/openbench.txt for the report.
 scenario_openbench() {
   (cd "$ROOT" && go test -c -o "$RUN/prober.test" ./prober) || { log "go test -c ./prober failed"; return; }

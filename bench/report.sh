@@ -314,9 +314,11 @@ if [ -s "$RUN/openbench.txt" ]; then
 
 \`BenchmarkOpenLoopCPU\` against the same nginx, pinned as a generator is, after scenario E's
 rounds: the closed loop at 50 connections, then the open loop at 20k req/s and at 0.8× and
-1.5× the rate that closed loop reached, 3 s each, one after the other in one process.
-\`cpu-µs/req\` is the process's CPU (getrusage) per request; \`x-closed\` is that over the
-closed loop's; \`sent/scheduled\` the share of the schedule sent (the rest dropped).
+1.5× the rate that closed loop reached, and last the closed loop at one connection (closed-1,
+idle for every answer), 3 s each, one after the other in one process. \`cpu-µs/req\` is the
+process's CPU (getrusage) per request; \`x-closed\` is that over the 50-connection closed
+loop's; \`sent/scheduled\` the share of the schedule sent (the rest dropped); \`p50-ms\` and
+\`p99-ms\` each row's latency (the open loop's from the intended send time).
 
 \`\`\`
 $(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/openbench.txt")

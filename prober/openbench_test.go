@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/result"
 	"github.com/prometheus/common/model"
 )
 
@@ -17,10 +18,16 @@ import (
 // at 50 connections first (the reference), then the open loop at 20k req/s
 // and at 0.8× and 1.5× the rate the closed loop reached. Each reports CPU
 // µs per request (getrusage, the whole process), the rate it achieved, the
-// share of its schedule it sent, and its CPU per request over the closed
-// loop's (x-closed). `make bench` runs it pinned to one core against nginx
-// on the other, named in LOADPROBE_BENCH_HTTP_URL; without it a minimal
-// server runs in this process and its CPU counts too.
+// share of its schedule it sent, its CPU per request over the closed
+// loop's (x-closed), and its latency's p50 and p99 (the open loop's from
+// the intended send time; the last run's). Last, closed-1: the closed loop
+// at one connection, which waits idle for every answer (9k–20k req/s
+// against nginx in bench/BENCH.md's runs, near the open loop's 20k): the
+// cost of a generator that sleeps between requests, which an open loop at
+// such rates pays too ("The open loop at the closed loop's cost"). `make
+// bench` runs it pinned to one core against nginx on the other, named in
+// LOADPROBE_BENCH_HTTP_URL; without it a minimal server runs in this
+// process and its CPU counts too.
 func BenchmarkOpenLoopCPU(b *testing.B) {
 	url := os.Getenv("LOADPROBE_BENCH_HTTP_URL")
 	if url == "" {
@@ -51,6 +58,9 @@ func BenchmarkOpenLoopCPU(b *testing.B) {
 			measureLoad(b, url, fmt.Sprintf("rate: [1]\nstep_duration: %s", model.Duration(hold)), rate, closedCPU)
 		})
 	}
+	b.Run("closed-1", func(b *testing.B) {
+		measureLoad(b, url, fmt.Sprintf("concurrency: [1]\nstep_duration: %s", model.Duration(hold)), 0, closedCPU)
+	})
 }
 
 // measureLoad runs a probe of load b.N times (rate, when not 0, in place of
@@ -63,6 +73,7 @@ func measureLoad(b *testing.B, url, load string, rate, closedCPU float64) (cpuPe
 	}
 	var attempts, dropped int64
 	var wall time.Duration
+	var latency result.Latency
 	cpu0 := processCPU()
 	for range b.N {
 		r := mustRun(b, context.Background(), p, Options{})
@@ -70,7 +81,7 @@ func measureLoad(b *testing.B, url, load string, rate, closedCPU float64) (cpuPe
 			b.Fatalf("run %s (%s): %d steps", r.Ended, r.Error, len(r.Steps))
 		}
 		s := r.Steps[0]
-		attempts, dropped = attempts+s.Attempts, dropped+s.Dropped
+		attempts, dropped, latency = attempts+s.Attempts, dropped+s.Dropped, s.Latency
 		wall += time.Duration(s.DurationSeconds * float64(time.Second))
 	}
 	cpu := processCPU() - cpu0
@@ -85,5 +96,7 @@ func measureLoad(b *testing.B, url, load string, rate, closedCPU float64) (cpuPe
 	if closedCPU > 0 {
 		b.ReportMetric(cpuPerRequest/closedCPU, "x-closed")
 	}
+	b.ReportMetric(latency.P50*1e3, "p50-ms")
+	b.ReportMetric(latency.P99*1e3, "p99-ms")
 	return cpuPerRequest, achieved
 }
