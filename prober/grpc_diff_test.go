@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -142,52 +143,22 @@ metadata: {x-case: "`+answer+`"}`, `concurrency: [1]`)
 	return conn.Do(time.Now().Add(5 * time.Second))
 }
 
-// A server that is not there gives each call the reason; one that does not
-// speak HTTP/2 answers what the client cannot read: other, as the HTTP
-// clients count a response that is not HTTP.
-func TestGRPCConnectionFailures(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
-	for _, tc := range []struct {
-		name, addr string
-		want       result.Outcome
-	}{
-		{"a closed port", closed, result.Refused},
-		{"an HTTP/1.1 server", http1Answering(t), result.Other},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if code, o := leanCall(t, tc.addr, "ok"); code != 0 || o != tc.want {
-				t.Errorf("%s %v; want %v", result.CodeName(code), o, tc.want)
-			}
-		})
+// A server that does not speak HTTP/2 answers what the client cannot read:
+// other, as the HTTP clients count a response that is not HTTP.
+func TestGRPCServerThatIsNotHTTP2(t *testing.T) {
+	if code, o := leanCall(t, http1Answering(t), "ok"); code != 0 || o != result.Other {
+		t.Errorf("%s %v; want %v", result.CodeName(code), o, result.Other)
 	}
 }
 
 // http1Answering answers any connection's first bytes as an HTTP/1.1
-// server answers an HTTP/2 preface, and keeps the connection open (a close
-// would race the client's reading of the answer with its next write).
+// server answers an HTTP/2 preface, and keeps the connection open until the
+// client closes it (a close would race the client's reading of the answer
+// with its next write).
 func http1Answering(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			go func() {
-				c.Read(make([]byte, 64))
-				c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\r\n"))
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return serveLoopback(t, func(c net.Conn) {
+		c.Read(make([]byte, 64))
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\r\n")
+		io.Copy(io.Discard, c)
+	})
 }
