@@ -3,6 +3,7 @@ package h2
 import (
 	"bytes"
 	"io"
+	"math"
 
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2"
@@ -199,7 +200,7 @@ func (r *reader) field(name, value []byte) error {
 			f.grpc.ContentType = !f.trailer && grpcContentType(value)
 		case "grpc-status":
 			n, bad := atoi(value)
-			f.grpc.HasStatus = !bad && n >= 0 && n <= 1<<32-1
+			f.grpc.HasStatus = !bad && n >= 0 && int64(n) <= math.MaxUint32
 			f.grpc.Status = uint32(n)
 		}
 	}
