@@ -82,6 +82,11 @@ func (c *Conn) RoundTrip(req *Request, deadline time.Time) (Response, error) {
 	}
 	select {
 	case <-s.done:
+		if !time.Now().Before(deadline) {
+			// Read in time, but handed over past the deadline: late, as a
+			// read past a socket's deadline is on the HTTP/1.1 client.
+			return Response{}, os.ErrDeadlineExceeded
+		}
 	case <-s.timer.C:
 		c.mu.Lock()
 		if !s.open {
