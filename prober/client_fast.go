@@ -268,27 +268,40 @@ func (fc *fastConn) roundTrip(deadline time.Time, request []byte) (code int, sta
 }
 
 func (fc *fastConn) dial(deadline time.Time) error {
-	nc, err := dial(fc.c.aborted, fc.c.addr, deadline)
+	nc, raw, err := openConn(fc.c.aborted, fc.c.addr, fc.c.tls, deadline, &fc.c.conns)
 	if err != nil {
 		return err
 	}
-	if err := nc.SetDeadline(deadline); err != nil {
-		nc.Close()
-		return err
-	}
-	fc.c.conns.add(nc)
-	fc.raw, fc.nc = nc, nc
-	if fc.c.tls != nil {
-		tc, err := handshake(fc.c.aborted, nc, fc.c.tls)
-		if err != nil {
-			fc.closeConn()
-			return err
-		}
-		fc.nc = tc
-	}
+	fc.nc, fc.raw = nc, raw
 	fc.br.Reset(fc.nc)
 	fc.reused = false
 	return nil
+}
+
+// openConn dials addr, with deadline set on the connection, which conns
+// tracks, and runs the TLS handshake over it when cfg is set; nc is the
+// connection to use, raw the TCP one under it. Both lean clients and the
+// gRPC client open their connections so.
+func openConn(ctx context.Context, addr string, cfg *tls.Config, deadline time.Time, conns *connSet[net.Conn]) (nc, raw net.Conn, err error) {
+	raw, err = dial(ctx, addr, deadline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := raw.SetDeadline(deadline); err != nil {
+		raw.Close()
+		return nil, nil, err
+	}
+	conns.add(raw)
+	if cfg == nil {
+		return raw, raw, nil
+	}
+	tc, err := handshake(ctx, raw, cfg)
+	if err != nil {
+		conns.remove(raw)
+		raw.Close()
+		return nil, nil, err
+	}
+	return tc, raw, nil
 }
 
 // closeConn closes the TCP connection; over TLS without a close_notify,

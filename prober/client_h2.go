@@ -3,6 +3,7 @@ package prober
 import (
 	"crypto/tls"
 	"errors"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -147,15 +148,26 @@ func (fc *fastConn) h2Conn(deadline time.Time) (*h2.Conn, error) {
 	}
 	nc, raw := fc.nc, fc.raw
 	fc.nc, fc.raw = nil, nil
-	conn, err := h2.New(nc, fc.c.h2.opts, deadline)
+	conn, err := startH2(nc, raw, &fc.c.conns, fc.c.h2.opts, deadline)
 	if err != nil {
-		fc.c.conns.remove(raw)
 		return nil, err
 	}
 	g.conn = conn
+	return conn, nil
+}
+
+// startH2 runs the client side of HTTP/2 over nc (raw the TCP connection
+// under it, which conns tracks), and lets conns forget raw once the
+// connection has ended.
+func startH2(nc, raw net.Conn, conns *connSet[net.Conn], opts h2.Options, deadline time.Time) (*h2.Conn, error) {
+	conn, err := h2.New(nc, opts, deadline)
+	if err != nil {
+		conns.remove(raw)
+		return nil, err
+	}
 	go func() {
 		<-conn.Done()
-		fc.c.conns.remove(raw)
+		conns.remove(raw)
 	}()
 	return conn, nil
 }

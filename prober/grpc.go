@@ -218,43 +218,21 @@ func (s *grpcSlot) get(c *grpcClient, deadline time.Time) (*h2.Conn, error) {
 		return s.conn, nil
 	}
 	s.conn = nil // a connection going away ends by itself: its streams finish first
-	raw, err := dial(c.aborted, c.addr, deadline)
+	nc, raw, err := openConn(c.aborted, c.addr, c.tls, deadline, &c.conns)
 	if err != nil {
 		return nil, err
 	}
-	c.conns.add(raw)
-	nc := raw
-	if c.tls != nil {
-		if err := raw.SetDeadline(deadline); err != nil {
-			return nil, c.closeRaw(raw, err)
-		}
-		tc, err := handshake(c.aborted, raw, c.tls)
-		if err != nil {
-			return nil, c.closeRaw(raw, err)
-		}
-		if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
-			return nil, c.closeRaw(raw, fmt.Errorf("tls: the server chose %q by ALPN, not h2", p))
-		}
-		nc = tc
+	if tc, ok := nc.(*tls.Conn); ok && tc.ConnectionState().NegotiatedProtocol != "h2" {
+		c.conns.remove(raw)
+		raw.Close()
+		return nil, fmt.Errorf("tls: the server chose %q by ALPN, not h2", tc.ConnectionState().NegotiatedProtocol)
 	}
-	conn, err := h2.New(nc, c.opts, deadline)
+	conn, err := startH2(nc, raw, &c.conns, c.opts, deadline)
 	if err != nil {
-		return nil, c.closeRaw(raw, err)
+		return nil, err
 	}
 	s.conn = conn
-	go func() {
-		<-conn.Done()
-		c.conns.remove(raw)
-	}()
 	return conn, nil
-}
-
-// closeRaw closes a connection that failed before it carried a call, and
-// returns err.
-func (c *grpcClient) closeRaw(raw net.Conn, err error) error {
-	c.conns.remove(raw)
-	raw.Close()
-	return err
 }
 
 func (s *grpcSlot) close() {

@@ -197,7 +197,7 @@ func (r *reader) field(name, value []byte) error {
 		case "content-length":
 			f.contentLength(value)
 		case "content-type":
-			f.grpc.ContentType = !f.trailer && grpcContentType(value)
+			f.grpc.ContentType = grpcContentType(value)
 		case "grpc-status":
 			n, bad := atoi(value)
 			f.grpc.HasStatus = !bad && n >= 0 && int64(n) <= math.MaxUint32
