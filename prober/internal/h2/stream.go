@@ -169,9 +169,10 @@ func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 		c.wmu.Unlock()
 		return err
 	}
+	frame := c.peerFrame // the reader may change it under mu as we write
 	c.mu.Unlock()
 	c.nc.SetWriteDeadline(deadline)
-	err := c.writeHeaders(s.id, req.Header, len(req.Body) == 0)
+	err := c.writeHeaders(s.id, req.Header, len(req.Body) == 0, frame)
 	for body := req.Body; err == nil && len(body) > 0; {
 		n := c.window(s, len(body))
 		if n < 0 {
@@ -261,11 +262,12 @@ func (c *Conn) window(s *stream, n int) int {
 	return n
 }
 
-// writeHeaders writes a header block as HEADERS and CONTINUATION frames.
-func (c *Conn) writeHeaders(id uint32, block []byte, end bool) error {
+// writeHeaders writes a header block as HEADERS and CONTINUATION frames of
+// at most frame bytes.
+func (c *Conn) writeHeaders(id uint32, block []byte, end bool, frame int) error {
 	first := true
 	for first || len(block) > 0 {
-		n := min(len(block), c.peerFrame)
+		n := min(len(block), frame)
 		frag := block[:n]
 		block = block[n:]
 		var err error
