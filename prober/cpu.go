@@ -14,22 +14,38 @@ import (
 // served by the same process (the demo's) counts too, as it takes the same
 // cores.
 type cpuWatch struct {
-	cpu  time.Duration // process CPU time at the start; negative: not measurable
-	wall time.Time
+	cpu   time.Duration // process CPU time at the start; negative: not measurable
+	wall  time.Time
+	cores float64 // usableCores at the start
 }
 
-func startCPUWatch() cpuWatch { return cpuWatch{cpu: processCPU(), wall: time.Now()} }
+func startCPUWatch() cpuWatch {
+	return cpuWatch{cpu: generatorCPU(), wall: time.Now(), cores: usableCores()}
+}
 
 // ratio is the CPU time used since the start over the wall time elapsed ×
 // the usable cores; 0 when it cannot be measured.
 func (w cpuWatch) ratio() float64 {
-	now := processCPU()
-	wall := time.Since(w.wall)
-	if w.cpu < 0 || now < 0 || wall <= 0 {
-		return 0
-	}
-	return (now - w.cpu).Seconds() / (wall.Seconds() * usableCores())
+	r, _ := w.lap()
+	return r
 }
+
+// lap is ratio, and the watch started again from now on the same cores,
+// for a caller that looks again and again without reading the cgroup
+// each time.
+func (w cpuWatch) lap() (float64, cpuWatch) {
+	next := cpuWatch{cpu: generatorCPU(), wall: time.Now(), cores: w.cores}
+	wall := next.wall.Sub(w.wall)
+	if w.cpu < 0 || next.cpu < 0 || wall <= 0 {
+		return 0, next
+	}
+	return (next.cpu - w.cpu).Seconds() / (wall.Seconds() * w.cores), next
+}
+
+// generatorCPU is the process's CPU time so far, as the watches read it;
+// tests inside a testing/synctest bubble, whose clock the CPU does not
+// follow, set it.
+var generatorCPU = processCPU
 
 // usableCores is the CPU the process may use: GOMAXPROCS (which follows the
 // CPU affinity and, since Go 1.25, the cgroup limit), and no more than the

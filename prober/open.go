@@ -52,14 +52,14 @@ type senderPool struct {
 // request is overdue by more than behindFor and no sender is idle, the watch
 // adds one sender every behindFor: enough to follow a target that slows
 // down, too few to flood the pool after a pause of the generator. But not
-// while the generator used busyShare or more of its CPU since the watch's
-// last look: then it is the generator that is behind, and every connection
-// more costs it CPU per request (1 000 cost more than 50) and sends nothing
-// sooner (bench/BENCH.md).
+// while the generator's CPU since the watch's last look reached the probe's
+// generator_cpu_budget, the share at which a step is generator-limited:
+// then it is the generator that is behind, and every connection more costs
+// it CPU per request (1 000 cost more than 50) and sends nothing sooner
+// (bench/BENCH.md).
 const (
 	behindBy  = 100 * time.Microsecond
 	behindFor = time.Millisecond
-	busyShare = 0.9
 )
 
 // openStage is one stage of the open loop under way.
@@ -279,14 +279,14 @@ func (o *openStage) wakeFor(due time.Time) time.Time {
 // watch runs beside the senders until the stage's schedule is over: it
 // keeps the alarm in step with the schedule, adds a sender while requests
 // are overdue and none is idle unless the generator's CPU is what holds them
-// up (see behindFor and busyShare), and keeps the offered-rate
+// up (see behindFor), and keeps the offered-rate
 // gauge of a ramp current. It looks every behindFor, or every interval of
 // the schedule when that is longer (up to watchAtMost): a canary at a few
 // requests per second does not wake the generator a thousand times a second.
 func (o *openStage) watch() {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	cores, cpu, looked := usableCores(), generatorCPU(), time.Now()
+	cpu := startCPUWatch()
 	for {
 		select {
 		case <-t.C:
@@ -301,21 +301,16 @@ func (o *openStage) watch() {
 		if o.st.rampTo != o.st.level {
 			o.e.live.OfferedRate(o.st.offered(now))
 		}
-		c, at := generatorCPU(), time.Now()
-		if o.idle.Load() == 0 && now-o.st.offset(int(n)) > behindFor && (c-cpu).Seconds() < busyShare*cores*at.Sub(looked).Seconds() {
+		var busy float64
+		busy, cpu = cpu.lap()
+		if o.idle.Load() == 0 && now-o.st.offset(int(n)) > behindFor && busy < o.e.probe.Rules.GeneratorCPUBudget {
 			o.spawn()
 		}
-		cpu, looked = c, at
 		t.Reset(min(max(o.keepAlarm(now), behindFor), watchAtMost))
 	}
 }
 
 const watchAtMost = 100 * time.Millisecond
-
-// generatorCPU is the process's CPU time so far, as the watch reads it to
-// tell the generator behind from the target (see busyShare); tests inside
-// a testing/synctest bubble, whose clock the CPU does not follow, set it.
-var generatorCPU = processCPU
 
 // keepAlarm sets the alarm to go off when the next request falls due after
 // elapsed, and then at the schedule's interval from there; at intervals of
