@@ -15,7 +15,6 @@ import (
 
 // fieldState is what the header block being decoded said so far.
 type fieldState struct {
-	s          *stream // nil: the block's stream is gone, its fields are only decoded
 	trailer    bool
 	sawRegular bool
 	sawStatus  bool
@@ -94,8 +93,8 @@ func (r *reader) endBlock(id uint32, end bool, block []byte) error {
 	c := r.c
 	c.mu.Lock()
 	s := c.streams[id]
+	r.fields = fieldState{trailer: s != nil && s.gotHead}
 	c.mu.Unlock()
-	r.fields = fieldState{s: s, trailer: s != nil && s.gotHead}
 	if err := r.dec.decode(block, r.emit); err != nil {
 		return ConnectionError(http2.ErrCodeCompression)
 	}
@@ -104,7 +103,10 @@ func (r *reader) endBlock(id uint32, end bool, block []byte) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !s.open {
+	if c.streams[id] != s {
+		// It ended while the block was decoded (its deadline passed), and
+		// its stream may already carry another request: the block is not
+		// that request's answer.
 		return nil
 	}
 	f := &r.fields
