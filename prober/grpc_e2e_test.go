@@ -70,8 +70,8 @@ func runGRPC(t *testing.T, p config.Probe) result.Result {
 	t.Helper()
 	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
-		t.Logf("level %g: %d attempts, goodput %.0f/s, latency p50 %.2fms p99 %.2fms, in flight %.2f, responses %v, errors %v",
-			s.Level, s.Attempts, s.Goodput, 1e3*s.Latency.P50, 1e3*s.Latency.P99, s.InFlight, codeNames(s.Responses), s.Errors)
+		t.Logf("level %g: %d attempts, goodput %.0f/s, latency p50 %.2fms p99 %.2fms, in flight %.2f, responses %v, errors %v, per second %v",
+			s.Level, s.Attempts, s.Goodput, 1e3*s.Latency.P50, 1e3*s.Latency.P99, s.InFlight, codeNames(s.Responses), s.Errors, s.PerSecond)
 	}
 	t.Logf("diagnosis:\n%s", diagnosis(r))
 	return r
@@ -180,14 +180,16 @@ step_duration: 1s`)
 
 var pinnedGRPC = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while RESOURCE_EXHAUSTED statuses took the rest: a rate limit, not a capacity .*RESOURCE_EXHAUSTED: a limiter declining on purpose`)
 
-// Limited answers RESOURCE_EXHAUSTED above 400 per second: a limiter, its
-// rate named.
+// Limited answers RESOURCE_EXHAUSTED above 400 per wall-clock second: a
+// limiter, its rate named. The run starts half-way into a second, as the
+// HTTP shape tests do.
 func TestGRPCLimitedIsNamedALimiter(t *testing.T) {
 	addr := grpcDemo(t, target.Options{})
 	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Limited
 message: '{"n": 1}'`, `concurrency: [4]
 step_duration: 5s`)
 	p.Abort.ErrorRatio = 1
+	halfWayIntoASecond()
 	r := runGRPC(t, p)
 	s := r.Steps[0]
 	if s.Responses[grpcResourceExhausted] == 0 || s.Responses[grpcUnavailable] != 0 {

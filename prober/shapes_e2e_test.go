@@ -26,6 +26,7 @@ func runShape(t *testing.T, route, load string) result.Result {
 	t.Helper()
 	p := probeFor(t, demoTarget(t, target.Options{})+route, load)
 	p.Abort.ErrorRatio = 1
+	halfWayIntoASecond()
 	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
 		t.Logf("%s level %g: goodput %.0f/s, error ratio %.3f, latency mean %.2fms p99 %.2fms, error latency %+v, responses %v, errors %v",
@@ -58,6 +59,17 @@ step_duration: 1s`)
 	if d := diagnosis(r); !strings.Contains(d, "no failures below 16 connections, then failures in every second from it on: a cliff") {
 		t.Errorf("no cliff named at 16 connections:\n%s", d)
 	}
+}
+
+// halfWayIntoASecond waits until half-way into the next wall-clock second.
+// /limited's windows are wall-clock seconds: a run that starts there keeps
+// each window's admissions inside one of its own seconds, where one that
+// starts within a window's first admissions splits them over two seconds
+// and may name no cap (docs/measurement.md, "A cap with a burst"). The
+// shapes read per-second counts, so every shape test starts there.
+func halfWayIntoASecond() {
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(1500 * time.Millisecond).Sub(now))
 }
 
 var pinnedRate = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while 429s took the rest: a rate limit, not a capacity`)
@@ -152,8 +164,7 @@ func TestLimitedNamesTheCapAfterABurst(t *testing.T) {
 step_duration: 4s`)
 	p.Abort.ErrorRatio = 1
 	for run := range 3 {
-		now := time.Now()
-		time.Sleep(now.Truncate(time.Second).Add(1500 * time.Millisecond).Sub(now))
+		halfWayIntoASecond()
 		r := mustRun(t, context.Background(), p, Options{})
 		if len(r.Steps) != 1 {
 			t.Fatalf("run %d: levels %v (%s: %s)", run+1, levels(r), r.Ended, r.Error)
