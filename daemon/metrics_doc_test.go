@@ -124,7 +124,7 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 	base := demoTarget(t)
 	cfg := strings.ReplaceAll(metricsDocConfig, "TARGET", strings.TrimPrefix(base, "http://"))
 	td := startDaemonWith(t, cfg, daemonOptions{target: base})
-	for _, p := range []string{"closed", "open", "shop", "ws"} {
+	for _, p := range []string{"closed", "scale", "open", "shop", "ws"} {
 		td.waitRun(t, p, 1)
 	}
 	got := served(t, td.get(t, "/metrics"))
