@@ -275,10 +275,12 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	exported.addExposition(t, "http://"+daemonAddr+"/metrics")
 
 	// A completed ramp of "work", scraped, with its control done and the rules run;
+	// the model's rules run on the fit of "scale", which may end after "work";
 	// and requests of the flow's steps scraped within the minute the range panels
 	// look at.
 	ready := fmt.Sprintf(`loadprobe_running{job="loadprobe",probe="work"} == 0
 and on () probe:loadprobe_capacity_throughput:median_7d{job="loadprobe",probe="work"}
+and on () probe:loadprobe_model_peak_level:median_7d{job="loadprobe",probe="scale"}
 and on () loadprobe_fleet_run_valid{job="loadprobe",probe="work"}
 and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d
 and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",step!=""}[1m])) > 0`, len(configuredProbes))
