@@ -135,7 +135,7 @@ func ClientPath(p config.Probe) string {
 	case isWebSocket(p.Request.URL):
 		return "WebSocket (gorilla/websocket)"
 	case p.Request.IsGRPC():
-		return fmt.Sprintf("gRPC (lean HTTP/2 client, %d connections)", p.Request.GRPC.Connections)
+		return fmt.Sprintf("gRPC (lean HTTP/2 client, connections: %d)", p.Request.GRPC.Connections)
 	}
 	return requestPath(p.Request, false)
 }

@@ -232,6 +232,7 @@ func TestClientPathNamed(t *testing.T) {
 		},
 			want: "net/http (tls_config ca_ref)"},
 		{url: "http://127.0.0.1:8080/", setup: func(r *config.Request) { r.HTTPClientConfig.ProxyURL = commoncfg.URL{URL: proxy} }, want: "net/http (proxy)"},
+		{url: "grpc://127.0.0.1:9090", setup: func(r *config.Request) { r.GRPC = &config.GRPC{Connections: 1} }, want: "gRPC (lean HTTP/2 client, connections: 1)"},
 	} {
 		req := testRequest(tc.url)
 		if tc.setup != nil {
