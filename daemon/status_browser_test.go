@@ -86,7 +86,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		} {
 			want := `<td class="` + class + `">—</td>`
 			if p != nil {
-				want = fmt.Sprintf(`<td class="%s">%g connections<div class="sub">goodput `, class, p.Level)
+				want = fmt.Sprintf(`<td class="%s">%s<div class="sub">goodput `, class, r.Mode.Level(p.Level))
 			}
 			if !strings.Contains(dom, want) {
 				t.Errorf("the rendered page lacks %s, the %s of the run in /api/v1/results", want, class)
