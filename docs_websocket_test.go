@@ -57,7 +57,7 @@ func TestDocsWebSocketConfig(t *testing.T) {
 		t.Fatalf("first failure %+v; docs/websocket.md says 9 sessions", ff)
 	}
 	for _, s := range r.Steps {
-		if failed := s.Attempts - s.Responses[101]; s.Errors["closed"] != failed {
+		if failed := s.Attempts - s.Responses[result.HTTPStatus(101)]; s.Errors["closed"] != failed {
 			t.Errorf("level %g: %d failed attempts, errors %v; docs/websocket.md says closed", s.Level, failed, s.Errors)
 		}
 	}

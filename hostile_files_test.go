@@ -46,7 +46,7 @@ probes:
 	}
 	r := out.Probes[0]
 	step := r.Steps[0]
-	t.Logf("%d attempts, %d responses, errors %v, limit %d; diagnosis %q", step.Attempts, step.Responses[200], step.Errors, step.FileLimit, r.Diagnosis)
+	t.Logf("%d attempts, %d responses, errors %v, limit %d; diagnosis %q", step.Attempts, step.Responses[result.HTTPStatus(200)], step.Errors, step.FileLimit, r.Diagnosis)
 	if step.Errors["generator"] == 0 || step.Errors["other"] != 0 || step.FileLimit != 64 {
 		t.Errorf("errors %v, limit %d: want the failed dials as generator, none as other, and the limit 64", step.Errors, step.FileLimit)
 	}
@@ -56,7 +56,7 @@ probes:
 	if most := int64(100 * 20 * step.DurationSeconds * 1.5); step.Errors["generator"] > most {
 		t.Errorf("%d failed dials in %.1f s, want at most %d: a failed dial must back off", step.Errors["generator"], step.DurationSeconds, most)
 	}
-	if step.Responses[200] == 0 {
+	if step.Responses[result.HTTPStatus(200)] == 0 {
 		t.Error("no response: the connections that did open sent nothing")
 	}
 	want := "the generator ran out of file descriptors (limit 64)"

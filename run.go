@@ -306,7 +306,7 @@ func ms(seconds float64) string {
 func codeNames(c result.Codes) map[string]int64 {
 	named := make(map[string]int64, len(c))
 	for code, n := range c {
-		named[result.CodeName(code)] = n
+		named[code.String()] = n
 	}
 	return named
 }

@@ -93,7 +93,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
 	lq, _ := result.LatencyRule(config.DefaultRules)
 	r := result.Result{Mode: config.ModeConcurrency, Steps: []result.Step{
-		{Level: 1, Attempts: 10, Responses: map[int]int64{200: 10}, Latency: result.Latency{Mean: 0.005, P99: 0.007}},
+		{Level: 1, Attempts: 10, Responses: result.Codes{result.HTTPStatus(200): 10}, Latency: result.Latency{Mean: 0.005, P99: 0.007}},
 		{Level: 2, Attempts: 10, Errors: map[string]int64{"refused": 10}, ErrorRatio: 1},
 	}}
 	var b strings.Builder
@@ -136,7 +136,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal(raw, &shed); err != nil {
 		t.Fatal(err)
 	}
-	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses[503] == 0 {
+	if ff := shed.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 || shed.Steps[1].Responses[result.HTTPStatus(503)] == 0 {
 		t.Errorf("shed: first failure %+v, responses %v; want 503s from 16 connections", ff, shed.Steps[len(shed.Steps)-1].Responses)
 	}
 	var model bytes.Buffer

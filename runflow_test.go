@@ -13,10 +13,10 @@ import (
 // table has no such block.
 func TestWriteFlowSteps(t *testing.T) {
 	r := result.Result{Name: "shop", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: []result.Step{{
-		Level: 4, Attempts: 100, Responses: map[int]int64{200: 100},
+		Level: 4, Attempts: 100, Responses: result.Codes{result.HTTPStatus(200): 100},
 		Flow: []result.FlowFigures{
-			{Name: "login", Attempts: 100, Latency: result.Latency{Mean: 0.002, P99: 0.004}, Responses: map[int]int64{200: 100}},
-			{Name: "item", Attempts: 100, ErrorRatio: 0.1, Latency: result.Latency{Mean: 0.001, P99: 0.003}, Responses: map[int]int64{200: 90, 401: 10}},
+			{Name: "login", Attempts: 100, Latency: result.Latency{Mean: 0.002, P99: 0.004}, Responses: result.Codes{result.HTTPStatus(200): 100}},
+			{Name: "item", Attempts: 100, ErrorRatio: 0.1, Latency: result.Latency{Mean: 0.001, P99: 0.003}, Responses: result.Codes{result.HTTPStatus(200): 90, result.HTTPStatus(401): 10}},
 		},
 	}}}
 	var out bytes.Buffer

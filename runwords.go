@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +71,7 @@ func (w words) responses(m result.Codes) string {
 	}
 	refused := make(result.Codes, len(m))
 	for code, n := range m {
-		if code != 101 {
+		if code != result.HTTPStatus(http.StatusSwitchingProtocols) {
 			refused[code] = n
 		}
 	}

@@ -17,8 +17,8 @@ import (
 // connections, rps or the 101 every reply counts as; the close codes of
 // the sessions the server closed follow it.
 func TestRunTableSpeaksWebSocket(t *testing.T) {
-	step := func(level float64, codes map[int]int64, closed int64) result.Step {
-		s := result.Step{Level: level, Attempts: codes[101] + closed, Responses: codes, Latency: result.Latency{Mean: 0.001, P99: 0.002}}
+	step := func(level float64, codes result.Codes, closed int64) result.Step {
+		s := result.Step{Level: level, Attempts: codes[result.HTTPStatus(101)] + closed, Responses: codes, Latency: result.Latency{Mean: 0.001, P99: 0.002}}
 		if closed > 0 {
 			s.Errors = map[string]int64{"closed": closed}
 		}
@@ -44,7 +44,7 @@ func TestRunTableSpeaksWebSocket(t *testing.T) {
 		p := config.DefaultProbe
 		p.Request.URL = tt.url
 		r := result.Result{Name: "p", Mode: tt.mode, Ended: result.ResultCompleted, Steps: []result.Step{
-			step(4, map[int]int64{101: 40}, 0), step(8, map[int]int64{101: 80, 403: 3}, 7),
+			step(4, result.Codes{result.HTTPStatus(101): 40}, 0), step(8, result.Codes{result.HTTPStatus(101): 80, result.HTTPStatus(403): 3}, 7),
 		}, Capacity: &result.Point{Level: 8, Throughput: 80}}
 		closed := ""
 		if p.Request.WebSocket() {
@@ -85,7 +85,7 @@ func TestRunWritesConfiguredFiguresPlainly(t *testing.T) {
 	p.Expect.MinCapacity = 1e6
 	p.Rules.ErrorRatioBudget = 0.00001
 	r := result.Result{Name: "p", Mode: config.ModeRate, Ended: result.ResultCompleted,
-		Steps:    []result.Step{{Level: 1e6, Attempts: 10, Responses: map[int]int64{200: 10}}},
+		Steps:    []result.Step{{Level: 1e6, Attempts: 10, Responses: result.Codes{result.HTTPStatus(200): 10}}},
 		Capacity: &result.Point{Level: 1e6, Throughput: 10}}
 	var out strings.Builder
 	writeTable(&out, p, r, "")

@@ -202,7 +202,7 @@ func (c *Collector) get(probe string) *Live {
 // when step is set, with every outcome's series at 0 so that rate() works
 // from the first attempt. It is built field by field, never copied: its
 // cached children belong to one label set.
-func (c *Collector) newLive(probe, step string, status, close *codeLabels) *Live {
+func (c *Collector) newLive(probe, step string, status *codeLabels[result.Code], close *codeLabels[closeCode]) *Live {
 	l := &Live{
 		c:            c,
 		probe:        probe,
@@ -226,10 +226,6 @@ func (c *Collector) newLive(probe, step string, status, close *codeLabels) *Live
 	return l
 }
 
-// maxCode bounds the status codes cached in Live's array; Go's client only
-// accepts three-digit codes.
-const maxCode = 1000
-
 type counterRef struct{ c prometheus.Counter }
 
 // Live records the attempts of one probe. Every child it touches is resolved
@@ -242,15 +238,16 @@ type Live struct {
 	outcomes   [result.NumOutcomes]prometheus.Counter
 	durSuccess prometheus.Observer
 	durHTTPErr prometheus.Observer
-	codes      [maxCode]atomic.Pointer[counterRef]
+	codes      [result.CodeSlots]atomic.Pointer[counterRef]
 	// statusLabels and closeLabels bound the probe's code label values
 	// (codes.go); its flow steps' recorders share its own.
-	statusLabels, closeLabels *codeLabels
-	inFlight                  prometheus.Gauge
-	concurrency               prometheus.Gauge
-	offeredRate               prometheus.Gauge
-	dropped                   prometheus.Counter
-	running                   prometheus.Gauge
+	statusLabels *codeLabels[result.Code]
+	closeLabels  *codeLabels[closeCode]
+	inFlight     prometheus.Gauge
+	concurrency  prometheus.Gauge
+	offeredRate  prometheus.Gauge
+	dropped      prometheus.Counter
+	running      prometheus.Gauge
 
 	// Created on first use: closed-loop probes never send late.
 	sendDelay  atomic.Pointer[observerRef]
@@ -266,7 +263,7 @@ var _ result.Live = (*Live)(nil)
 
 // Attempt records one finished attempt; code is 0 when there was no response,
 // latency in seconds is recorded only for attempts that got one.
-func (l *Live) Attempt(o result.Outcome, code int, latency float64) {
+func (l *Live) Attempt(o result.Outcome, code result.Code, latency float64) {
 	if o < result.NumOutcomes {
 		l.outcomes[o].Inc()
 	} else {
@@ -278,24 +275,22 @@ func (l *Live) Attempt(o result.Outcome, code int, latency float64) {
 	case result.HTTPError:
 		l.durHTTPErr.Observe(latency)
 	}
-	if code > 0 {
+	if code != (result.Code{}) {
 		l.code(code).Inc()
 	}
 }
 
-// code resolves the series of a status code on its first appearance; one
-// that needs more than three digits shares slot 0, with the label "other",
-// as every unknown code has.
-func (l *Live) code(code int) prometheus.Counter {
-	if code >= maxCode {
-		code = 0
-	}
-	if r := l.codes[code].Load(); r != nil {
+// code resolves the series of a code on its first appearance; one past
+// the table (an HTTP status of four digits) shares slot 0, with the label
+// "other", as every unknown code has.
+func (l *Live) code(code result.Code) prometheus.Counter {
+	slot := &l.codes[code.Slot()]
+	if r := slot.Load(); r != nil {
 		return r.c
 	}
 	r := &counterRef{l.responses.WithLabelValues(l.probe, l.statusLabels.label(code), l.step)}
-	if !l.codes[code].CompareAndSwap(nil, r) {
-		r = l.codes[code].Load()
+	if !slot.CompareAndSwap(nil, r) {
+		r = slot.Load()
 	}
 	return r.c
 }

@@ -51,8 +51,8 @@ func step(level, goodput float64) result.Step {
 		Latency: result.Latency{
 			Mean: 0.007, P50: 0.006, P90: 0.009, P95: 0.01, P99: 0.012, P999: 0.015, Max: 0.02,
 		},
-		Responses:         map[int]int64{200: 75, 503: 5},
-		HTTPErrors:        map[int]int64{503: 5},
+		Responses:         result.Codes{result.HTTPStatus(200): 75, result.HTTPStatus(503): 5},
+		HTTPErrors:        result.Codes{result.HTTPStatus(503): 5},
 		Errors:            map[string]int64{"timeout": 20},
 		InFlight:          3.5,
 		LoadHeldRatio:     0.875,
@@ -270,7 +270,7 @@ func TestStepWithoutSuccessHasNoLatency(t *testing.T) {
 	reg, src, _ := newTest(t)
 	r := completedRun()
 	failed := step(8, 0)
-	failed.Responses, failed.HTTPErrors = map[int]int64{503: 60}, map[int]int64{503: 60}
+	failed.Responses, failed.HTTPErrors = result.Codes{result.HTTPStatus(503): 60}, result.Codes{result.HTTPStatus(503): 60}
 	failed.Errors = map[string]int64{"timeout": 40}
 	failed.ErrorRatio, failed.Latency = 1, result.Latency{}
 	r.Steps = append(r.Steps, failed)
@@ -381,10 +381,10 @@ func TestLive(t *testing.T) {
 	l.Concurrency(16)
 	l.InFlight(3)
 	l.InFlight(-1)
-	l.Attempt(result.Success, 200, 0.003)
-	l.Attempt(result.Success, 200, 0.2)
-	l.Attempt(result.HTTPError, 503, 0.001)
-	l.Attempt(result.Refused, 0, 0)
+	l.Attempt(result.Success, result.HTTPStatus(200), 0.003)
+	l.Attempt(result.Success, result.HTTPStatus(200), 0.2)
+	l.Attempt(result.HTTPError, result.HTTPStatus(503), 0.001)
+	l.Attempt(result.Refused, result.Code{}, 0)
 	l.Dropped()
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(liveExposition), liveFamilies...); err != nil {
 		t.Fatal(err)
@@ -446,10 +446,10 @@ func TestLive(t *testing.T) {
 func TestUnusualStatusCodes(t *testing.T) {
 	_, _, c := newTest(t)
 	l := c.Live("a")
-	l.Attempt(result.HTTPError, 999, 0.001)
-	l.Attempt(result.HTTPError, 1234, 0.001)
-	l.Attempt(result.HTTPError, 299, 0.001)
-	l.Attempt(result.Success, 0, 0.001) // no code: no response counted
+	l.Attempt(result.HTTPError, result.HTTPStatus(999), 0.001)
+	l.Attempt(result.HTTPError, result.HTTPStatus(1234), 0.001)
+	l.Attempt(result.HTTPError, result.HTTPStatus(299), 0.001)
+	l.Attempt(result.Success, result.Code{}, 0.001) // no code: no response counted
 	if v := testutil.ToFloat64(c.responses.WithLabelValues("a", OtherCode, "")); v != 3 {
 		t.Errorf("responses_total{code=other} = %v, want 3", v)
 	}
@@ -458,7 +458,7 @@ func TestUnusualStatusCodes(t *testing.T) {
 	}
 	var known []int
 	for code := 100; code < 600 && len(known) < maxCodesPerProbe+5; code++ {
-		if knownStatus(code) {
+		if knownStatus(result.HTTPStatus(code)) {
 			known = append(known, code)
 		}
 	}
@@ -467,7 +467,7 @@ func TestUnusualStatusCodes(t *testing.T) {
 		if i%2 == 1 {
 			live = l.Step("login").(*Live)
 		}
-		live.Attempt(result.HTTPError, code, 0.001)
+		live.Attempt(result.HTTPError, result.HTTPStatus(code), 0.001)
 	}
 	if v := testutil.ToFloat64(c.responses.WithLabelValues("a", strconv.Itoa(known[0]), "")); v != 1 {
 		t.Errorf("responses_total{code=%d} = %v, want 1", known[0], v)
@@ -502,7 +502,7 @@ func TestForget(t *testing.T) {
 	reg, src, c := newTest(t)
 	for _, p := range []string{"a", "b"} {
 		c.RunStarted(p)
-		c.Live(p).Attempt(result.Success, 200, 0.01)
+		c.Live(p).Attempt(result.Success, result.HTTPStatus(200), 0.01)
 		c.Live(p).SendDelay(0.001)
 	}
 	src.set(result.ProbeState{Probe: probeConfig("b", 0)})
@@ -526,7 +526,7 @@ func TestForget(t *testing.T) {
 	}
 
 	// A probe that comes back starts from 0.
-	c.Live("a").Attempt(result.Success, 200, 0.01)
+	c.Live("a").Attempt(result.Success, result.HTTPStatus(200), 0.01)
 	if v := testutil.ToFloat64(c.requests.WithLabelValues("a", "success", "")); v != 1 {
 		t.Errorf("requests_total{probe=a,outcome=success} = %v after coming back, want 1", v)
 	}
@@ -537,7 +537,7 @@ func TestLint(t *testing.T) {
 	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
 	c.RunStarted("work")
 	l := c.Live("work")
-	l.Attempt(result.Success, 200, 0.01)
+	l.Attempt(result.Success, result.HTTPStatus(200), 0.01)
 	l.SendDelay(0.001)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
@@ -575,11 +575,11 @@ func TestFailedRun(t *testing.T) {
 func BenchmarkLiveAttempt(b *testing.B) {
 	_, _, c := newTest(b)
 	l := c.Live("work")
-	l.Attempt(result.Success, 200, 0.001) // the code counter exists from here on
+	l.Attempt(result.Success, result.HTTPStatus(200), 0.001) // the code counter exists from here on
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			l.Attempt(result.Success, 200, 0.0001*float64(i%10000))
+			l.Attempt(result.Success, result.HTTPStatus(200), 0.0001*float64(i%10000))
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
@@ -587,7 +587,7 @@ func BenchmarkLiveAttempt(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
-				l.Attempt(result.Success, 200, 0.0001*float64(i%10000))
+				l.Attempt(result.Success, result.HTTPStatus(200), 0.0001*float64(i%10000))
 				i++
 			}
 		})
@@ -640,9 +640,9 @@ loadprobe_probe_info{continuous="true",mode="rate",probe="canary"} 1
 func TestGRPCStatusCodes(t *testing.T) {
 	_, _, c := newTest(t)
 	l := c.Live("g")
-	l.Attempt(result.Success, result.GRPCCode(0), 0.001)
-	l.Attempt(result.HTTPError, result.GRPCCode(14), 0.001)
-	l.Attempt(result.HTTPError, result.GRPCCode(14), 0.001)
+	l.Attempt(result.Success, result.GRPCStatus(0), 0.001)
+	l.Attempt(result.HTTPError, result.GRPCStatus(14), 0.001)
+	l.Attempt(result.HTTPError, result.GRPCStatus(14), 0.001)
 	l.Attempt(result.HTTPError, result.GRPCNotServing, 0.001)
 	for code, want := range map[string]float64{"OK": 1, "UNAVAILABLE": 2, "NOT_SERVING": 1} {
 		if v := testutil.ToFloat64(c.responses.WithLabelValues("g", code, "")); v != want {

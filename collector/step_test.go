@@ -14,14 +14,14 @@ import (
 func TestStepLive(t *testing.T) {
 	reg, _, c := newTest(t)
 	l := c.Live("shop")
-	l.Attempt(result.HTTPError, 503, 0.001) // caches the probe's own 503 series
+	l.Attempt(result.HTTPError, result.HTTPStatus(503), 0.001) // caches the probe's own 503 series
 	login := l.Step("login")
 	if l.Step("login") != login {
 		t.Error("Step returned a new recorder for the same step")
 	}
-	login.Attempt(result.Success, 200, 0.002)
-	login.Attempt(result.HTTPError, 503, 0.001)
-	l.Step("item").Attempt(result.Timeout, 0, 0)
+	login.Attempt(result.Success, result.HTTPStatus(200), 0.002)
+	login.Attempt(result.HTTPError, result.HTTPStatus(503), 0.001)
+	l.Step("item").Attempt(result.Timeout, result.Code{}, 0)
 	login.InFlight(2) // the probe's gauge
 	for _, check := range []struct {
 		got, want float64
@@ -92,7 +92,7 @@ func TestDeclareFlowExportsItsStepsOnly(t *testing.T) {
 	}
 
 	c.DeclareFlow(config.Probe{Name: "shop"}) // reloaded as a single request
-	c.Live("shop").Attempt(result.Success, 200, 0.001)
+	c.Live("shop").Attempt(result.Success, result.HTTPStatus(200), 0.001)
 	if got := steps("shop"); len(got) != 1 || got[""] != perStep {
 		t.Errorf("after the reload, shop's series by step: %v, want step=\"\" only", got)
 	}

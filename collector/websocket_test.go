@@ -35,7 +35,7 @@ var wsFamilyNames = []string{
 // 0) and close codes; an HTTP probe shows none of these families.
 func TestWebSocketLive(t *testing.T) {
 	reg, _, c := newTest(t)
-	c.Live("http").Attempt(result.Success, 200, 0.01)
+	c.Live("http").Attempt(result.Success, result.HTTPStatus(200), 0.01)
 	ws := c.Live("ws").(*Live)
 	for _, s := range []float64{0.001, 0.002, 0.004} {
 		ws.Handshake(result.Success, s)

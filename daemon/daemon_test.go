@@ -437,7 +437,7 @@ func TestResults(t *testing.T) {
 			}
 		}
 	}
-	if s := last.Steps[0]; s.Level != 1 || s.Responses[200] == 0 || s.Latency.P99 <= 0 {
+	if s := last.Steps[0]; s.Level != 1 || s.Responses[result.HTTPStatus(200)] == 0 || s.Latency.P99 <= 0 {
 		t.Errorf("step 1: %+v", s)
 	}
 

@@ -61,7 +61,7 @@ type part struct {
 	started                                    float64 // Unix seconds; 0 when not exported
 	count, sum                                 float64 // the latency summary's
 	quantiles                                  map[float64]float64
-	responses                                  map[int]float64
+	responses                                  map[result.Code]float64
 	errors                                     map[string]float64
 }
 
@@ -74,7 +74,7 @@ func (ps parts) at(shard int, level string) *part {
 	}
 	p := ps[shard][level]
 	if p == nil {
-		p = &part{quantiles: map[float64]float64{}, responses: map[int]float64{}, errors: map[string]float64{}}
+		p = &part{quantiles: map[float64]float64{}, responses: map[result.Code]float64{}, errors: map[string]float64{}}
 		ps[shard][level] = p
 	}
 	return p

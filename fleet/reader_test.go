@@ -57,7 +57,7 @@ func shardSteps(start time.Time, slow bool) []result.Step {
 		n := int64(goodput * 2)
 		steps = append(steps, result.Step{
 			Level: level, DurationSeconds: 2, Attempts: n, Throughput: goodput, Goodput: goodput,
-			Latency: lat, Responses: map[int]int64{200: n}, Errors: map[string]int64{}, HTTPErrors: map[int]int64{},
+			Latency: lat, Responses: result.Codes{result.HTTPStatus(200): n}, Errors: map[string]int64{}, HTTPErrors: result.Codes{},
 			InFlight: goodput * lat.Mean, LoadHeldRatio: goodput * lat.Mean / (level / 3),
 			Started: start.Add(time.Duration(i) * 3 * time.Second),
 		})
@@ -201,7 +201,7 @@ func TestJudgeSumsEveryShard(t *testing.T) {
 		t.Errorf("capacity %+v, latency budget %+v; want 12, the highest goodput within the budget", f.Capacity, f.BreakingPoints.LatencyBudget)
 	}
 	s := f.Steps[2]
-	if s.Attempts != 3*8000 || s.Responses[200] != 24000 || s.Goodput != 12000 || s.Latency.P99 != 0.015 || s.Latency.Mean != 0.01 {
+	if s.Attempts != 3*8000 || s.Responses[result.HTTPStatus(200)] != 24000 || s.Goodput != 12000 || s.Latency.P99 != 0.015 || s.Latency.Mean != 0.01 {
 		t.Errorf("level 12: %d attempts, goodput %g, p99 %g, mean %g; want 24000, 12000, the shards' 15ms and 10ms", s.Attempts, s.Goodput, s.Latency.P99, s.Latency.Mean)
 	}
 	if !s.Started.Equal(runStart.Add(6*time.Second)) || f.StepStartSkewSeconds != 0 {
@@ -241,7 +241,7 @@ func TestJudgeLeavesOutAShardWithoutSuccesses(t *testing.T) {
 		steps := shardSteps(runStart, false)
 		if i == 1 {
 			s := &steps[3]
-			s.Responses, s.HTTPErrors = map[int]int64{503: s.Attempts}, map[int]int64{503: s.Attempts}
+			s.Responses, s.HTTPErrors = result.Codes{result.HTTPStatus(503): s.Attempts}, result.Codes{result.HTTPStatus(503): s.Attempts}
 			s.Goodput, s.ErrorRatio, s.Latency = 0, 1, result.Latency{}
 		}
 		return steps
@@ -383,19 +383,19 @@ probes:
 	for _, tc := range []struct {
 		name          string
 		p             config.Probe
-		ok, failed    int
-		wantOK, wantE int // the fleet's code of the successes and of the failures
+		ok, failed    result.Code
+		wantOK, wantE result.Code // the fleet's code of the successes and of the failures
 	}{
-		{"HTTP, a code outside the registry", testProbe(t), 200, 599, 200, result.CodeOther},
-		{"gRPC", grpcProbe.Probes[0], result.GRPCCode(0), result.GRPCCode(14), result.GRPCCode(0), result.GRPCCode(14)},
+		{"HTTP, a code outside the registry", testProbe(t), result.HTTPStatus(200), result.HTTPStatus(599), result.HTTPStatus(200), result.CodeOther},
+		{"gRPC", grpcProbe.Probes[0], result.GRPCStatus(0), result.GRPCStatus(14), result.GRPCStatus(0), result.GRPCStatus(14)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := func(int) []result.Step {
 				steps := shardSteps(runStart, false)
 				for i := range steps {
 					n := steps[i].Attempts
-					steps[i].Responses = map[int]int64{tc.ok: n - 10, tc.failed: 10}
-					steps[i].HTTPErrors = map[int]int64{tc.failed: 10}
+					steps[i].Responses = result.Codes{tc.ok: n - 10, tc.failed: 10}
+					steps[i].HTTPErrors = result.Codes{tc.failed: 10}
 				}
 				return steps
 			}
@@ -409,7 +409,7 @@ probes:
 			s, n := f.Steps[2], own.Steps[2].Attempts
 			if s.Attempts != 3*n || s.Responses[tc.wantOK] != 3*(n-10) || s.Responses[tc.wantE] != 30 || s.HTTPErrors[tc.wantE] != 30 || len(s.HTTPErrors) != 1 {
 				t.Errorf("level 12: %d attempts, responses %v, http_errors %v; want %d attempts, %d %s and 30 %s, those 30 the only http_errors",
-					s.Attempts, s.Responses, s.HTTPErrors, 3*n, 3*(n-10), result.CodeName(tc.wantOK), result.CodeName(tc.wantE))
+					s.Attempts, s.Responses, s.HTTPErrors, 3*n, 3*(n-10), tc.wantOK.String(), tc.wantE.String())
 			}
 		})
 	}

@@ -67,7 +67,7 @@ func sum(p config.Probe, own result.Result, shards int, ps parts, rejected map[i
 func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64) {
 	s := result.Step{
 		Level: own.Level, Name: own.Name, DurationSeconds: own.DurationSeconds,
-		Responses: map[int]int64{}, HTTPErrors: map[int]int64{}, Errors: map[string]int64{}, PerSecond: []result.Second{},
+		Responses: result.Codes{}, HTTPErrors: result.Codes{}, Errors: map[string]int64{}, PerSecond: []result.Second{},
 	}
 	var failed int64
 	var count, latencySum, share, heldShare float64
@@ -122,9 +122,9 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 // success reports whether a response of code is one of p's successes: OK
 // for a gRPC probe, a valid status code for HTTP; never CodeOther, which
 // the shards' series bound a target's rare codes to.
-func success(p config.Probe, code int) bool {
+func success(p config.Probe, code result.Code) bool {
 	if p.Request.IsGRPC() {
-		return code == result.GRPCCode(0)
+		return code == result.GRPCStatus(0)
 	}
-	return code != result.CodeOther && p.Request.ValidCode(code)
+	return code.Protocol == result.HTTP && p.Request.ValidCode(int(code.Number))
 }

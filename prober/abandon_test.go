@@ -24,13 +24,13 @@ func (c *stuckClient) NewConn() Conn { return stuckConn{c} }
 func (c *stuckClient) Abort()        {}
 func (c *stuckClient) Close()        {}
 
-func (c stuckConn) Do(time.Time) (int, result.Outcome) {
+func (c stuckConn) Do(time.Time) (result.Code, result.Outcome) {
 	if time.Since(c.c.start) < c.c.hangAt {
 		time.Sleep(10 * time.Millisecond)
-		return 200, result.Success
+		return result.HTTPStatus(200), result.Success
 	}
 	<-c.c.release
-	return 0, result.Other
+	return result.Code{}, result.Other
 }
 
 func (stuckConn) Close() {}

@@ -24,14 +24,14 @@ func (c *pacedClient) Abort()        {}
 func (c *pacedClient) Close()        {}
 func (pacedConn) Close()             {}
 
-func (c pacedConn) Do(deadline time.Time) (int, result.Outcome) {
+func (c pacedConn) Do(deadline time.Time) (result.Code, result.Outcome) {
 	now := time.Now()
 	if done := now.Add(c.c.latency(now)); done.After(deadline) {
 		time.Sleep(deadline.Sub(now))
-		return 0, result.Timeout
+		return result.Code{}, result.Timeout
 	}
 	time.Sleep(c.c.latency(now))
-	return 200, result.Success
+	return result.HTTPStatus(200), result.Success
 }
 
 func stepStarts(r result.Result) []time.Time {

@@ -189,7 +189,7 @@ type fastConn struct {
 	value []byte
 }
 
-func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
+func (fc *fastConn) Do(deadline time.Time) (result.Code, result.Outcome) {
 	if fc.c.shape != nil && fc.src != nil {
 		fc.src.attempt(fc.vars)
 	}
@@ -203,7 +203,7 @@ func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 	if fc.c.shape != nil {
 		var err error
 		if request, err = fc.c.shape.render(fc); err != nil {
-			return 0, classify(err) // unsent, as net/http would leave it
+			return result.Code{}, classify(err) // unsent, as net/http would leave it
 		}
 	}
 	code, stale, err := fc.roundTrip(deadline, request)
@@ -211,9 +211,9 @@ func (fc *fastConn) Do(deadline time.Time) (int, result.Outcome) {
 		code, _, err = fc.roundTrip(deadline, request)
 	}
 	if err != nil {
-		return 0, classify(err)
+		return result.Code{}, classify(err)
 	}
-	return code, fc.c.valid.outcome(code)
+	return result.HTTPStatus(code), fc.c.valid.outcome(code)
 }
 
 func (fc *fastConn) Close() {

@@ -96,23 +96,23 @@ func (g *h2Group) leave() {
 
 // doH2 sends the attempt over HTTP/2, unless the server chose HTTP/1.1
 // for the connection it opened (ok false): fc then holds that connection.
-func (fc *fastConn) doH2(deadline time.Time) (code int, o result.Outcome, ok bool) {
+func (fc *fastConn) doH2(deadline time.Time) (code result.Code, o result.Outcome, ok bool) {
 	h := fc.c.h2
 	req := &h.fixed
 	if h.shape != nil {
 		req = &fc.h2req
 		var err error
 		if *req, err = h.shape.render(fc); err != nil {
-			return 0, classify(err), true // unsent, as net/http would leave it
+			return result.Code{}, classify(err), true // unsent, as net/http would leave it
 		}
 	}
 	for try := 0; ; try++ {
 		conn, err := fc.h2Conn(deadline)
 		if err != nil {
-			return 0, classify(err), true
+			return result.Code{}, classify(err), true
 		}
 		if conn == nil {
-			return 0, 0, false
+			return result.Code{}, 0, false
 		}
 		resp, err := conn.RoundTrip(req, deadline)
 		if !fc.c.keepAlive {
@@ -123,9 +123,9 @@ func (fc *fastConn) doH2(deadline time.Time) (code int, o result.Outcome, ok boo
 		case errors.Is(err, h2.ErrUnprocessed) && try == 0:
 			continue // not sent, or not processed: once more, on a new connection
 		case err != nil:
-			return 0, classify(err), true
+			return result.Code{}, classify(err), true
 		}
-		return resp.Status, fc.c.valid.outcome(resp.Status), true
+		return result.HTTPStatus(resp.Status), fc.c.valid.outcome(resp.Status), true
 	}
 }
 

@@ -97,7 +97,7 @@ func TestClientH2Differential(t *testing.T) {
 			conn := newTestClient(t, req, path).NewConn()
 			code, o := conn.Do(time.Now().Add(time.Duration(req.Timeout)))
 			conn.Close()
-			if code != tc.code || o != tc.want {
+			if code != httpCode(tc.code) || o != tc.want {
 				t.Errorf("%s %s on %s: %d, %v; want %d, %v", req.Method, tc.path, path, code, o, tc.code, tc.want)
 			}
 		}
@@ -249,8 +249,8 @@ func TestHostileH2Servers(t *testing.T) {
 					t.Fatalf("the attempt did not end within %v of its %v deadline", liveness, timeout)
 				case tc.anyFail && o == result.Success:
 					t.Errorf("Do() = %d, %v; want a failure", code, o)
-				case !tc.anyFail && (code != 0 || o != tc.want):
-					t.Errorf("Do() = %d, %v; want 0, %v", code, o, tc.want)
+				case !tc.anyFail && (code != (result.Code{}) || o != tc.want):
+					t.Errorf("Do() = %v, %v; want 0, %v", code, o, tc.want)
 				}
 				if o == result.Timeout && time.Since(start) < timeout {
 					t.Errorf("timeout after %v, before the %v deadline", time.Since(start), timeout)
@@ -284,7 +284,7 @@ func TestH2GoAwayMidRamp(t *testing.T) {
 			conn := newTestClient(t, h2Request(url, 2*time.Second), path).NewConn()
 			defer conn.Close()
 			for i := range 6 {
-				if code, o := conn.Do(time.Now().Add(2 * time.Second)); code != 200 || o != result.Success {
+				if code, o := conn.Do(time.Now().Add(2 * time.Second)); code != result.HTTPStatus(200) || o != result.Success {
 					t.Fatalf("request %d: %d, %v", i, code, o)
 				}
 			}

@@ -183,18 +183,18 @@ type stdConn struct {
 	src    *varSource
 }
 
-func (sc *stdConn) Do(deadline time.Time) (int, result.Outcome) {
+func (sc *stdConn) Do(deadline time.Time) (result.Code, result.Outcome) {
 	return sc.do(deadline, nil)
 }
 
 // doCapture is Do for a flow step that captures values: take reads the
 // response's headers and body (up to maxBodyBytes) when it is a success,
 // and a response it finds nothing in fails the step as an http_error.
-func (sc *stdConn) doCapture(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome) {
+func (sc *stdConn) doCapture(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome) {
 	return sc.do(deadline, take)
 }
 
-func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome) {
+func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome) {
 	ctx, cancel := context.WithDeadline(sc.c.aborted, deadline)
 	defer cancel()
 	req := sc.c.tmpl.WithContext(ctx)
@@ -206,7 +206,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 		req = sc.c.tmpl.Clone(ctx) // its own headers, to be written
 		payload, err := sc.c.templated(req, sc.vars)
 		if err != nil {
-			return 0, classify(err)
+			return result.Code{}, classify(err)
 		}
 		getBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(payload)), nil }
 		req.ContentLength = int64(len(payload))
@@ -228,7 +228,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 		resp, err = sc.rt.RoundTrip(req)
 	}
 	if err != nil {
-		return 0, failure(ctx, err)
+		return result.Code{}, failure(ctx, err)
 	}
 	// The transport ends a body's reads at the request's deadline, but not
 	// those of a 101 response's, which is the bare connection: closing the
@@ -243,13 +243,13 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	stop()
 	resp.Body.Close()
 	if err != nil {
-		return 0, failure(ctx, err)
+		return result.Code{}, failure(ctx, err)
 	}
 	o := sc.c.valid.outcome(resp.StatusCode)
 	if take != nil && o == result.Success && !take(resp.Header, body) {
 		o = result.HTTPError
 	}
-	return resp.StatusCode, o
+	return result.HTTPStatus(resp.StatusCode), o
 }
 
 // readBody reads a body that a capture looks into, up to maxBodyBytes: in

@@ -149,6 +149,14 @@ func testRequest(rawURL string) config.Request {
 
 // newTestClient builds a client for path "fast" or "std", or lets newClient
 // choose ("").
+// httpCode is the code of HTTP status n, or no code for 0 (no response).
+func httpCode(n int) result.Code {
+	if n == 0 {
+		return result.Code{}
+	}
+	return result.HTTPStatus(n)
+}
+
 func newTestClient(tb testing.TB, req config.Request, path string) httpClient {
 	tb.Helper()
 	var c httpClient
@@ -237,8 +245,8 @@ func TestClientOutcomes(t *testing.T) {
 				}
 				conn := newTestClient(t, req, path).NewConn()
 				defer conn.Close()
-				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != tc.code || o != tc.want {
-					t.Errorf("Do() = %d, %v; want %d, %v", code, o, tc.code, tc.want)
+				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != httpCode(tc.code) || o != tc.want {
+					t.Errorf("Do() = %v, %v; want %d, %v", code, o, tc.code, tc.want)
 				}
 			})
 		}
@@ -317,8 +325,8 @@ func TestClientResponses(t *testing.T) {
 						time.Sleep(10 * time.Millisecond)
 					}
 					code, o := conn.Do(time.Now().Add(5 * time.Second))
-					if code != tc.code || o != result.Success && o != result.HTTPError {
-						t.Fatalf("request %d: Do() = %d, %v; want %d", i, code, o, tc.code)
+					if code != httpCode(tc.code) || o != result.Success && o != result.HTTPError {
+						t.Fatalf("request %d: Do() = %v, %v; want %d", i, code, o, tc.code)
 					}
 				}
 				if got := s.accepted.Load(); got != tc.conns {
@@ -431,7 +439,7 @@ func TestClientRequest(t *testing.T) {
 				}
 				conn := newTestClient(t, req, path).NewConn()
 				defer conn.Close()
-				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != 200 || o != result.Success {
+				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != result.HTTPStatus(200) || o != result.Success {
 					t.Fatalf("Do() = %d, %v", code, o)
 				}
 				tc.check(t, <-got)
@@ -519,7 +527,7 @@ func TestClientRedirect(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	for path, want := range map[string]int{"/here": 200, "/away": 302} {
+	for path, want := range map[string]result.Code{"/here": result.HTTPStatus(200), "/away": result.HTTPStatus(302)} {
 		req := testRequest(srv.URL + path)
 		req.HTTPClientConfig.FollowRedirects = true
 		conn := newTestClient(t, req, "").NewConn()

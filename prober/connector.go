@@ -33,9 +33,9 @@ type connector interface {
 // safe for concurrent use; each worker has its own.
 type Conn interface {
 	// Do sends the request and reads the whole response, giving up at
-	// deadline. It returns the status code (0 when there was no complete
-	// response) and the outcome.
-	Do(deadline time.Time) (code int, o result.Outcome)
+	// deadline. It returns the response's code (zero when there was no
+	// complete response) and the outcome.
+	Do(deadline time.Time) (code result.Code, o result.Outcome)
 	// Close closes the connection.
 	Close()
 }

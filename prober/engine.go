@@ -382,7 +382,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 // intended send time in open loop. think is the think time of a flow's
 // iteration, which its latency leaves out. held is the part of the
 // attempt's send-to-outcome time inside the measured window (closed loop).
-func (e *engine) observe(rec *stepRecorder, o result.Outcome, code int, from, finished, measureFrom time.Time, think, held time.Duration) {
+func (e *engine) observe(rec *stepRecorder, o result.Outcome, code result.Code, from, finished, measureFrom time.Time, think, held time.Duration) {
 	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}

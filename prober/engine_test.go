@@ -111,7 +111,7 @@ warmup: 200ms`)
 		if s.Level > 4 && s.Latency.P99 <= r.Steps[i-1].Latency.P99 {
 			t.Errorf("level %g: p99 %.4fs does not grow past the knee (previous %.4fs)", s.Level, s.Latency.P99, r.Steps[i-1].Latency.P99)
 		}
-		if s.ErrorRatio != 0 || s.Responses[200] != s.Attempts {
+		if s.ErrorRatio != 0 || s.Responses[result.HTTPStatus(200)] != s.Attempts {
 			t.Errorf("level %g: error ratio %g, responses %v of %d attempts; want all 200", s.Level, s.ErrorRatio, s.Responses, s.Attempts)
 		}
 	}
@@ -138,7 +138,7 @@ step_duration: 1s`)
 		t.Fatalf("first failure %+v, want level 16; levels %v", ff, levels(r))
 	}
 	s := r.Steps[3]
-	if s.Responses[503] == 0 || s.Responses[503]+s.Responses[200] != s.Attempts {
+	if s.Responses[result.HTTPStatus(503)] == 0 || s.Responses[result.HTTPStatus(503)]+s.Responses[result.HTTPStatus(200)] != s.Attempts {
 		t.Errorf("level 16: responses %v errors %v of %d attempts; want the failures as 503", s.Responses, s.Errors, s.Attempts)
 	}
 }
@@ -150,7 +150,7 @@ step_duration: 3s`)
 	p.Abort.ErrorRatio = 1
 	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
-		if s.Responses[429] == 0 || s.Responses[503] != 0 {
+		if s.Responses[result.HTTPStatus(429)] == 0 || s.Responses[result.HTTPStatus(503)] != 0 {
 			t.Errorf("level %g: responses %v; want 429s and no 503", s.Level, s.Responses)
 		}
 		// The limiter's windows are wall-clock seconds: a 3s step overlaps four.

@@ -25,7 +25,7 @@ func NewRecording(live result.Live, measureFrom time.Time, window time.Duration)
 }
 
 // Observe is engine.observe.
-func (r *Recording) Observe(o result.Outcome, code int, from, finished time.Time) {
+func (r *Recording) Observe(o result.Outcome, code result.Code, from, finished time.Time) {
 	r.e.observe(r.rec, o, code, from, finished, r.measureFrom, 0, 0)
 }
 

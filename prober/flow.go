@@ -45,7 +45,7 @@ type flowStep struct {
 // capturer is a connection that hands a step's response to its captures:
 // the std path's (a step that captures goes through net/http).
 type capturer interface {
-	doCapture(deadline time.Time, take func(http.Header, []byte) bool) (int, result.Outcome)
+	doCapture(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome)
 }
 
 // flowCapture is one value a step takes from its response, kept in
@@ -98,7 +98,7 @@ func (f *flowClient) NewConn() Conn {
 		c.capturers = append(c.capturers, take)
 		rec := newStepRecorder()
 		c.recs = append(c.recs, rec)
-		c.misses = append(c.misses, map[int]int64{})
+		c.misses = append(c.misses, result.Codes{})
 	}
 	f.mu.Lock()
 	for _, rec := range c.recs {
@@ -162,7 +162,7 @@ func (f *flowClient) figures(measured time.Duration) ([]result.FlowFigures, time
 	total := newStepRecorder()
 	for i, st := range f.steps {
 		total.reset()
-		misses := map[int]int64{}
+		misses := result.Codes{}
 		for _, c := range f.conns {
 			total.merge(c.recs[i])
 			for code, n := range c.misses[i] {
@@ -184,7 +184,7 @@ type flowConn struct {
 	capturers   []capturer // by step: the step's Conn when it captures, else nil
 	vars        *template.Vars
 	recs        []*stepRecorder
-	misses      []map[int]int64 // by step and code: responses its captures found nothing in
+	misses      []result.Codes // by step and code: responses its captures found nothing in
 	measureFrom time.Time
 	thinkTime   time.Duration // the think time of the last iteration
 	// thinkSum and iterations are those of the iterations started in the
@@ -198,7 +198,7 @@ type flowConn struct {
 // finds nothing fails its step as an http_error: the response came, but
 // not one the flow can go on with. deadline is not used: each step has its
 // own timeout.
-func (c *flowConn) Do(time.Time) (code int, o result.Outcome) {
+func (c *flowConn) Do(time.Time) (code result.Code, o result.Outcome) {
 	c.f.src.row(c.vars)
 	c.thinkTime = 0
 	if started := time.Now(); !c.measureFrom.IsZero() && !started.Before(c.measureFrom) {
@@ -304,7 +304,7 @@ func (f *flowClient) useLive(live result.Live) result.Live {
 // requests were counted by its steps.
 type iterationLive struct{ result.Live }
 
-func (iterationLive) Attempt(result.Outcome, int, float64) {}
+func (iterationLive) Attempt(result.Outcome, result.Code, float64) {}
 
 // flowFigures adds a flow's figures to the level's step: each step's own,
 // and, in a closed loop, the virtual users' think time to the users in

@@ -95,7 +95,7 @@ func TestFlowCarriesTheCapturedToken(t *testing.T) {
 					t.Fatalf("level %g: %d iterations, error ratio %g, flow %+v", s.Level, s.Attempts, s.ErrorRatio, s.Flow)
 				}
 				login, item := s.Flow[0], s.Flow[1]
-				if login.Name != "login" || item.Name != "item" || login.Responses[200] != login.Attempts || item.Responses[200] != item.Attempts {
+				if login.Name != "login" || item.Name != "item" || login.Responses[result.HTTPStatus(200)] != login.Attempts || item.Responses[result.HTTPStatus(200)] != item.Attempts {
 					t.Errorf("level %g: steps %+v", s.Level, s.Flow)
 				}
 				// An iteration counts when it started in the window; its
@@ -120,11 +120,11 @@ func TestFlowCaptureThatFindsNothingEndsTheIteration(t *testing.T) {
 		t.Fatalf("run %s with %d steps: %s", r.Ended, len(r.Steps), r.Error)
 	}
 	s := r.Steps[0]
-	if s.Attempts == 0 || s.ErrorRatio != 1 || s.HTTPErrors[200] != s.Attempts {
+	if s.Attempts == 0 || s.ErrorRatio != 1 || s.HTTPErrors[result.HTTPStatus(200)] != s.Attempts {
 		t.Errorf("%d iterations, error ratio %g, http errors %v: want every one failed on its 200", s.Attempts, s.ErrorRatio, s.HTTPErrors)
 	}
-	if login := s.Flow[0]; login.CaptureMisses[200] != login.Attempts {
-		t.Errorf("login: %d capture misses on 200 of %d attempts", login.CaptureMisses[200], login.Attempts)
+	if login := s.Flow[0]; login.CaptureMisses[result.HTTPStatus(200)] != login.Attempts {
+		t.Errorf("login: %d capture misses on 200 of %d attempts", login.CaptureMisses[result.HTTPStatus(200)], login.Attempts)
 	}
 	want := `first failure at 2 connections: step "login", its capture found nothing in 100% of attempts`
 	if !slices.Contains(r.Diagnosis, want) {
@@ -186,7 +186,7 @@ probes:
 // nopConn answers every attempt at once, for the engine's own cost.
 type nopConn struct{}
 
-func (nopConn) Do(time.Time) (int, result.Outcome) { return 200, result.Success }
+func (nopConn) Do(time.Time) (result.Code, result.Outcome) { return result.HTTPStatus(200), result.Success }
 func (nopConn) Close()                             {}
 
 // BenchmarkFlowStepOverhead is the flow engine's own work per step, with
@@ -247,7 +247,7 @@ type stepLive struct {
 	step   string
 }
 
-func (l stepLive) Attempt(result.Outcome, int, float64) {
+func (l stepLive) Attempt(result.Outcome, result.Code, float64) {
 	l.mu.Lock()
 	l.counts[l.step]++
 	l.mu.Unlock()

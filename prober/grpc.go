@@ -290,24 +290,24 @@ type grpcConn struct {
 }
 
 // Do makes one call, ending it at deadline.
-func (w *grpcConn) Do(deadline time.Time) (code int, o result.Outcome) {
+func (w *grpcConn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 	c := w.client
 	if c.message != nil || c.varying != nil {
 		if err := w.render(); err != nil {
-			return 0, result.Other
+			return result.Code{}, result.Other
 		}
 	}
 	for try := 0; ; try++ {
 		conn, err := w.slot.get(c, deadline)
 		if err != nil {
-			return 0, c.failure(err, deadline)
+			return result.Code{}, c.failure(err, deadline)
 		}
 		resp, err := conn.RoundTrip(&w.req, deadline)
 		switch {
 		case errors.Is(err, h2.ErrUnprocessed) && try == 0:
 			continue // not sent, or not processed: once more, on a new connection
 		case err != nil:
-			return 0, c.failure(err, deadline)
+			return result.Code{}, c.failure(err, deadline)
 		}
 		return c.outcome(resp, deadline)
 	}

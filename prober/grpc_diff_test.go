@@ -104,13 +104,13 @@ func TestGRPCReadsAnswersAsGRPCGo(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := metadata.AppendToOutgoingContext(context.Background(), "x-case", name)
 			err := cc.Invoke(ctx, "/loadprobe.demo.v1.Target/Noop", &emptypb.Empty{}, &emptypb.Empty{})
-			want, wantO := result.GRPCCode(uint32(status.Code(err))), result.HTTPError
+			want, wantO := result.GRPCStatus(uint32(status.Code(err))), result.HTTPError
 			if err == nil {
 				wantO = result.Success
 			}
 			code, o := leanCall(t, addr, name)
 			if code != want || o != wantO {
-				t.Errorf("lean client: %s %v; grpc-go: %s %v (%v)", result.CodeName(code), o, result.CodeName(want), wantO, err)
+				t.Errorf("lean client: %s %v; grpc-go: %s %v (%v)", code.String(), o, want.String(), wantO, err)
 			}
 		})
 	}
@@ -122,13 +122,13 @@ func TestGRPCReadsAnswersAsGRPCGo(t *testing.T) {
 	if !strings.Contains(status.Convert(err).Message(), "RST_STREAM") {
 		t.Errorf("grpc-go: %v; want a stream reset", err)
 	}
-	if code, o := leanCall(t, addr, "reset"); code != 0 || o != result.Reset {
-		t.Errorf("lean client: %s %v; want a reset", result.CodeName(code), o)
+	if code, o := leanCall(t, addr, "reset"); code != (result.Code{}) || o != result.Reset {
+		t.Errorf("lean client: %s %v; want a reset", code.String(), o)
 	}
 }
 
 // leanCall makes one call with x-case set to answer on a gRPC probe's Conn.
-func leanCall(t *testing.T, addr, answer string) (int, result.Outcome) {
+func leanCall(t *testing.T, addr, answer string) (result.Code, result.Outcome) {
 	t.Helper()
 	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
 descriptors: `+demoProtoset+`
@@ -146,8 +146,8 @@ metadata: {x-case: "`+answer+`"}`, `concurrency: [1]`)
 // A server that does not speak HTTP/2 answers what the client cannot read:
 // other, as the HTTP clients count a response that is not HTTP.
 func TestGRPCServerThatIsNotHTTP2(t *testing.T) {
-	if code, o := leanCall(t, http1Answering(t), "ok"); code != 0 || o != result.Other {
-		t.Errorf("%s %v; want %v", result.CodeName(code), o, result.Other)
+	if code, o := leanCall(t, http1Answering(t), "ok"); code != (result.Code{}) || o != result.Other {
+		t.Errorf("%s %v; want %v", code.String(), o, result.Other)
 	}
 }
 

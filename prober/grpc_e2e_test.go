@@ -32,9 +32,9 @@ import (
 // (docs/grpc.md): the ramps, the outcomes and the diagnosis a user reads.
 
 var (
-	grpcOK                = result.GRPCCode(0)
-	grpcUnavailable       = result.GRPCCode(14)
-	grpcResourceExhausted = result.GRPCCode(8)
+	grpcOK                = result.GRPCStatus(0)
+	grpcUnavailable       = result.GRPCStatus(14)
+	grpcResourceExhausted = result.GRPCStatus(8)
 )
 
 // demoProtoset is the demo service's committed descriptor set.
@@ -80,7 +80,7 @@ func runGRPC(t *testing.T, p config.Probe) result.Result {
 func codeNames(c result.Codes) map[string]int64 {
 	m := map[string]int64{}
 	for code, n := range c {
-		m[result.CodeName(code)] = n
+		m[code.String()] = n
 	}
 	return m
 }
@@ -223,8 +223,8 @@ step_duration: 1s`)
 			if s.Errors["timeout"] == 0 || s.Errors["timeout"]+s.Responses[grpcOK] != s.Attempts {
 				t.Errorf("responses %v, errors %v of %d attempts; want the calls OK or timeouts", codeNames(s.Responses), s.Errors, s.Attempts)
 			}
-			if s.Responses[result.GRPCCode(4)] != 0 {
-				t.Errorf("%d DEADLINE_EXCEEDED counted as responses; want them timeouts", s.Responses[result.GRPCCode(4)])
+			if s.Responses[result.GRPCStatus(4)] != 0 {
+				t.Errorf("%d DEADLINE_EXCEEDED counted as responses; want them timeouts", s.Responses[result.GRPCStatus(4)])
 			}
 			if s.Latency.Max > timeout.Seconds() {
 				t.Errorf("slowest success %.1fms, beyond the %v timeout", 1e3*s.Latency.Max, timeout)
@@ -310,13 +310,13 @@ func TestGRPCHealthCountsNotServingAsFailure(t *testing.T) {
 	hs.SetServingStatus("up", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("down", healthpb.HealthCheckResponse_NOT_SERVING)
 	addr := grpcServer(t, func(s *grpc.Server) { healthpb.RegisterHealthServer(s, hs) })
-	for service, code := range map[string]int{"up": grpcOK, "down": result.GRPCNotServing, "gone": result.GRPCCode(5)} {
+	for service, code := range map[string]result.Code{"up": grpcOK, "down": result.GRPCNotServing, "gone": result.GRPCStatus(5)} {
 		p := grpcProbe(t, "grpc://"+addr, "health: "+service, `rate: [50]
 step_duration: 500ms`)
 		r := runGRPC(t, p)
 		s := r.Steps[0]
 		if s.Attempts == 0 || s.Responses[code] != s.Attempts {
-			t.Errorf("%s: responses %v of %d attempts; want all %s", service, codeNames(s.Responses), s.Attempts, result.CodeName(code))
+			t.Errorf("%s: responses %v of %d attempts; want all %s", service, codeNames(s.Responses), s.Attempts, code.String())
 		}
 		if fails := code != grpcOK; fails != (s.ErrorRatio == 1) {
 			t.Errorf("%s: error ratio %g", service, s.ErrorRatio)

@@ -30,19 +30,19 @@ const (
 )
 
 // outcome names the outcome of a call the server answered by deadline.
-func (c *grpcClient) outcome(resp h2.Response, deadline time.Time) (code int, o result.Outcome) {
+func (c *grpcClient) outcome(resp h2.Response, deadline time.Time) (code result.Code, o result.Outcome) {
 	st := callStatus(resp)
 	switch {
 	case st == codes.OK && !c.health:
-		return result.GRPCCode(0), result.Success
+		return result.GRPCStatus(0), result.Success
 	case st == codes.OK:
 		return healthOutcome(resp.Body)
 	case st == codes.DeadlineExceeded && c.nearDeadline(deadline):
 		// The call carried its deadline (grpc-timeout): the server that
 		// gave up on it answered just before the client did.
-		return 0, result.Timeout
+		return result.Code{}, result.Timeout
 	}
-	return result.GRPCCode(uint32(st)), result.HTTPError
+	return result.GRPCStatus(uint32(st)), result.HTTPError
 }
 
 // failure names the outcome of a call that got no answer by deadline.
@@ -113,8 +113,8 @@ func (c *grpcClient) nearDeadline(deadline time.Time) bool {
 // reply: SERVING is a success; NOT_SERVING and an unset status are
 // failures with codes of their own; a reply that is not a
 // HealthCheckResponse is INTERNAL, as grpc-go fails to decode it.
-func healthOutcome(body []byte) (int, result.Outcome) {
-	internal := result.GRPCCode(uint32(codes.Internal))
+func healthOutcome(body []byte) (result.Code, result.Outcome) {
+	internal := result.GRPCStatus(uint32(codes.Internal))
 	if len(body) < 5 || body[0] != 0 {
 		return internal, result.HTTPError
 	}
@@ -127,7 +127,7 @@ func healthOutcome(body []byte) (int, result.Outcome) {
 	case err != nil:
 		return internal, result.HTTPError
 	case st == healthServing:
-		return result.GRPCCode(0), result.Success
+		return result.GRPCStatus(0), result.Success
 	case st == healthNotServing:
 		return result.GRPCNotServing, result.HTTPError
 	}

@@ -34,33 +34,33 @@ func TestGRPCOutcome(t *testing.T) {
 		resp     h2.Response
 		health   bool
 		deadline time.Time
-		code     int
+		code     result.Code
 		want     result.Outcome
 	}{
-		{"OK", ok(0), false, late, result.GRPCCode(0), result.Success},
-		{"UNAVAILABLE", ok(14), false, late, result.GRPCCode(14), result.HTTPError},
-		{"RESOURCE_EXHAUSTED", ok(8), false, late, result.GRPCCode(8), result.HTTPError},
-		{"a status past the known ones is UNKNOWN", ok(99), false, late, result.GRPCCode(2), result.HTTPError},
-		{"trailers without grpc-status are UNKNOWN", noStatus, false, late, result.GRPCCode(2), result.HTTPError},
-		{"no trailers is INTERNAL", noTrailers, false, late, result.GRPCCode(13), result.HTTPError},
-		{"a gRPC response's HTTP status is not read", grpc503, false, late, result.GRPCCode(14), result.HTTPError},
-		{"HTTP 503 is UNAVAILABLE", h2.Response{Status: 503}, false, late, result.GRPCCode(14), result.HTTPError},
-		{"HTTP 404 is UNIMPLEMENTED", h2.Response{Status: 404}, false, late, result.GRPCCode(12), result.HTTPError},
-		{"HTTP 200 without gRPC's content type is UNKNOWN", h2.Response{Status: 200}, false, late, result.GRPCCode(2), result.HTTPError},
-		{"the server's DEADLINE_EXCEEDED at the deadline", ok(4), false, soon, 0, result.Timeout},
-		{"the server's DEADLINE_EXCEEDED long before it", ok(4), false, late, result.GRPCCode(4), result.HTTPError},
-		{"SERVING", health(0, 0, 0, 0, 2, 8, 1), true, late, result.GRPCCode(0), result.Success},
+		{"OK", ok(0), false, late, result.GRPCStatus(0), result.Success},
+		{"UNAVAILABLE", ok(14), false, late, result.GRPCStatus(14), result.HTTPError},
+		{"RESOURCE_EXHAUSTED", ok(8), false, late, result.GRPCStatus(8), result.HTTPError},
+		{"a status past the known ones is UNKNOWN", ok(99), false, late, result.GRPCStatus(2), result.HTTPError},
+		{"trailers without grpc-status are UNKNOWN", noStatus, false, late, result.GRPCStatus(2), result.HTTPError},
+		{"no trailers is INTERNAL", noTrailers, false, late, result.GRPCStatus(13), result.HTTPError},
+		{"a gRPC response's HTTP status is not read", grpc503, false, late, result.GRPCStatus(14), result.HTTPError},
+		{"HTTP 503 is UNAVAILABLE", h2.Response{Status: 503}, false, late, result.GRPCStatus(14), result.HTTPError},
+		{"HTTP 404 is UNIMPLEMENTED", h2.Response{Status: 404}, false, late, result.GRPCStatus(12), result.HTTPError},
+		{"HTTP 200 without gRPC's content type is UNKNOWN", h2.Response{Status: 200}, false, late, result.GRPCStatus(2), result.HTTPError},
+		{"the server's DEADLINE_EXCEEDED at the deadline", ok(4), false, soon, result.Code{}, result.Timeout},
+		{"the server's DEADLINE_EXCEEDED long before it", ok(4), false, late, result.GRPCStatus(4), result.HTTPError},
+		{"SERVING", health(0, 0, 0, 0, 2, 8, 1), true, late, result.GRPCStatus(0), result.Success},
 		{"NOT_SERVING", health(0, 0, 0, 0, 2, 8, 2), true, late, result.GRPCNotServing, result.HTTPError},
 		{"status unset", health(0, 0, 0, 0, 0), true, late, result.GRPCServingUnknown, result.HTTPError},
-		{"a reply cut short", health(0, 0, 0, 0, 9, 8, 1), true, late, result.GRPCCode(13), result.HTTPError},
-		{"a compressed reply", health(1, 0, 0, 0, 2, 8, 1), true, late, result.GRPCCode(13), result.HTTPError},
-		{"no reply", health(), true, late, result.GRPCCode(13), result.HTTPError},
+		{"a reply cut short", health(0, 0, 0, 0, 9, 8, 1), true, late, result.GRPCStatus(13), result.HTTPError},
+		{"a compressed reply", health(1, 0, 0, 0, 2, 8, 1), true, late, result.GRPCStatus(13), result.HTTPError},
+		{"no reply", health(), true, late, result.GRPCStatus(13), result.HTTPError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &grpcClient{health: tc.health, timeout: time.Second}
 			code, o := c.outcome(tc.resp, tc.deadline)
 			if code != tc.code || o != tc.want {
-				t.Errorf("outcome = %s %v; want %s %v", result.CodeName(code), o, result.CodeName(tc.code), tc.want)
+				t.Errorf("outcome = %s %v; want %s %v", code.String(), o, tc.code.String(), tc.want)
 			}
 		})
 	}

@@ -173,8 +173,8 @@ func TestHostileServers(t *testing.T) {
 				if !ok {
 					t.Fatalf("the attempt did not end within %v of its %v deadline", liveness, timeout)
 				}
-				if code != tc.code || o != tc.want {
-					t.Errorf("Do() = %d, %v; want %d, %v", code, o, tc.code, tc.want)
+				if code != httpCode(tc.code) || o != tc.want {
+					t.Errorf("Do() = %v, %v; want %d, %v", code, o, tc.code, tc.want)
 				}
 				if elapsed := time.Since(start); o == result.Timeout && elapsed < timeout {
 					t.Errorf("timeout after %v, before the %v deadline", elapsed, timeout)
@@ -207,9 +207,9 @@ func TestHostileServers(t *testing.T) {
 }
 
 // doWithin runs conn.Do and waits for it at most bound past the deadline.
-func doWithin(conn Conn, deadline time.Time, bound time.Duration) (int, result.Outcome, bool) {
+func doWithin(conn Conn, deadline time.Time, bound time.Duration) (result.Code, result.Outcome, bool) {
 	type done struct {
-		code int
+		code result.Code
 		o    result.Outcome
 	}
 	ch := make(chan done, 1)
@@ -221,6 +221,6 @@ func doWithin(conn Conn, deadline time.Time, bound time.Duration) (int, result.O
 	case d := <-ch:
 		return d.code, d.o, true
 	case <-time.After(time.Until(deadline) + bound):
-		return 0, 0, false
+		return result.Code{}, 0, false
 	}
 }

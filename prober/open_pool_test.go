@@ -21,9 +21,9 @@ func (c *msClient) Abort()        {}
 func (c *msClient) Close()        {}
 func (msConn) Close()             {}
 
-func (msConn) Do(time.Time) (int, result.Outcome) {
+func (msConn) Do(time.Time) (result.Code, result.Outcome) {
 	time.Sleep(time.Millisecond)
-	return 200, result.Success
+	return result.HTTPStatus(200), result.Success
 }
 
 // frozenLive holds up every sender about to send between from and until

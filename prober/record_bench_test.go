@@ -33,16 +33,16 @@ func BenchmarkRecordAttempt(b *testing.B) {
 	live := func() result.Live {
 		return collector.New(prometheus.NewRegistry()).Live("bench")
 	}
-	outcome := func(i int) (result.Outcome, int) {
+	outcome := func(i int) (result.Outcome, result.Code) {
 		if i&15 == 0 {
-			return result.HTTPError, 503
+			return result.HTTPError, result.HTTPStatus(503)
 		}
-		return result.Success, 200
+		return result.Success, result.HTTPStatus(200)
 	}
 	observe := func(b *testing.B, r *prober.Recording) {
 		// Warm the timeline and the code counters, as after a step's first second.
-		r.Observe(result.Success, 200, start.Add(window-time.Millisecond), start.Add(window))
-		r.Observe(result.HTTPError, 503, start, start.Add(time.Millisecond))
+		r.Observe(result.Success, result.HTTPStatus(200), start.Add(window-time.Millisecond), start.Add(window))
+		r.Observe(result.HTTPError, result.HTTPStatus(503), start, start.Add(time.Millisecond))
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			from := start.Add(time.Duration(i&8191) * window / 8192)
@@ -59,8 +59,8 @@ func BenchmarkRecordAttempt(b *testing.B) {
 	b.Run("closed-loop", func(b *testing.B) {
 		r := prober.NewRecording(live(), start, window)
 		l := r.Live()
-		r.Observe(result.Success, 200, start, start.Add(time.Millisecond))
-		r.Observe(result.HTTPError, 503, start, start.Add(time.Millisecond))
+		r.Observe(result.Success, result.HTTPStatus(200), start, start.Add(time.Millisecond))
+		r.Observe(result.HTTPError, result.HTTPStatus(503), start, start.Add(time.Millisecond))
 		b.ReportAllocs()
 		now := time.Now()
 		for i := 0; b.Loop(); i++ {

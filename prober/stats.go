@@ -31,7 +31,6 @@ const (
 	latencyLowest   = 1
 	latencyHighest  = int64(60 * time.Second)
 	latencySigFigs  = 2
-	maxStatusCode   = 1000 // net/http accepts any three-digit status code
 	maxStepSeconds  = 1 << 20
 	initialSecondsN = 64
 	// recorderShards bounds the recorders of a run: up to it, every worker
@@ -120,9 +119,9 @@ type stepRecorder struct {
 	success  latencies // latencies of the successful responses
 	httpErr  latencies // latencies of the http_error responses
 	outcomes [result.NumOutcomes]int64
-	codes    [maxStatusCode]int64 // responses by status code; out-of-range codes at 0
-	errCodes [maxStatusCode]int64 // http_error responses by status code
-	seconds  []secondCounts       // by whole second since the start of the measured window
+	codes    [result.CodeSlots]int64 // responses by code slot
+	errCodes [result.CodeSlots]int64 // http_error responses by code slot
+	seconds  []secondCounts          // by whole second since the start of the measured window
 	// until is the end of the measured window when set (see within);
 	// answered and succeeded count the responses that came before it.
 	until     time.Duration
@@ -144,11 +143,11 @@ func newStepRecorder() *stepRecorder {
 
 // record one attempt. at is the time since the start of the step's measured
 // window (after warmup); latency in nanoseconds, ignored for attempts without
-// a response; code 0 when no response. It allocates nothing except when at
+// a response; code zero when no response. It allocates nothing except when at
 // enters a second the recorder has never held (amortized, about once per
 // second of a step, never after the first step of a reused recorder) and
 // on the first http_error the recorder ever holds.
-func (r *stepRecorder) record(o result.Outcome, code int, latency time.Duration, at time.Duration) {
+func (r *stepRecorder) record(o result.Outcome, code result.Code, latency time.Duration, at time.Duration) {
 	if o >= result.NumOutcomes {
 		o = result.Other
 	}
@@ -157,14 +156,12 @@ func (r *stepRecorder) record(o result.Outcome, code int, latency time.Duration,
 		if r.until == 0 || at+latency <= r.until {
 			r.arrived(o)
 		}
-		if uint(code) >= maxStatusCode {
-			code = 0
-		}
-		r.codes[code]++
+		slot := code.Slot()
+		r.codes[slot]++
 		if o == result.Success {
 			r.success.record(int64(latency))
 		} else {
-			r.errCodes[code]++
+			r.errCodes[slot]++
 			r.httpErr.record(int64(latency))
 		}
 	}
@@ -316,12 +313,12 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 	return st
 }
 
-// counted is the non-zero counts of a by-code table.
-func counted(byCode []int64) map[int]int64 {
-	m := map[int]int64{}
-	for code, n := range byCode {
+// counted is the non-zero counts of a table by code slot.
+func counted(bySlot []int64) result.Codes {
+	m := result.Codes{}
+	for slot, n := range bySlot {
 		if n > 0 {
-			m[code] = n
+			m[result.CodeAt(slot)] = n
 		}
 	}
 	return m

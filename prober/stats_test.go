@@ -26,16 +26,16 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	r := newStepRecorder()
 	ms := time.Millisecond
 	// Second 0: three successes, one 503.
-	r.record(result.Success, 200, 10*ms, 100*ms)
-	r.record(result.Success, 200, 20*ms, 200*ms)
-	r.record(result.Success, 201, 30*ms, 900*ms)
-	r.record(result.HTTPError, 503, 40*ms, 950*ms)
+	r.record(result.Success, result.HTTPStatus(200), 10*ms, 100*ms)
+	r.record(result.Success, result.HTTPStatus(200), 20*ms, 200*ms)
+	r.record(result.Success, result.HTTPStatus(201), 30*ms, 900*ms)
+	r.record(result.HTTPError, result.HTTPStatus(503), 40*ms, 950*ms)
 	// Second 1: one success, one timeout, one refused.
-	r.record(result.Success, 200, 100*ms, 1500*ms)
-	r.record(result.Timeout, 0, time.Second, 1600*ms)
-	r.record(result.Refused, 0, 0, 1700*ms)
+	r.record(result.Success, result.HTTPStatus(200), 100*ms, 1500*ms)
+	r.record(result.Timeout, result.Code{}, time.Second, 1600*ms)
+	r.record(result.Refused, result.Code{}, 0, 1700*ms)
 	// Second 2 is empty; the partial second 3 (the window is 3.5s) holds one reset.
-	r.record(result.Reset, 0, 0, 3200*ms)
+	r.record(result.Reset, result.Code{}, 0, 3200*ms)
 	// The engine adds each attempt's held time (see TestLoadHeldCountsHeldTime).
 	r.held = 7 * time.Second
 
@@ -77,10 +77,10 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 			t.Errorf("%s = %v, want %v within 1%%", c.name, c.got, c.want)
 		}
 	}
-	if want := map[int]int64{200: 3, 201: 1, 503: 1}; !maps.Equal(st.Responses, want) {
+	if want := (result.Codes{result.HTTPStatus(200): 3, result.HTTPStatus(201): 1, result.HTTPStatus(503): 1}); !maps.Equal(st.Responses, want) {
 		t.Errorf("responses = %v, want %v", st.Responses, want)
 	}
-	if want := map[int]int64{503: 1}; !maps.Equal(st.HTTPErrors, want) {
+	if want := (result.Codes{result.HTTPStatus(503): 1}); !maps.Equal(st.HTTPErrors, want) {
 		t.Errorf("http_errors = %v, want %v", st.HTTPErrors, want)
 	}
 	if el := st.ErrorLatency; el == nil || !approx(el.Mean, 0.040, 1e-12) || el.Max != 0.040 || !approx(el.P50, 0.040, 0.01) {
@@ -113,12 +113,12 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 	var n int64
 	for i := 0; i < 10000; i++ {
 		o := result.Outcome(rng.IntN(int(result.NumOutcomes)))
-		code := 0
+		var code result.Code
 		switch o {
 		case result.Success:
-			code = 200
+			code = result.HTTPStatus(200)
 		case result.HTTPError:
-			code = 500 + rng.IntN(5)
+			code = result.HTTPStatus(500 + rng.IntN(5))
 		}
 		r.record(o, code, time.Duration(rng.IntN(1e8)), time.Duration(rng.Int64N(int64(5*time.Second))))
 		n++
@@ -151,7 +151,7 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 func TestStatsOnlyRefused(t *testing.T) {
 	r := newStepRecorder()
 	for i := 0; i < 1000; i++ {
-		r.record(result.Refused, 0, 0, time.Duration(i)*5*time.Millisecond)
+		r.record(result.Refused, result.Code{}, 0, time.Duration(i)*5*time.Millisecond)
 	}
 	st := r.summarize(16, "", 5*time.Second, true)
 	if st.ErrorRatio != 1 {
@@ -183,7 +183,7 @@ func TestStatsQuantilesWithinOnePercent(t *testing.T) {
 		// Log-uniform from 5µs to 20s: every octave the histogram covers.
 		v := int64(math.Exp(math.Log(5e3) + rng.Float64()*(math.Log(20e9)-math.Log(5e3))))
 		ref[i] = v
-		r.record(result.Success, 200, time.Duration(v), time.Duration(i)*time.Microsecond)
+		r.record(result.Success, result.HTTPStatus(200), time.Duration(v), time.Duration(i)*time.Microsecond)
 	}
 	slices.Sort(ref)
 	st := r.summarize(1, "", time.Second, true)
@@ -214,8 +214,8 @@ func TestStatsQuantilesWithinOnePercent(t *testing.T) {
 
 func TestStatsLatencyBeyondRange(t *testing.T) {
 	r := newStepRecorder()
-	r.record(result.Success, 200, 90*time.Second, 0)
-	r.record(result.Success, 200, -time.Second, 0) // a clock step: counted as 0
+	r.record(result.Success, result.HTTPStatus(200), 90*time.Second, 0)
+	r.record(result.Success, result.HTTPStatus(200), -time.Second, 0) // a clock step: counted as 0
 	st := r.summarize(1, "", time.Second, true)
 	if st.Latency.Max != 90 || st.Latency.Mean != 45 {
 		t.Errorf("max, mean = %v, %v; want 90, 45 (exact beyond the histogram)", st.Latency.Max, st.Latency.Mean)
@@ -231,11 +231,11 @@ func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 	parts := []*stepRecorder{newStepRecorder(), newStepRecorder(), newStepRecorder()}
 	for i := 0; i < 30000; i++ {
 		o := result.Outcome(rng.IntN(int(result.NumOutcomes)))
-		code := 0
+		var code result.Code
 		if o == result.Success {
-			code = 200
+			code = result.HTTPStatus(200)
 		} else if o == result.HTTPError {
-			code = 429
+			code = result.HTTPStatus(429)
 		}
 		lat := time.Duration(rng.Int64N(int64(2 * time.Second)))
 		// Parts see different spans, so merging must grow the timeline.
@@ -260,7 +260,7 @@ func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 func TestStatsResetReuses(t *testing.T) {
 	r := newStepRecorder()
 	for i := 0; i < 100; i++ {
-		r.record(result.HTTPError, 503, time.Millisecond, time.Duration(i)*50*time.Millisecond)
+		r.record(result.HTTPError, result.HTTPStatus(503), time.Millisecond, time.Duration(i)*50*time.Millisecond)
 	}
 	r.reset()
 	st := r.summarize(1, "", 2*time.Second, true)
@@ -271,9 +271,9 @@ func TestStatsResetReuses(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		r.reset()
 		for i := 0; i < 100; i++ {
-			o, code := result.Success, 200
+			o, code := result.Success, result.HTTPStatus(200)
 			if i%10 == 0 {
-				o, code = result.HTTPError, 503
+				o, code = result.HTTPError, result.HTTPStatus(503)
 			}
 			r.record(o, code, time.Millisecond, time.Duration(i)*50*time.Millisecond)
 		}
@@ -308,14 +308,14 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 	}
 	// Warm the timeline to a whole step and the error histogram, as a
 	// reused recorder is.
-	r.record(result.Success, 200, 0, 5*time.Second)
-	r.record(result.HTTPError, 503, 0, 0)
+	r.record(result.Success, result.HTTPStatus(200), 0, 5*time.Second)
+	r.record(result.HTTPError, result.HTTPStatus(503), 0, 0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		o, code := result.Success, 200
+		o, code := result.Success, result.HTTPStatus(200)
 		if i&15 == 0 {
-			o, code = result.HTTPError, 503
+			o, code = result.HTTPError, result.HTTPStatus(503)
 		}
 		r.record(o, code, lat[i&1023], time.Duration(i&4095)*time.Millisecond)
 	}
@@ -329,7 +329,7 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 	for _, level := range []float64{1, 2, 4} {
 		rec.reset()
 		for i := 0; i < 5000; i++ {
-			rec.record(result.Refused, 0, 0, time.Duration(i)*time.Millisecond)
+			rec.record(result.Refused, result.Code{}, 0, time.Duration(i)*time.Millisecond)
 		}
 		r.Steps = append(r.Steps, rec.summarize(level, "", 5*time.Second, true))
 	}
@@ -370,7 +370,7 @@ func TestLoadHeldCountsHeldTime(t *testing.T) {
 	sent := from.Add(-500 * time.Millisecond)
 	for range 5 {
 		done := sent.Add(time.Second)
-		e.observe(rec, result.Timeout, 0, sent, done, from, 0, heldWithin(sent, done, from, until))
+		e.observe(rec, result.Timeout, result.Code{}, sent, done, from, 0, heldWithin(sent, done, from, until))
 		sent = done
 	}
 	st := rec.summarize(1, "", window, true)

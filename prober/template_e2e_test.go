@@ -93,7 +93,7 @@ func attempts(t *testing.T, p config.Probe, conns, n int) {
 			defer wg.Done()
 			defer conn.Close()
 			for range n / conns {
-				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != 200 {
+				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != result.HTTPStatus(200) {
 					t.Errorf("attempt: %d %v", code, o)
 					return
 				}

@@ -178,7 +178,7 @@ type wsConn struct {
 // Do sends one message and reads the next one whole, opening the session
 // first when it is not open. A reply counts as a response with code 101;
 // a refused upgrade as an http_error with the server's code.
-func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
+func (w *wsConn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 	c := w.client
 	msg, msgType := c.payload, c.msgType
 	if c.src != nil {
@@ -186,7 +186,7 @@ func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
 	}
 	if !c.fixed {
 		if c.message.Size(w.vars)+c.url.Size(w.vars) > config.MaxRequestBytes {
-			return 0, result.TooLarge
+			return result.Code{}, result.TooLarge
 		}
 		w.msg = c.message.Append(w.msg[:0], w.vars)
 		msg, msgType = w.msg, messageType(w.msg)
@@ -200,23 +200,23 @@ func (w *wsConn) Do(deadline time.Time) (code int, o result.Outcome) {
 	_ = s.SetWriteDeadline(deadline)
 	_ = s.SetReadDeadline(deadline)
 	if err := s.WriteMessage(msgType, msg); err != nil {
-		return 0, w.fail(err)
+		return result.Code{}, w.fail(err)
 	}
 	_, r, err := s.NextReader()
 	if err != nil {
-		return 0, w.fail(err)
+		return result.Code{}, w.fail(err)
 	}
 	if _, err := io.Copy(io.Discard, r); err != nil {
-		return 0, w.fail(err)
+		return result.Code{}, w.fail(err)
 	}
 	if !w.client.reuse {
 		w.Close()
 	}
-	return upgradedCode, result.Success
+	return result.HTTPStatus(upgradedCode), result.Success
 }
 
 // open runs the handshake, bounded by deadline, and counts it.
-func (w *wsConn) open(deadline time.Time) (code int, o result.Outcome) {
+func (w *wsConn) open(deadline time.Time) (code result.Code, o result.Outcome) {
 	c := w.client
 	header := c.headers
 	if len(c.varying) > 0 {
@@ -245,7 +245,7 @@ func (w *wsConn) open(deadline time.Time) (code int, o result.Outcome) {
 		w.session = s
 	case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != upgradedCode:
 		// The server answered, and not with a switch of protocols.
-		code, o = resp.StatusCode, result.HTTPError
+		code, o = result.HTTPStatus(resp.StatusCode), result.HTTPError
 	default:
 		o = classify(err)
 	}

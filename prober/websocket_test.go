@@ -33,7 +33,7 @@ func newWSLive() *wsLive {
 	return &wsLive{attempts: map[result.Outcome]int{}, handshakes: map[result.Outcome]int{}, codes: map[int]int{}}
 }
 
-func (l *wsLive) Attempt(o result.Outcome, _ int, _ float64) {
+func (l *wsLive) Attempt(o result.Outcome, _ result.Code, _ float64) {
 	l.mu.Lock()
 	l.attempts[o]++
 	l.mu.Unlock()
@@ -82,12 +82,12 @@ step_duration: 500ms`)
 		t.Errorf("first failure %+v, want level %g (the limit + 1)", ff, limit+1)
 	}
 	for _, s := range r.Steps[:2] {
-		if s.ErrorRatio != 0 || s.Responses[101] != s.Attempts {
+		if s.ErrorRatio != 0 || s.Responses[result.HTTPStatus(101)] != s.Attempts {
 			t.Errorf("level %g: error ratio %g, responses %v of %d attempts; want every round trip answered", s.Level, s.ErrorRatio, s.Responses, s.Attempts)
 		}
 	}
 	last := r.Steps[2]
-	failed := last.Attempts - last.Responses[101]
+	failed := last.Attempts - last.Responses[result.HTTPStatus(101)]
 	if last.Errors["closed"] == 0 || last.Errors["closed"] != failed {
 		t.Errorf("level 9: errors %v, %d failed attempts; want every failure closed", last.Errors, failed)
 	}
@@ -118,7 +118,7 @@ step_duration: 500ms`)
 		t.Errorf("breaking points %+v; want a knee and no failure", r.BreakingPoints)
 	}
 	for _, s := range r.Steps {
-		if s.Attempts == 0 || s.Responses[101] != s.Attempts || s.Latency.P50 <= 0 || s.Latency.Max < s.Latency.P99 {
+		if s.Attempts == 0 || s.Responses[result.HTTPStatus(101)] != s.Attempts || s.Latency.P50 <= 0 || s.Latency.Max < s.Latency.P99 {
 			t.Errorf("level %g: %d attempts, responses %v, latency %+v; want every round trip answered and timed", s.Level, s.Attempts, s.Responses, s.Latency)
 		}
 		// One message at a time per session: the round trips a session
@@ -154,7 +154,7 @@ step_duration: 300ms`)
 			live := newWSLive()
 			r := mustRun(t, context.Background(), p, Options{Live: live})
 			s := r.Steps[0]
-			if s.Attempts == 0 || s.HTTPErrors[tc.code] != s.Attempts || s.Errors["closed"] != 0 {
+			if s.Attempts == 0 || s.HTTPErrors[httpCode(tc.code)] != s.Attempts || s.Errors["closed"] != 0 {
 				t.Errorf("%d attempts, http errors %v, errors %v; want every attempt an http_error %d", s.Attempts, s.HTTPErrors, s.Errors, tc.code)
 			}
 			live.mu.Lock()
@@ -221,7 +221,7 @@ step_duration: 1s`)
 			r := mustRun(t, context.Background(), p, Options{Live: live, Shard: tc.shard})
 			logSteps(t, r)
 			s := r.Steps[0]
-			if s.Dropped == 0 || s.ErrorRatio != 0 || s.Responses[101] != s.Attempts {
+			if s.Dropped == 0 || s.ErrorRatio != 0 || s.Responses[result.HTTPStatus(101)] != s.Attempts {
 				t.Errorf("%d attempts, %d dropped, error ratio %g; want every round trip answered and the rest dropped", s.Attempts, s.Dropped, s.ErrorRatio)
 			}
 			live.mu.Lock()
@@ -296,7 +296,7 @@ func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ws.Close()
-			if code, o := ws.NewConn().Do(time.Now().Add(2 * time.Second)); code != tc.code || o != tc.want {
+			if code, o := ws.NewConn().Do(time.Now().Add(2 * time.Second)); code != httpCode(tc.code) || o != tc.want {
 				t.Errorf("code %d, outcome %v; want %d, %v", code, o, tc.code, tc.want)
 			}
 		})
@@ -389,7 +389,7 @@ step_duration: 300ms`)
 	live := newWSLive()
 	r := mustRun(t, context.Background(), p, Options{Live: live})
 	s := r.Steps[0]
-	if s.Attempts == 0 || s.Responses[101] != s.Attempts {
+	if s.Attempts == 0 || s.Responses[result.HTTPStatus(101)] != s.Attempts {
 		t.Errorf("%d attempts, responses %v; want every round trip answered", s.Attempts, s.Responses)
 	}
 	live.mu.Lock()

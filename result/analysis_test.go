@@ -29,8 +29,8 @@ func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step 
 	s := Step{
 		Level:           level,
 		DurationSeconds: float64(len(succ)),
-		Responses:       map[int]int64{},
-		HTTPErrors:      map[int]int64{},
+		Responses:       Codes{},
+		HTTPErrors:      Codes{},
 		Errors:          map[string]int64{"timeout": 0, "refused": 0, "reset": 0, "tls": 0, "dns": 0, "other": 0},
 		PerSecond:       []Second{},
 		LoadHeldRatio:   0.95,
@@ -44,10 +44,11 @@ func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step 
 	s.Attempts = ns + nf
 	responses := ns
 	if ns > 0 {
-		s.Responses[200] = ns
+		s.Responses[HTTPStatus(200)] = ns
 	}
 	if nf > 0 {
-		if code, err := strconv.Atoi(kind); err == nil {
+		if n, err := strconv.Atoi(kind); err == nil {
+			code := HTTPStatus(n)
 			s.Responses[code] = nf
 			s.HTTPErrors[code] = nf
 			responses += nf

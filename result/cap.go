@@ -79,7 +79,7 @@ func (a *analysis) capLine(tl []tick) string {
 	}
 	top := topKind(failSteps...)
 	verdict := "a working cap"
-	if top.code == 429 || top.code == grpcResourceExhausted {
+	if top.code.Class() == ClassLimited {
 		verdict = "a rate limit, not a capacity"
 	}
 	every := "failures every second"

@@ -51,7 +51,7 @@ func collapseCause(steps []Step) string {
 	switch {
 	case k.reason == "timeout":
 		return share + "the target likely kept serving work the client had already abandoned"
-	case k.code >= 500:
+	case k.code.Class() == ClassShed || k.code.Class() == ClassServerError || k.code.Class() == ClassDeadline:
 		return share + "the target gave up under the load"
 	case k.reason == "refused" || k.reason == "reset":
 		return share + "the target stopped taking connections"

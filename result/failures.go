@@ -10,7 +10,7 @@ import (
 // failureKind is one kind of failed attempt: a status code outside
 // valid_status_codes, or a reason for getting no response.
 type failureKind struct {
-	code   int    // the status code of an http_error; 0 for a reason
+	code   Code   // the code of an http_error; zero for a reason
 	reason string // the reason of an attempt without a response
 	n      int64
 }
@@ -19,7 +19,7 @@ func (k failureKind) name() string {
 	if k.reason != "" {
 		return k.reason
 	}
-	return CodeName(k.code)
+	return k.code.String()
 }
 
 // reasonMeanings name the failure kinds by what they say about the target
@@ -41,35 +41,22 @@ func (k failureKind) meaning() string {
 	if k.reason != "" {
 		return reasonMeanings[k.reason]
 	}
-	switch c := k.code; {
-	case c == grpcUnavailable:
+	switch k.code.Class() {
+	case ClassShed:
 		return "shedding: capacity ran out"
-	case c == grpcResourceExhausted:
+	case ClassLimited:
 		return "a limiter declining on purpose"
-	case c == grpcDeadlineExceeded:
+	case ClassDeadline:
 		return "a deadline of the server's own passed"
-	case c == GRPCNotServing || c == GRPCServingUnknown:
-		return "the health check did not answer SERVING"
-	case IsGRPC(c):
-		return "the server answered with a gRPC status other than OK"
-	case c == CodeOther:
-		return "statuses the shards' series count together: rare ones, or outside the registry"
-	case c == 503:
-		return "shedding: capacity ran out"
-	case c == 429:
-		return "a limiter declining on purpose"
-	case c == 502:
-		return "a proxy's upstream failed"
-	case c == 504:
-		return "a proxy's upstream was too slow"
-	case c == 408:
-		return "the server's own request deadline passed"
-	case c >= 500:
+	case ClassServerError:
 		return "the server failed"
-	case c >= 400:
+	case ClassClientError:
 		return "the server rejected the request"
-	case c >= 300:
+	case ClassRedirect:
 		return "a redirect, not followed"
+	}
+	if k.code == CodeOther {
+		return "statuses the shards' series count together: rare ones, or outside the registry"
 	}
 	return "a status outside valid_status_codes"
 }
@@ -78,7 +65,7 @@ func (k failureKind) meaning() string {
 // first: the http_error responses by code and the attempts without a
 // response by reason, as the recorder counted them.
 func failureKinds(steps ...Step) []failureKind {
-	codes, reasons := map[int]int64{}, map[string]int64{}
+	codes, reasons := Codes{}, map[string]int64{}
 	for _, s := range steps {
 		for c, n := range s.HTTPErrors {
 			codes[c] += n
@@ -99,7 +86,7 @@ func failureKinds(steps ...Step) []failureKind {
 		}
 	}
 	slices.SortFunc(kinds, func(x, y failureKind) int {
-		return cmp.Or(cmp.Compare(y.n, x.n), cmp.Compare(x.code, y.code), strings.Compare(x.reason, y.reason))
+		return cmp.Or(cmp.Compare(y.n, x.n), cmp.Compare(x.code.Slot(), y.code.Slot()), strings.Compare(x.reason, y.reason))
 	})
 	return kinds
 }
@@ -172,13 +159,7 @@ func (k failureKind) plural() string {
 	case k.reason != "":
 		return reasonPlurals[k.reason]
 	}
-	if k.code == CodeOther {
-		return "responses of other codes"
-	}
-	if IsGRPC(k.code) { // a status name
-		return k.name() + " statuses"
-	}
-	return k.name() + "s"
+	return k.code.Plural()
 }
 
 func noResponses(s Step) int64 {

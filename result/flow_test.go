@@ -12,10 +12,10 @@ import (
 // whose latency grows past the knee.
 func TestFlowDiagnosis(t *testing.T) {
 	flowStep := func(name string, attempts, failed503 int64, p99 time.Duration) FlowFigures {
-		fs := FlowFigures{Name: name, Attempts: attempts, Responses: map[int]int64{200: attempts - failed503},
-			HTTPErrors: map[int]int64{}, Errors: map[string]int64{}, Latency: Latency{P99: p99.Seconds(), P50: p99.Seconds() / 2}}
+		fs := FlowFigures{Name: name, Attempts: attempts, Responses: Codes{HTTPStatus(200): attempts - failed503},
+			HTTPErrors: Codes{}, Errors: map[string]int64{}, Latency: Latency{P99: p99.Seconds(), P50: p99.Seconds() / 2}}
 		if failed503 > 0 {
-			fs.Responses[503], fs.HTTPErrors[503] = failed503, failed503
+			fs.Responses[HTTPStatus(503)], fs.HTTPErrors[HTTPStatus(503)] = failed503, failed503
 			fs.ErrorRatio = float64(failed503) / float64(attempts)
 		}
 		return fs

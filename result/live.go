@@ -4,7 +4,7 @@ package result
 // pre-resolved metric children, so each call is a few atomic adds.
 type Live interface {
 	// Attempt records one finished attempt; code is 0 when there was no response.
-	Attempt(o Outcome, code int, latency float64)
+	Attempt(o Outcome, code Code, latency float64)
 	InFlight(delta int)
 	Dropped()
 	SendDelay(seconds float64)
@@ -18,13 +18,13 @@ type Live interface {
 // NopLive discards everything; for runs nobody scrapes.
 type NopLive struct{}
 
-func (NopLive) Attempt(Outcome, int, float64) {}
-func (NopLive) InFlight(int)                  {}
-func (NopLive) Dropped()                      {}
-func (NopLive) SendDelay(float64)             {}
-func (NopLive) Concurrency(int)               {}
-func (NopLive) OfferedRate(float64)           {}
-func (NopLive) Step(string) Live              { return NopLive{} }
+func (NopLive) Attempt(Outcome, Code, float64) {}
+func (NopLive) InFlight(int)                   {}
+func (NopLive) Dropped()                       {}
+func (NopLive) SendDelay(float64)              {}
+func (NopLive) Concurrency(int)                {}
+func (NopLive) OfferedRate(float64)            {}
+func (NopLive) Step(string) Live               { return NopLive{} }
 
 // WebSocketLive takes what only WebSocket probes have. A Live that also
 // implements it (the collector's does) gets every handshake and every

@@ -93,7 +93,7 @@ func modelStep(level, goodput, mean float64) Step {
 	return Step{
 		Level: level, DurationSeconds: 5, Attempts: n, Throughput: goodput, Goodput: goodput,
 		Latency:   Latency{Mean: mean, P50: mean, P90: mean, P95: mean, P99: mean, P999: mean, Max: mean},
-		Responses: map[int]int64{200: n}, Errors: map[string]int64{},
+		Responses: Codes{HTTPStatus(200): n}, Errors: map[string]int64{},
 		InFlight: goodput * mean, LoadHeldRatio: 0.97,
 	}
 }

@@ -38,7 +38,7 @@ func TestLevelText(t *testing.T) {
 // The JSON keeps the spelling of docs/results.md: typed values marshal to the same
 // strings, status codes to the same object keys.
 func TestVocabularyJSON(t *testing.T) {
-	b, err := json.Marshal(Result{Mode: config.ModeConcurrency, Ended: ResultAborted, Steps: []Step{{Responses: map[int]int64{200: 3, 503: 1}}}})
+	b, err := json.Marshal(Result{Mode: config.ModeConcurrency, Ended: ResultAborted, Steps: []Step{{Responses: Codes{HTTPStatus(200): 3, HTTPStatus(503): 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestVocabularyJSON(t *testing.T) {
 		}
 	}
 	var back Result
-	if err := json.Unmarshal(b, &back); err != nil || back.Steps[0].Responses[503] != 1 {
+	if err := json.Unmarshal(b, &back); err != nil || back.Steps[0].Responses[HTTPStatus(503)] != 1 {
 		t.Errorf("round trip: %v, %+v", err, back.Steps)
 	}
 }

@@ -18,7 +18,7 @@ func storedResult(name string, started time.Time) result.Result {
 		Steps: []result.Step{{
 			Level: 4, DurationSeconds: 5, Attempts: 2000, Throughput: 400, Goodput: 399.5,
 			Latency:   result.Latency{Mean: 0.01, P50: 0.01, P90: 0.011, P95: 0.012, P99: 0.015, P999: 0.02, Max: 0.03},
-			Responses: map[int]int64{200: 1998, 503: 2}, HTTPErrors: map[int]int64{503: 2}, Errors: map[string]int64{"timeout": 0},
+			Responses: result.Codes{result.HTTPStatus(200): 1998, result.HTTPStatus(503): 2}, HTTPErrors: result.Codes{result.HTTPStatus(503): 2}, Errors: map[string]int64{"timeout": 0},
 			InFlight: 4, LoadHeldRatio: 1, SettleSeconds: 0.01,
 			PerSecond: []result.Second{{Second: 0, Success: 400}},
 		}},

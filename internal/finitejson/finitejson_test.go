@@ -17,7 +17,7 @@ func fullResult(x float64) result.Result {
 	lat := result.Latency{Mean: 0.01, P50: x, P90: 0.012, P95: 0.013, P99: 0.015, P999: 0.02, Max: 0.03}
 	step := result.Step{
 		Level: 4, DurationSeconds: 2, Attempts: 100, Throughput: 50, Goodput: x, Latency: lat, ErrorLatency: &lat,
-		Responses: map[int]int64{200: 90, 503: 10}, HTTPErrors: map[int]int64{503: 10}, Errors: map[string]int64{"timeout": 0},
+		Responses: result.Codes{result.HTTPStatus(200): 90, result.HTTPStatus(503): 10}, HTTPErrors: result.Codes{result.HTTPStatus(503): 10}, Errors: map[string]int64{"timeout": 0},
 		InFlight: 0.5, LoadHeldRatio: 1, PerSecond: []result.Second{{Second: 0, Success: 45, Failure: 5}},
 		Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Search: "grow",
 		Flow: []result.FlowFigures{{Name: "login", Attempts: 100, ErrorRatio: x, Latency: lat}},
