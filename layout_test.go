@@ -13,24 +13,26 @@ import (
 )
 
 // allowedImports is the package graph of docs/design.md, "Architecture":
-// data flows one way, config → result → prober → schedule → daemon → main,
+// data flows one way, config → plan → schedule → prober → result → (collector,
+// statuspage, fleet) → daemon → main,
 // and the readers of results (collector, statuspage, fleet) never reach
 // into the engine or the scheduler. Each package lists the project
 // packages its production code may import; internal/… helpers are open to
 // all. A package missing here is a new one: add it where it belongs.
 var allowedImports = map[string][]string{
 	"":                     {"*"},
-	"daemon":               {"config", "result", "prober", "schedule", "collector", "fleet", "statuspage"},
-	"schedule":             {"config", "result", "prober"},
-	"prober":               {"config", "config/template", "result", "guard", "prober/internal/h2"},
+	"daemon":               {"config", "plan", "result", "prober", "schedule", "collector", "fleet", "statuspage"},
+	"schedule":             {"config", "plan", "result", "prober"},
+	"prober":               {"config", "config/template", "plan", "result", "guard", "prober/internal/h2"},
 	"prober/internal/h2":   {},
-	"guard":                {"config", "result"},
-	"result":               {"config"},
-	"config":               {"config/template"},
+	"guard":                {"plan", "result"},
+	"result":               {"config", "plan"},
+	"config":               {"config/template", "plan"},
+	"plan":                 {},
 	"config/template":      {},
-	"collector":            {"config", "result"},
-	"fleet":                {"config", "result", "collector"},
-	"statuspage":           {"config", "result"},
+	"collector":            {"config", "plan", "result"},
+	"fleet":                {"config", "plan", "result", "collector"},
+	"statuspage":           {"plan", "result"},
 	"demo/target":          {},
 	"internal/finitejson":  {},
 	"internal/grpcdesc":    {},

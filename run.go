@@ -12,14 +12,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/loadprobe/loadprobe/internal/finitejson"
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/finitejson"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Exit codes of `loadprobe run`.
@@ -182,7 +182,7 @@ func writeTable(w io.Writer, p config.Probe, r result.Result, closed string) {
 			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
 		case pt.Bracket[1] > 0:
 			fmt.Fprintf(w, "  %-15s %s, bracket [%s, %s], goodput %.1f/s (%s)\n", rule.Text(), wd.level(pt.Level),
-				config.FormatLevel(pt.Bracket[0]), config.FormatLevel(pt.Bracket[1]), pt.Throughput, why[rule])
+				plan.FormatLevel(pt.Bracket[0]), plan.FormatLevel(pt.Bracket[1]), pt.Throughput, why[rule])
 		default:
 			fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), wd.level(pt.Level), pt.Throughput, why[rule])
 		}
@@ -232,7 +232,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	first := wd.unit()
-	if r.Mode == config.ModePhases {
+	if r.Mode == plan.ModePhases {
 		first = "phase"
 	}
 	errCol := ""
@@ -255,7 +255,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 		if searchCols != "" {
 			fmt.Fprintf(tw, "%d\t%s\t", i+1, s.Search)
 		}
-		lvl := config.FormatLevel(s.Level)
+		lvl := plan.FormatLevel(s.Level)
 		if s.Name != "" {
 			lvl = s.Name
 		}
@@ -349,7 +349,7 @@ func newProgressPrinter(w io.Writer) *progressPrinter {
 }
 
 func (p *progressPrinter) print(pr prober.Progress) {
-	level := config.FormatLevel(pr.Level)
+	level := plan.FormatLevel(pr.Level)
 	if pr.Name != "" {
 		level = pr.Name
 	}

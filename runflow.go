@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -18,12 +18,12 @@ func writeFlowSteps(w io.Writer, r result.Result, lq result.Quantile) {
 	fmt.Fprintln(w, "flow steps:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	first := r.Mode.Unit()
-	if r.Mode == config.ModePhases {
+	if r.Mode == plan.ModePhases {
 		first = "phase"
 	}
 	fmt.Fprintf(tw, "%s\tstep\tattempts\tmean\t%s\terror ratio\tcodes\terrors\t\n", first, lq.Label)
 	for _, s := range r.Steps {
-		lvl := config.FormatLevel(s.Level)
+		lvl := plan.FormatLevel(s.Level)
 		if s.Name != "" {
 			lvl = s.Name
 		}

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // run's table shows a flow's steps level by level; a single request's
 // table has no such block.
 func TestWriteFlowSteps(t *testing.T) {
-	r := result.Result{Name: "shop", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: []result.Step{{
+	r := result.Result{Name: "shop", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: []result.Step{{
 		Level: 4, Attempts: 100, Responses: result.Codes{result.HTTPStatus(200): 100},
 		Flow: []result.FlowFigures{
 			{Name: "login", Attempts: 100, Latency: result.Latency{Mean: 0.002, P99: 0.004}, Responses: result.Codes{result.HTTPStatus(200): 100}},

@@ -3,11 +3,11 @@ package main
 import (
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -15,7 +15,7 @@ import (
 // probe's connections, req/s and status codes, a WebSocket probe's
 // sessions, messages per second and refused upgrades (docs/websocket.md).
 type words struct {
-	mode      config.Mode
+	mode      plan.Mode
 	webSocket bool
 }
 
@@ -43,7 +43,7 @@ func (w words) level(l float64) string {
 	if w.mode.ClosedLoop() && l == 1 {
 		return "1 session"
 	}
-	return config.FormatLevel(l) + " " + w.unit()
+	return plan.FormatLevel(l) + " " + w.unit()
 }
 
 // throughput heads the column of answers per second: a WebSocket probe's

@@ -9,6 +9,7 @@ import (
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -26,17 +27,17 @@ func TestRunTableSpeaksWebSocket(t *testing.T) {
 	}
 	tests := []struct {
 		url   string
-		mode  config.Mode
+		mode  plan.Mode
 		want  []string
 		lacks []string
 	}{
-		{"ws://127.0.0.1:8080/ws-limited", config.ModeConcurrency,
+		{"ws://127.0.0.1:8080/ws-limited", plan.ModeConcurrency,
 			[]string{"  sessions  msg/s", "refused upgrades", "403:3", "closed:7", "at 8 sessions", "close codes: 1013:7 (sessions the server closed"},
 			[]string{"connections", "rps", "101:", "\n  codes"}},
-		{"ws://127.0.0.1:8080/ws", config.ModeRate,
+		{"ws://127.0.0.1:8080/ws", plan.ModeRate,
 			[]string{"  messages/s  msg/s", "at 8 messages/s"},
 			[]string{"req/s", "rps", "101:"}},
-		{"http://127.0.0.1:8080/work", config.ModeConcurrency,
+		{"http://127.0.0.1:8080/work", plan.ModeConcurrency,
 			[]string{"  connections  rps", "codes", "101:40", "at 8 connections"},
 			[]string{"sessions", "msg/s", "refused upgrades"}},
 	}
@@ -84,7 +85,7 @@ func TestRunWritesConfiguredFiguresPlainly(t *testing.T) {
 	p.Request.URL = "http://127.0.0.1:8080/work"
 	p.Expect.MinCapacity = 1e6
 	p.Rules.ErrorRatioBudget = 0.00001
-	r := result.Result{Name: "p", Mode: config.ModeRate, Ended: result.ResultCompleted,
+	r := result.Result{Name: "p", Mode: plan.ModeRate, Ended: result.ResultCompleted,
 		Steps:    []result.Step{{Level: 1e6, Attempts: 10, Responses: result.Codes{result.HTTPStatus(200): 10}}},
 		Capacity: &result.Point{Level: 1e6, Throughput: 10}}
 	var out strings.Builder

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // fakeSource hands out whatever the test put in it.
@@ -39,8 +39,8 @@ func (f *fakeSource) set(states ...result.ProbeState) {
 func probeConfig(name string, minCapacity float64) config.Probe {
 	return config.Probe{
 		Name:     name,
-		Expect:   config.Expect{MinCapacity: minCapacity},
-		Schedule: config.Schedule{Interval: model.Duration(time.Hour)},
+		Expect:   plan.Expect{MinCapacity: minCapacity},
+		Schedule: plan.Schedule{Interval: model.Duration(time.Hour)},
 	}
 }
 
@@ -621,9 +621,9 @@ loadprobe_schedule_interval_seconds{probe="canary"} 0
 func TestProbeInfo(t *testing.T) {
 	reg, src, _ := newTest(t)
 	search := probeConfig("searched", 0)
-	search.Load = config.Load{Search: &config.Search{Rate: &config.SearchRange{From: 50, Max: 5000}}}
+	search.Load = plan.Load{Search: &plan.Search{Rate: &plan.SearchRange{From: 50, Max: 5000}}}
 	canary := probeConfig("canary", 0)
-	canary.Load, canary.Schedule.Continuous = config.Load{Rate: []float64{10}}, true
+	canary.Load, canary.Schedule.Continuous = plan.Load{Rate: []float64{10}}, true
 	src.set(result.ProbeState{Probe: probeConfig("work", 0)}, result.ProbeState{Probe: search}, result.ProbeState{Probe: canary})
 	want := `# HELP loadprobe_probe_info What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.
 # TYPE loadprobe_probe_info gauge

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -76,7 +77,7 @@ func (fc *fleetCollector) collectSteps(ch chan<- prometheus.Metric, p config.Pro
 	seen := make(map[string]bool, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- { // the later of two steps at one level wins, as in results.go
 		s := steps[i]
-		level := config.FormatLevel(s.Level)
+		level := plan.FormatLevel(s.Level)
 		if seen[level] {
 			continue
 		}

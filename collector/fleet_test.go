@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -19,7 +20,7 @@ import (
 // and which shard: no lower figure.
 func TestFleetFamilies(t *testing.T) {
 	p := probeConfig("work", 0)
-	p.Load = config.Load{Concurrency: []int{5, 10}}
+	p.Load = plan.Load{Concurrency: []int{5, 10}}
 	s5, s10 := step(5, 100), step(10, 200)
 	s5.Started = time.Unix(1700000000, 0)
 	s10.Started = time.Unix(1700000003, 500_000_000)

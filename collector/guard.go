@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -50,10 +51,10 @@ func (f *guardFamilies) forget(l prometheus.Labels) {
 func (c *Collector) DeclareGuards(p config.Probe) {
 	var names []string
 	if p.Guard.ErrorRatio > 0 {
-		names = append(names, config.GuardErrorRatio)
+		names = append(names, plan.GuardErrorRatio)
 	}
 	if p.Guard.Latency != nil {
-		names = append(names, config.GuardLatency)
+		names = append(names, plan.GuardLatency)
 	}
 	if g := p.Guard.Prometheus; g != nil {
 		for _, q := range g.Queries {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -14,7 +14,7 @@ func TestGuardSeries(t *testing.T) {
 	reg, _, c := newTest(t)
 	p := probeConfig("work", 0)
 	limit := 5.0
-	p.Guard = config.Guard{ErrorRatio: 0.5, Prometheus: &config.PrometheusGuard{Queries: []config.GuardQuery{{Name: "target_5xx", Max: &limit}}}}
+	p.Guard = plan.Guard{ErrorRatio: 0.5, Prometheus: &plan.PrometheusGuard{Queries: []plan.GuardQuery{{Name: "target_5xx", Max: &limit}}}}
 	c.DeclareGuards(p)
 	const declared = `
 # HELP loadprobe_guard_breaches_total Evaluations of the guard outside its limits: windows over a live guard's limit, query results outside [min, max].
@@ -29,7 +29,7 @@ loadprobe_guard_breaches_total{guard="target_5xx",probe="work"} 0
 	gl.Guard("target_5xx", 3, false)
 	gl.Guard("target_5xx", 100, true)
 	gl.GuardError("target_5xx")
-	gl.Guard(config.GuardErrorRatio, 0.25, false)
+	gl.Guard(plan.GuardErrorRatio, 0.25, false)
 	const want = `
 # HELP loadprobe_guard_breaches_total Evaluations of the guard outside its limits: windows over a live guard's limit, query results outside [min, max].
 # TYPE loadprobe_guard_breaches_total counter

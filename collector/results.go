@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -217,7 +217,7 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		if s.Cut {
 			continue // a part of its level: no figure of it
 		}
-		level := config.FormatLevel(s.Level)
+		level := plan.FormatLevel(s.Level)
 		if _, dup := seen[level]; dup {
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Config is the whole configuration file.
@@ -24,17 +26,17 @@ type Config struct {
 
 // Probe is one scheduled load probe.
 type Probe struct {
-	Name     string     `yaml:"name"`
-	Request  Request    `yaml:"request,omitempty"`
-	Flow     []FlowStep `yaml:"flow,omitempty"`
-	Data     *Data      `yaml:"data,omitempty"`
-	Load     Load       `yaml:"load"`
-	Rules    Rules      `yaml:"rules"`
-	Abort    Abort      `yaml:"abort"`
-	Guard    Guard      `yaml:"guard"`
-	Control  string     `yaml:"control,omitempty"`
-	Expect   Expect     `yaml:"expect"`
-	Schedule Schedule   `yaml:"schedule"`
+	Name     string        `yaml:"name"`
+	Request  Request       `yaml:"request,omitempty"`
+	Flow     []FlowStep    `yaml:"flow,omitempty"`
+	Data     *Data         `yaml:"data,omitempty"`
+	Load     plan.Load     `yaml:"load"`
+	Rules    plan.Rules    `yaml:"rules"`
+	Abort    plan.Abort    `yaml:"abort"`
+	Guard    plan.Guard    `yaml:"guard"`
+	Control  string        `yaml:"control,omitempty"`
+	Expect   plan.Expect   `yaml:"expect"`
+	Schedule plan.Schedule `yaml:"schedule"`
 }
 
 // Request describes the HTTP request every attempt sends.
@@ -77,139 +79,6 @@ type HTTP2 struct {
 	StreamsPerConnection int `yaml:"streams_per_connection"`
 }
 
-// Load says how much load a probe sends: exactly one of Concurrency, Rate,
-// Phases and Search.
-type Load struct {
-	Concurrency   []int          `yaml:"concurrency,omitempty"`
-	Rate          []float64      `yaml:"rate,omitempty"`
-	Phases        []Phase        `yaml:"phases,omitempty"`
-	Search        *Search        `yaml:"search,omitempty"`
-	StepDuration  model.Duration `yaml:"step_duration"`
-	Warmup        model.Duration `yaml:"warmup"`
-	MaxInFlight   int            `yaml:"max_in_flight"`
-	SettleTimeout model.Duration `yaml:"settle_timeout"`
-	// Sessions bounds the sessions an open-loop WebSocket load spreads its
-	// messages over; 0: as many as needed (up to max_in_flight).
-	Sessions int `yaml:"sessions,omitempty"`
-}
-
-// Phase is one part of an open-loop profile; with RampTo the rate moves
-// linearly from Rate to RampTo over Duration.
-type Phase struct {
-	Name     string         `yaml:"name"`
-	Duration model.Duration `yaml:"duration"`
-	Rate     float64        `yaml:"rate"`
-	RampTo   *float64       `yaml:"ramp_to,omitempty"`
-}
-
-// Search finds each breaking point to a precision instead of measuring a
-// fixed list of levels (docs/search.md): on exactly one axis, Concurrency
-// (connections, closed loop) or Rate (requests per second, open loop).
-type Search struct {
-	Concurrency *SearchRange `yaml:"concurrency,omitempty"`
-	Rate        *SearchRange `yaml:"rate,omitempty"`
-	// Precision is how close the two ends of a breaking point's bracket
-	// must be, as a fraction of its level.
-	Precision float64 `yaml:"precision"`
-	// MaxSteps bounds the levels one run measures.
-	MaxSteps int `yaml:"max_steps"`
-	// Line is where the search key stands in the config file, for the
-	// errors found once the file is loaded (CheckShard).
-	Line int `yaml:"-"`
-}
-
-// SearchRange is where a search starts and the level it never goes above.
-type SearchRange struct {
-	From float64 `yaml:"from"`
-	Max  float64 `yaml:"max"`
-}
-
-// Range is the search's range on its axis.
-func (s *Search) Range() SearchRange {
-	if s.Concurrency != nil {
-		return *s.Concurrency
-	}
-	if s.Rate != nil {
-		return *s.Rate
-	}
-	return SearchRange{}
-}
-
-// Rules are the thresholds of the three breaking points.
-type Rules struct {
-	KneeFraction     float64        `yaml:"knee_fraction"`
-	LatencyQuantile  float64        `yaml:"latency_quantile"`
-	LatencyBudget    model.Duration `yaml:"latency_budget"`
-	ErrorRatioBudget float64        `yaml:"error_ratio_budget"`
-	// GeneratorCPUBudget is the generator_cpu_ratio at or above which a
-	// step is generator-limited (docs/measurement.md).
-	GeneratorCPUBudget float64 `yaml:"generator_cpu_budget"`
-}
-
-// Abort stops a ramp from escalating to protect the target.
-type Abort struct {
-	ErrorRatio float64 `yaml:"error_ratio"`
-}
-
-// Expect holds what `run` checks and the daemon exports.
-type Expect struct {
-	MinCapacity float64 `yaml:"min_capacity,omitempty"`
-}
-
-// Schedule says when the daemon runs a probe.
-type Schedule struct {
-	Interval   model.Duration `yaml:"interval"`
-	Jitter     model.Duration `yaml:"jitter"`
-	Continuous bool           `yaml:"continuous,omitempty"`
-}
-
-// Mode reports which kind of load l holds, as its steps count levels: a
-// search reports its axis, ModeConcurrency or ModeRate (Kind says it
-// searches).
-func (l Load) Mode() Mode {
-	switch {
-	case l.Search != nil && l.Search.Rate != nil:
-		return ModeRate
-	case len(l.Rate) > 0:
-		return ModeRate
-	case len(l.Phases) > 0:
-		return ModePhases
-	default:
-		return ModeConcurrency
-	}
-}
-
-// Kind is what the config says the probe is, as loadprobe_probe_info{mode}
-// names it: its Mode, or ModeSearch for a search.
-func (l Load) Kind() Mode {
-	if l.Search != nil {
-		return ModeSearch
-	}
-	return l.Mode()
-}
-
-// Peak is the highest load l asks for: connections for a concurrency ramp,
-// requests per second otherwise (a phase's ramp_to, a search's max included).
-func (l Load) Peak() float64 {
-	var peak float64
-	if l.Search != nil {
-		peak = l.Search.Range().Max
-	}
-	for _, c := range l.Concurrency {
-		peak = max(peak, float64(c))
-	}
-	for _, r := range l.Rate {
-		peak = max(peak, r)
-	}
-	for _, ph := range l.Phases {
-		peak = max(peak, ph.Rate)
-		if ph.RampTo != nil {
-			peak = max(peak, *ph.RampTo)
-		}
-	}
-	return peak
-}
-
 // Defaults: a key absent from the file keeps its default (see decoder).
 var (
 	defaultConfig = Config{
@@ -226,28 +95,22 @@ var (
 		// counted by its code, unless follow_redirects says otherwise.
 		HTTPClientConfig: commoncfg.HTTPClientConfig{FollowRedirects: false, EnableHTTP2: true},
 	}
-	defaultLoad = Load{
+	defaultLoad = plan.Load{
 		StepDuration:  model.Duration(5 * time.Second),
 		MaxInFlight:   1000,
 		SettleTimeout: model.Duration(30 * time.Second),
 	}
-	DefaultRules = Rules{
-		KneeFraction:       0.95,
-		LatencyQuantile:    0.99,
-		LatencyBudget:      model.Duration(200 * time.Millisecond),
-		GeneratorCPUBudget: 0.9,
-	}
 	// defaultSearch is a search section's defaults: each breaking point
 	// within 10%, in at most 24 levels (a doubling ramp 1…1024 measures 11).
-	defaultSearch   = Search{Precision: 0.1, MaxSteps: 24}
-	defaultAbort    = Abort{ErrorRatio: 0.5}
-	defaultSchedule = Schedule{Interval: model.Duration(time.Hour)}
+	defaultSearch   = plan.Search{Precision: 0.1, MaxSteps: 24}
+	defaultAbort    = plan.Abort{ErrorRatio: 0.5}
+	defaultSchedule = plan.Schedule{Interval: model.Duration(time.Hour)}
 	// DefaultProbe holds the defaults of every section: each probe starts
 	// from it, so a probe that leaves a section or a key out gets them.
 	DefaultProbe = Probe{
 		Request:  DefaultRequest,
 		Load:     defaultLoad,
-		Rules:    DefaultRules,
+		Rules:    plan.DefaultRules,
 		Abort:    defaultAbort,
 		Guard:    defaultGuard,
 		Schedule: defaultSchedule,

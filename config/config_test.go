@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // badConfigs maps every file in testdata/bad to the exact error Load gives.
@@ -211,10 +213,10 @@ func TestLoadGoodConfig(t *testing.T) {
 		t.Errorf("tls_config.ca_file: got %q", r.HTTPClientConfig.TLSConfig.CAFile)
 	}
 	if work.Load.StepDuration != defaultLoad.StepDuration || work.Load.MaxInFlight != 1000 ||
-		work.Load.SettleTimeout != defaultLoad.SettleTimeout || work.Load.Mode() != ModeConcurrency {
+		work.Load.SettleTimeout != defaultLoad.SettleTimeout || work.Load.Mode() != plan.ModeConcurrency {
 		t.Errorf("load defaults: got %+v", work.Load)
 	}
-	if work.Rules != DefaultRules || work.Abort != defaultAbort || work.Schedule != defaultSchedule {
+	if work.Rules != plan.DefaultRules || work.Abort != defaultAbort || work.Schedule != defaultSchedule {
 		t.Errorf("section defaults: got %+v %+v %+v", work.Rules, work.Abort, work.Schedule)
 	}
 	if work.Control != "noop" {
@@ -231,7 +233,7 @@ func TestLoadGoodConfig(t *testing.T) {
 		t.Errorf("noop: got payload %q method %q", noop.Request.Payload, noop.Request.Method)
 	}
 	// A section that is present keeps the defaults of its absent keys.
-	if noop.Rules.KneeFraction != 0.9 || noop.Rules.LatencyQuantile != 0.99 || noop.Rules.LatencyBudget != DefaultRules.LatencyBudget {
+	if noop.Rules.KneeFraction != 0.9 || noop.Rules.LatencyQuantile != 0.99 || noop.Rules.LatencyBudget != plan.DefaultRules.LatencyBudget {
 		t.Errorf("noop rules: got %+v", noop.Rules)
 	}
 	for code, want := range map[int]bool{200: true, 201: false, 204: true, 301: true, 302: false} {
@@ -241,7 +243,7 @@ func TestLoadGoodConfig(t *testing.T) {
 	}
 
 	profile := c.Probes[2]
-	if profile.Load.Mode() != ModePhases || len(profile.Load.Phases) != 2 {
+	if profile.Load.Mode() != plan.ModePhases || len(profile.Load.Phases) != 2 {
 		t.Fatalf("profile: got %+v", profile.Load)
 	}
 	if ph := profile.Load.Phases[1]; ph.Name != "ramp up" || ph.Rate != 1 || ph.RampTo == nil || *ph.RampTo != 5 ||
@@ -271,7 +273,7 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modes := map[string]Mode{}
+	modes := map[string]plan.Mode{}
 	for _, p := range c.Probes {
 		modes[p.Name] = p.Load.Mode()
 	}

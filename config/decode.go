@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // decoder fills a value from a yaml.Node tree by walking the tree along the
@@ -53,12 +55,12 @@ func (d *decoder) spend(line int) bool {
 // defaults holds the value a list element or an optional section starts
 // from, by type: a key the file leaves out keeps its default.
 var defaults = map[reflect.Type]func() any{
-	reflect.TypeFor[Probe]():           func() any { return DefaultProbe },
-	reflect.TypeFor[FlowStep]():        func() any { return defaultFlowStep },
-	reflect.TypeFor[PrometheusGuard](): func() any { return defaultPrometheusGuard },
-	reflect.TypeFor[GuardQuery]():      func() any { return defaultGuardQuery },
-	reflect.TypeFor[Search]():          func() any { return defaultSearch },
-	reflect.TypeFor[GRPC]():            func() any { return defaultGRPC },
+	reflect.TypeFor[Probe]():                func() any { return DefaultProbe },
+	reflect.TypeFor[FlowStep]():             func() any { return defaultFlowStep },
+	reflect.TypeFor[plan.PrometheusGuard](): func() any { return defaultPrometheusGuard },
+	reflect.TypeFor[plan.GuardQuery]():      func() any { return defaultGuardQuery },
+	reflect.TypeFor[plan.Search]():          func() any { return defaultSearch },
+	reflect.TypeFor[GRPC]():                 func() any { return defaultGRPC },
 }
 
 // scalarForm is a mapping that may also be written as one scalar.

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/internal/regularfile"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // maxNamedFileSize bounds a file the client settings name (a CA bundle,
@@ -85,7 +86,7 @@ func (v *validator) runLength(c *Config, pr *Probe, first map[string]int, p keyP
 
 // runSeconds is how long a run of l lasts, in seconds (as a float: a long
 // step times many levels must not overflow).
-func runSeconds(l *Load) float64 {
+func runSeconds(l *plan.Load) float64 {
 	if len(l.Phases) > 0 {
 		var s float64
 		for _, ph := range l.Phases {

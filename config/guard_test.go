@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // guardYAML is a probe config with guard as its guard section.
@@ -79,7 +81,7 @@ func TestGuardDefaults(t *testing.T) {
 		t.Errorf("live guard %+v: want window 1s, for 1, error ratio only", g)
 	}
 	pg := g.Prometheus
-	if pg.Interval != model.Duration(5*time.Second) || pg.OnError != OnErrorAbort || pg.Queries[0].For != 1 || !pg.HTTPClientConfig.FollowRedirects {
+	if pg.Interval != model.Duration(5*time.Second) || pg.OnError != plan.OnErrorAbort || pg.Queries[0].For != 1 || !pg.HTTPClientConfig.FollowRedirects {
 		t.Errorf("prometheus guard %+v: want interval 5s, on_error abort, for 1, the Prometheus client defaults", pg)
 	}
 	if q := pg.Queries[0]; q.Outside(5) || !q.Outside(5.1) || q.Outside(-1) {

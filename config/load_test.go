@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // A probe that is valid but for what a test changes.
@@ -101,8 +102,8 @@ func TestRulesAlwaysFilled(t *testing.T) {
 			t.Fatalf("%q: %v", rules, err)
 		}
 		r := c.Probes[0].Rules
-		if r.KneeFraction != DefaultRules.KneeFraction || r.LatencyQuantile != DefaultRules.LatencyQuantile || r.LatencyBudget != DefaultRules.LatencyBudget {
-			t.Errorf("%q: rules %+v, want the defaults %+v", rules, r, DefaultRules)
+		if r.KneeFraction != plan.DefaultRules.KneeFraction || r.LatencyQuantile != plan.DefaultRules.LatencyQuantile || r.LatencyBudget != plan.DefaultRules.LatencyBudget {
+			t.Errorf("%q: rules %+v, want the defaults %+v", rules, r, plan.DefaultRules)
 		}
 	}
 }

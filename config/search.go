@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // search checks a load's search section (docs/search.md): one axis, a range
 // within the caps, a precision and a step budget that can end a run.
-func (v *validator) search(c *Config, s *Search, p keyPath) {
+func (v *validator) search(c *Config, s *plan.Search, p keyPath) {
 	s.Line = v.lineOf(p)
 	switch {
 	case s.Concurrency == nil && s.Rate == nil:
@@ -30,7 +32,7 @@ func (v *validator) search(c *Config, s *Search, p keyPath) {
 
 // searchRange checks from and max: positive, from at most max, max within
 // the cap, whole numbers of connections on the closed-loop axis.
-func (v *validator) searchRange(r SearchRange, p keyPath, limit float64, limitName string, whole bool) {
+func (v *validator) searchRange(r plan.SearchRange, p keyPath, limit float64, limitName string, whole bool) {
 	show := num
 	if whole {
 		show = func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

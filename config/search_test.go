@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"testing"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // A search's keys left out keep their defaults; its steps count its axis,
@@ -10,11 +12,11 @@ import (
 func TestSearchDefaultsAndAxis(t *testing.T) {
 	for _, tc := range []struct {
 		search string
-		mode   Mode
+		mode   plan.Mode
 		peak   float64
 	}{
-		{"{concurrency: {from: 1, max: 1024}}", ModeConcurrency, 1024},
-		{"{rate: {from: 50, max: 20000}}", ModeRate, 20000},
+		{"{concurrency: {from: 1, max: 1024}}", plan.ModeConcurrency, 1024},
+		{"{rate: {from: 50, max: 20000}}", plan.ModeRate, 20000},
 	} {
 		c, err := Parse("x.yml", []byte(fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
 probes:
@@ -30,7 +32,7 @@ probes:
 		if s := l.Search; s.Precision != 0.1 || s.MaxSteps != 24 || s.Line != 6 {
 			t.Errorf("%s: precision %g, max_steps %d, line %d; want the defaults 0.1 and 24, line 6", tc.search, s.Precision, s.MaxSteps, s.Line)
 		}
-		if l.Mode() != tc.mode || l.Kind() != ModeSearch || l.Peak() != tc.peak {
+		if l.Mode() != tc.mode || l.Kind() != plan.ModeSearch || l.Peak() != tc.peak {
 			t.Errorf("%s: mode %s, kind %s, peak %g; want %s, search, %g", tc.search, l.Mode(), l.Kind(), l.Peak(), tc.mode, tc.peak)
 		}
 		if err := c.CheckShard("x.yml", Shard{}); err != nil {

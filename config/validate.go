@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Bounds of a config: beyond them a file is a mistake, and a run or an
@@ -203,19 +204,19 @@ func (v *validator) clientConfig(hc *commoncfg.HTTPClientConfig, p keyPath, dir 
 	}
 }
 
-func (v *validator) load(c *Config, l *Load, p keyPath) {
+func (v *validator) load(c *Config, l *plan.Load, p keyPath) {
 	var kinds []string
 	if l.Concurrency != nil {
-		kinds = append(kinds, string(ModeConcurrency))
+		kinds = append(kinds, string(plan.ModeConcurrency))
 	}
 	if l.Rate != nil {
-		kinds = append(kinds, string(ModeRate))
+		kinds = append(kinds, string(plan.ModeRate))
 	}
 	if l.Phases != nil {
-		kinds = append(kinds, string(ModePhases))
+		kinds = append(kinds, string(plan.ModePhases))
 	}
 	if l.Search != nil {
-		kinds = append(kinds, string(ModeSearch))
+		kinds = append(kinds, string(plan.ModeSearch))
 	}
 	switch len(kinds) {
 	case 0:
@@ -258,7 +259,7 @@ func (v *validator) load(c *Config, l *Load, p keyPath) {
 }
 
 // phases checks an open-loop profile.
-func (v *validator) phases(c *Config, phases []Phase, p keyPath) {
+func (v *validator) phases(c *Config, phases []plan.Phase, p keyPath) {
 	if len(phases) == 0 {
 		v.errorf(p, "at least one phase is required")
 	} else if len(phases) > maxLevels {
@@ -295,7 +296,7 @@ func (v *validator) phases(c *Config, phases []Phase, p keyPath) {
 	}
 }
 
-func (v *validator) rules(r *Rules, p keyPath) {
+func (v *validator) rules(r *plan.Rules, p keyPath) {
 	if !(r.KneeFraction > 0 && r.KneeFraction <= 1) {
 		v.errorf(p.to("knee_fraction"), "must be in (0, 1] (got %s)", num(r.KneeFraction))
 	}
@@ -311,7 +312,7 @@ func (v *validator) rules(r *Rules, p keyPath) {
 	}
 }
 
-func (v *validator) abort(a *Abort, p keyPath) {
+func (v *validator) abort(a *plan.Abort, p keyPath) {
 	if !(a.ErrorRatio > 0 && a.ErrorRatio <= 1) {
 		v.errorf(p.to("error_ratio"), "must be in (0, 1] (got %s)", num(a.ErrorRatio))
 	}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // webSocketScheme reports the schemes of a WebSocket probe's URL.
@@ -27,7 +29,7 @@ func (v *validator) webSocket(p *Probe, pp keyPath) {
 		v.errorf(sp, "must not be negative (got %d)", s)
 	case s > 0 && !ws:
 		v.errorf(sp, "applies to WebSocket probes (ws:// or wss:// URLs) only")
-	case s > 0 && p.Load.Mode() == ModeConcurrency:
+	case s > 0 && p.Load.Mode() == plan.ModeConcurrency:
 		v.errorf(sp, "applies to open-loop loads (rate, phases): a concurrency level is already a number of sessions")
 	}
 	if !ws {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/promapi"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -50,7 +50,7 @@ func TestJudgeRejectsAValueThatIsNotANumber(t *testing.T) {
 				}
 				return v
 			}, &queries)
-			own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+			own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 			f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 			if f.Valid || !slices.Equal(f.MissingShards, []int{1}) || f.Replicas != 2 {
 				t.Errorf("valid %v, missing %v, %d replicas; want invalid, shard 1 missing, 2", f.Valid, f.MissingShards, f.Replicas)
@@ -108,7 +108,7 @@ func TestJudgeCannotReadPrometheus(t *testing.T) {
 		{"an error", answering(http.StatusBadRequest, `{"status":"error","errorType":"bad_data","error":"parse error"}`), "parse error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+			own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 			f := reader(t, tc.url(t), 50*time.Millisecond).Judge(context.Background(), p, own)
 			if f.Valid || !slices.Equal(f.MissingShards, []int{0, 1, 2}) || f.Replicas != 0 {
 				t.Errorf("valid %v, missing %v, %d replicas; want invalid, every shard missing, 0", f.Valid, f.MissingShards, f.Replicas)
@@ -142,7 +142,7 @@ func TestJudgeBoundsAQueryInTime(t *testing.T) {
 	t.Cleanup(func() { close(stop) })
 	r := reader(t, srv.URL, 100*time.Millisecond)
 	r.timeout = 300 * time.Millisecond
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	done := make(chan *result.Fleet, 1)
 	started := time.Now()
 	go func() { done <- r.Judge(context.Background(), p, own) }()
@@ -188,7 +188,7 @@ func TestJudgeBoundsAnAnswerInSize(t *testing.T) {
 		written.Store(int64(n + m))
 	}))
 	t.Cleanup(srv.Close)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, srv.URL, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if len(f.Problems) != 1 || !strings.Contains(f.Problems[0], "larger than 32 MiB") || len(f.MissingShards) != 3 {
 		t.Errorf("problems %.300q, missing %v; want the size bound named and every shard missing", f.Problems, f.MissingShards)
@@ -213,7 +213,7 @@ func TestJudgeNamesAReplicaWithAnotherConfig(t *testing.T) {
 	rs[2].configHash = "ffeeddccbbaa9988"
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || !slices.Equal(f.MissingShards, []int{2}) {
 		t.Errorf("valid %v, missing %v; want invalid, shard 2 left out", f.Valid, f.MissingShards)

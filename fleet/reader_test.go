@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -87,7 +88,7 @@ func vector(t *testing.T, p config.Probe, rs []replica) model.Vector {
 			continue
 		}
 		reg := prometheus.NewRegistry()
-		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: r.steps}}}
+		src := states{{Probe: p, Last: &result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: r.steps}}}
 		collector.New(reg)
 		collector.RegisterResults(reg, src)
 		collector.RegisterShard(reg, r.shard, func() string { return r.configHash })
@@ -187,7 +188,7 @@ func TestJudgeSumsEveryShard(t *testing.T) {
 	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	if !f.Valid || f.Replicas != 3 || len(f.Problems) != 0 || len(f.MissingShards) != 0 {
 		t.Fatalf("fleet valid %v with %d replicas, problems %q, want valid with 3", f.Valid, f.Replicas, f.Problems)
@@ -221,7 +222,7 @@ func TestJudgeKeepsASlowShardsTail(t *testing.T) {
 	rs := threeShards(func(i int) []result.Step { return shardSteps(runStart, i == 1) })
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	lat := f.Steps[3].Latency
 	if lat.P99 <= 0.1 || lat.P99 > 0.4 || lat.Max != 0.6 {
@@ -248,7 +249,7 @@ func TestJudgeLeavesOutAShardWithoutSuccesses(t *testing.T) {
 	})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	if lat := f.Steps[3].Latency; lat.P50 != 0.02 || lat.P99 != 0.025 || lat.Max != 0.04 || lat.Mean != 0.02 {
 		t.Errorf("level 24 latency %+v; want the two answering shards' p50 20ms, p99 25ms, max 40ms, mean 20ms", lat)
@@ -289,7 +290,7 @@ func TestJudgeNamesAMissingShard(t *testing.T) {
 			rs := threeShards(tc.steps)
 			var queries atomic.Int32
 			url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-			own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+			own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 			f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 			if f.Valid || !slices.Equal(f.MissingShards, tc.missing) || f.Replicas != 2 {
 				t.Errorf("valid %v, missing %v, %d replicas; want invalid, %v, 2", f.Valid, f.MissingShards, f.Replicas, tc.missing)
@@ -320,7 +321,7 @@ func TestJudgeWaitsForTheLastScrape(t *testing.T) {
 		}
 		return vector(t, p, whole)
 	}, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 10*time.Second).Judge(context.Background(), p, own)
 	if !f.Valid || f.Replicas != 3 {
 		t.Errorf("valid %v with %d replicas, problems %q; want valid once the last step is scraped", f.Valid, f.Replicas, f.Problems)
@@ -334,7 +335,7 @@ func TestJudgeNamesADuplicateShard(t *testing.T) {
 	rs = append(rs, replica{shard: config.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || len(f.Problems) == 0 || !strings.Contains(f.Problems[0], "shard 1 of 3 runs twice") {
 		t.Errorf("valid %v, problems %q; want invalid: shard 1 runs twice", f.Valid, f.Problems)
@@ -358,7 +359,7 @@ func TestJudgeSeesABusyShardGenerator(t *testing.T) {
 	})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
-	own := result.Result{Name: p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || f.Steps[3].GeneratorCPURatio != 0.95 || f.Steps[2].GeneratorCPURatio != 0 {
 		t.Errorf("fleet valid %v, generator CPU at 12 and 24: %v, %v; want not valid, 0 and 0.95", f.Valid, f.Steps[2].GeneratorCPURatio, f.Steps[3].GeneratorCPURatio)
@@ -401,7 +402,7 @@ probes:
 			}
 			rs := threeShards(steps)
 			url := fakePrometheus(t, func() model.Vector { return vector(t, tc.p, rs) }, new(atomic.Int32))
-			own := result.Result{Name: tc.p.Name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps(0)}
+			own := result.Result{Name: tc.p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps(0)}
 			f := reader(t, url, time.Second).Judge(context.Background(), tc.p, own)
 			if len(f.Steps) != 4 {
 				t.Fatalf("%d fleet steps, problems %q; want 4", len(f.Steps), f.Problems)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -23,7 +24,7 @@ func sum(p config.Probe, own result.Result, shards int, ps parts, rejected map[i
 	tolerance := time.Duration(p.Load.StepDuration).Seconds() / 2
 	missing := make([][]string, shards)
 	for _, s := range own.Steps {
-		level := config.FormatLevel(s.Level)
+		level := plan.FormatLevel(s.Level)
 		ownStart := float64(s.Started.UnixNano()) / 1e9
 		var found []*part
 		for i := range shards {

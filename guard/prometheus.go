@@ -16,8 +16,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/promapi"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -25,7 +25,7 @@ import (
 type Watcher struct {
 	api      v1.API
 	rt       http.RoundTripper
-	cfg      *config.PrometheusGuard
+	cfg      *plan.PrometheusGuard
 	interval time.Duration
 	live     result.GuardLive
 	// over counts each query's consecutive evaluations outside its range.
@@ -36,7 +36,7 @@ type Watcher struct {
 }
 
 // New returns a Watcher of g's queries; live takes their evaluations.
-func New(g *config.PrometheusGuard, live result.GuardLive) (*Watcher, error) {
+func New(g *plan.PrometheusGuard, live result.GuardLive) (*Watcher, error) {
 	query, rt, err := promapi.New(g.URL, g.HTTPClientConfig, "guard")
 	if err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func (w *Watcher) evaluate(ctx context.Context) (result.Abort, bool) {
 		outside := false
 		if errs[i] != nil {
 			w.live.GuardError(q.Name)
-			if w.cfg.OnError == config.OnErrorIgnore {
+			if w.cfg.OnError == plan.OnErrorIgnore {
 				continue
 			}
 			outside = true // on_error abort: a guard that cannot see counts as breached
@@ -143,7 +143,7 @@ var errNoSample = errors.New("no sample")
 // query runs q now and returns its value: a scalar's, or of an instant
 // vector the series that breaks q's range most (docs/guards.md,
 // "Prometheus guards"). NaN samples (a ratio over no traffic) are no samples.
-func (w *Watcher) query(ctx context.Context, q config.GuardQuery) (float64, error) {
+func (w *Watcher) query(ctx context.Context, q plan.GuardQuery) (float64, error) {
 	v, _, _, err := w.api.Query(ctx, q.Query, time.Now())
 	if err != nil {
 		return 0, err

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // A query's answer becomes one value to judge, by the convention of
@@ -56,9 +57,9 @@ func TestQueryValue(t *testing.T) {
 				fmt.Fprint(w, tc.answer)
 			}))
 			defer srv.Close()
-			q := config.GuardQuery{Name: "q", Query: "up", Min: tc.min, Max: tc.max, For: 1}
-			w, err := New(&config.PrometheusGuard{URL: srv.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
-				Interval: model.Duration(time.Second), OnError: config.OnErrorAbort, Queries: []config.GuardQuery{q}}, nil)
+			q := plan.GuardQuery{Name: "q", Query: "up", Min: tc.min, Max: tc.max, For: 1}
+			w, err := New(&plan.PrometheusGuard{URL: srv.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+				Interval: model.Duration(time.Second), OnError: plan.OnErrorAbort, Queries: []plan.GuardQuery{q}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

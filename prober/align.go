@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // A fleet's replicas step together because each computes the same step
@@ -18,16 +19,16 @@ import (
 // settling (docs/design.md, "Settling between steps"): half a step_duration, at most
 // settle_timeout. Half a step leaves a backlog of that step's timeouts room
 // to clear without making a ramp half settling.
-func SettleAllowance(l config.Load) time.Duration {
+func SettleAllowance(l plan.Load) time.Duration {
 	return min(time.Duration(l.StepDuration)/2, time.Duration(l.SettleTimeout))
 }
 
 // AlignedLength is how long an aligned run of l takes from its boundary to
 // the boundary after its last step's settle allowance: where the next
 // aligned run (its control, or the next run of a continuous probe) starts.
-func AlignedLength(l config.Load) time.Duration {
+func AlignedLength(l plan.Load) time.Duration {
 	var d time.Duration
-	for _, st := range plan(l, config.Shard{}) {
+	for _, st := range stagesOf(l, config.Shard{}) {
 		d += st.duration + SettleAllowance(l)
 	}
 	return d
@@ -38,7 +39,7 @@ func AlignedLength(l config.Load) time.Duration {
 // the run is not aligned: each step starts when the last one has settled.
 type alignment []time.Time
 
-func newAlignment(at time.Time, l config.Load, stages []stage) alignment {
+func newAlignment(at time.Time, l plan.Load, stages []stage) alignment {
 	if at.IsZero() {
 		return nil
 	}

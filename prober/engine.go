@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Options wires a run to whoever watches it.
@@ -221,7 +221,7 @@ func (e *engine) run() result.Result {
 		// again, and goes on below it (search.go).
 		if step.ErrorRatio > p.Abort.ErrorRatio && more && p.Load.Search == nil {
 			r.Ended = result.ResultAborted
-			r.Abort = &result.Abort{By: result.ByErrorRatio, Guard: config.GuardErrorRatio, Value: step.ErrorRatio,
+			r.Abort = &result.Abort{By: result.ByErrorRatio, Guard: plan.GuardErrorRatio, Value: step.ErrorRatio,
 				Level: step.Level, AtSeconds: time.Since(e.started).Seconds()}
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
 				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/demo/target"
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // probeFor builds a probe the way a user would: from YAML, with the
@@ -568,7 +568,7 @@ func TestPhasesReportOneStepPerPhase(t *testing.T) {
 	if a := r.Steps[1].Attempts; a < 95 || a > 105 {
 		t.Errorf("ramp 50→150 over 1s sent %d requests, want about 100", a)
 	}
-	if r.Mode != config.ModePhases {
+	if r.Mode != plan.ModePhases {
 		t.Errorf("mode %q", r.Mode)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // The generator's own file descriptors (docs/measurement.md, "The
@@ -28,7 +29,7 @@ type FileNeed struct {
 
 func (n FileNeed) String() string {
 	return fmt.Sprintf("probe %s: level %s may need %d file descriptors (its connections and %d for loadprobe itself), above the process's limit of %d (RLIMIT_NOFILE): raise it (ulimit -n), or its attempts beyond it fail as generator and the run is not valid",
-		n.Probe, config.FormatLevel(n.Level), n.Needs, fileReserve, n.Limit)
+		n.Probe, plan.FormatLevel(n.Level), n.Needs, fileReserve, n.Limit)
 }
 
 // FileNeeds lists, for each of probes, its highest level when that
@@ -60,7 +61,7 @@ func mostConnections(p config.Probe, sh config.Shard) (level float64, conns uint
 	if s := p.Load.Search; s != nil {
 		levels = append(levels, s.Range().Max)
 	} else {
-		for _, st := range plan(p.Load, sh) {
+		for _, st := range stagesOf(p.Load, sh) {
 			levels = append(levels, max(st.level, st.rampTo))
 		}
 	}

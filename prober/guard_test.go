@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -99,16 +100,16 @@ func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
 	}{
 		{"500s two seconds into a level", fail, 2 * time.Second,
 			"load: {concurrency: [2, 4], step_duration: 10s}\nguard: {window: 1s, error_ratio: 0.5}",
-			config.GuardErrorRatio, nil, 2},
+			plan.GuardErrorRatio, nil, 2},
 		{"breaking points before the cut stand", fail, 2500 * time.Millisecond,
 			"load: {concurrency: [1, 2, 4], step_duration: 2s}\nguard: {window: 500ms, error_ratio: 0.5, for: 2}",
-			config.GuardErrorRatio, []float64{1}, 2},
+			plan.GuardErrorRatio, []float64{1}, 2},
 		{"open loop", fail, 2 * time.Second,
 			"load: {rate: [200, 400], step_duration: 10s}\nguard: {window: 1s, error_ratio: 0.5}",
-			config.GuardErrorRatio, nil, 200},
+			plan.GuardErrorRatio, nil, 200},
 		{"slow answers", slow, 2 * time.Second,
 			"load: {concurrency: [2, 4], step_duration: 10s}\nguard: {window: 1s, latency: {quantile: 0.9, max: 30ms}}",
-			config.GuardLatency, nil, 2},
+			plan.GuardLatency, nil, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tt := &turningTarget{after: tc.after, turn: tc.turn}

@@ -3,7 +3,7 @@ package prober
 import (
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -39,14 +39,14 @@ func (w *windowTally) reset() {
 
 // liveJudge holds the live guards of a run.
 type liveJudge struct {
-	guard config.Guard
+	guard plan.Guard
 	live  result.GuardLive
 	// over counts the breaches in a row of error_ratio and latency.
 	over [2]int
 	sum  windowTally
 }
 
-func newLiveJudge(g config.Guard, live result.GuardLive) *liveJudge {
+func newLiveJudge(g plan.Guard, live result.GuardLive) *liveJudge {
 	if !g.Live() {
 		return nil
 	}
@@ -112,11 +112,11 @@ func (j *liveJudge) judge() (result.Abort, bool) {
 	}
 	s := &j.sum
 	if j.guard.ErrorRatio > 0 && s.attempts > 0 {
-		check(0, config.GuardErrorRatio, float64(s.failed)/float64(s.attempts), j.guard.ErrorRatio)
+		check(0, plan.GuardErrorRatio, float64(s.failed)/float64(s.attempts), j.guard.ErrorRatio)
 	}
 	if l := j.guard.Latency; l != nil && s.success.n > 0 {
 		q := float64(min(s.success.hist.ValueAtQuantile(l.Quantile*100), s.success.max)) / 1e9
-		check(1, config.GuardLatency, q, time.Duration(l.Max).Seconds())
+		check(1, plan.GuardLatency, q, time.Duration(l.Max).Seconds())
 	}
 	if fired == nil {
 		return result.Abort{}, false

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -26,7 +27,7 @@ func newPlanner(p config.Probe, sh config.Shard) planner {
 	if p.Load.Search != nil {
 		return newSearchPlan(p)
 	}
-	return fixedPlan(plan(p.Load, sh))
+	return fixedPlan(stagesOf(p.Load, sh))
 }
 
 // fixedPlan runs its stages in order, whatever the steps show.
@@ -64,21 +65,21 @@ type stage struct {
 	fleetLevel float64
 }
 
-// plan lists the stages of a probe's load in the order they run, each
+// stagesOf lists the stages of a probe's load in the order they run, each
 // holding the shard's share of its level.
-func plan(l config.Load, sh config.Shard) []stage {
+func stagesOf(l plan.Load, sh config.Shard) []stage {
 	step := time.Duration(l.StepDuration)
 	var stages []stage
 	switch l.Mode() {
-	case config.ModeConcurrency:
+	case plan.ModeConcurrency:
 		for _, c := range l.Concurrency {
 			stages = append(stages, stage{level: float64(c), rampTo: float64(c), duration: step})
 		}
-	case config.ModeRate:
+	case plan.ModeRate:
 		for _, r := range l.Rate {
 			stages = append(stages, stage{level: r, rampTo: r, duration: step})
 		}
-	case config.ModePhases:
+	case plan.ModePhases:
 		for _, ph := range l.Phases {
 			to := ph.Rate
 			if ph.RampTo != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -78,7 +79,7 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 
 // sameLevels is l as a fixed ramp over the levels r measured, in order of
 // level, each once.
-func sameLevels(l config.Load, r result.Result) config.Load {
+func sameLevels(l plan.Load, r result.Result) plan.Load {
 	l.Search, l.Concurrency, l.Rate, l.Phases = nil, nil, nil, nil
 	for _, s := range result.ByLevel(r.Mode, r.Steps) {
 		if r.Mode.ClosedLoop() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -81,7 +82,7 @@ func TestWithControl(t *testing.T) {
 // The control of a search runs the levels the search measured, in order of
 // level, each once, whatever load its own config names.
 func TestWithControlOfASearchRunsItsLevels(t *testing.T) {
-	var controlLoad config.Load
+	var controlLoad plan.Load
 	run := Runner(func(_ context.Context, p config.Probe, _ Options) (result.Result, error) {
 		if p.Name == "c" {
 			controlLoad = p.Load
@@ -91,9 +92,9 @@ func TestWithControlOfASearchRunsItsLevels(t *testing.T) {
 		for _, l := range []float64{1, 2, 4, 8, 16, 32, 12, 10, 10, 11} {
 			steps = append(steps, result.Step{Level: l, Search: result.SearchRefine})
 		}
-		return result.Result{Name: "p", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps}, nil
+		return result.Result{Name: "p", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps}, nil
 	})
-	c := &Control{Probe: config.Probe{Name: "c", Load: config.Load{Concurrency: []int{1, 1024}, StepDuration: 7}}}
+	c := &Control{Probe: config.Probe{Name: "c", Load: plan.Load{Concurrency: []int{1, 1024}, StepDuration: 7}}}
 	run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
 	if want := []int{1, 2, 4, 8, 10, 11, 12, 16, 32}; !slices.Equal(controlLoad.Concurrency, want) || controlLoad.StepDuration != 7 {
 		t.Errorf("control ran %v (step %v), want %v at its own step_duration", controlLoad.Concurrency, controlLoad.StepDuration, want)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -16,11 +17,11 @@ import (
 // same rules as any run (result.Analyze), so that the search and its result
 // can never disagree on where a rule fired.
 type searchPlan struct {
-	mode      config.Mode
-	rng       config.SearchRange
+	mode      plan.Mode
+	rng       plan.SearchRange
 	precision float64
 	maxSteps  int
-	rules     config.Rules
+	rules     plan.Rules
 	abort     float64 // abort.error_ratio
 	duration  time.Duration
 }
@@ -50,7 +51,7 @@ func (s *searchPlan) next(done []result.Step) (stage, bool) {
 		return stage{}, false
 	}
 	if len(done) == 0 {
-		return s.stage(s.rng.From, result.SearchGrow, "growing from "+config.FormatLevel(s.rng.From)), true
+		return s.stage(s.rng.From, result.SearchGrow, "growing from "+plan.FormatLevel(s.rng.From)), true
 	}
 	r := result.Result{Mode: s.mode, Steps: done}
 	result.Analyze(&r, s.rules)
@@ -63,7 +64,7 @@ func (s *searchPlan) next(done []result.Step) (stage, bool) {
 			return stage{}, false // no rule fired up to max
 		}
 		return s.stage(min(2*k.top, s.rng.Max), result.SearchGrow,
-			"growing: no rule has fired up to "+config.FormatLevel(k.top)), true
+			"growing: no rule has fired up to "+plan.FormatLevel(k.top)), true
 	}
 	for _, rule := range result.Rules {
 		bp := r.BreakingPoints.Of(rule)
@@ -76,7 +77,7 @@ func (s *searchPlan) next(done []result.Step) (stage, bool) {
 		}
 		if mid := s.middle(below, at); mid < k.ceiling {
 			return s.stage(mid, result.SearchRefine, fmt.Sprintf("refining the %s between %s and %s",
-				rule.Text(), config.FormatLevel(below), config.FormatLevel(at))), true
+				rule.Text(), plan.FormatLevel(below), plan.FormatLevel(at))), true
 		}
 	}
 	return stage{}, false
@@ -132,12 +133,12 @@ func (s *searchPlan) again(done []result.Step, k known) (float64, string, bool) 
 		// one below; at the top, when the levels below rose to it.
 		top := i+1 == len(view)
 		rising := !top && view[i+1].Goodput > lo.Goodput || top && (i < 2 || lo.Goodput > view[i-2].Goodput)
-		level := config.FormatLevel(mid.Level)
+		level := plan.FormatLevel(mid.Level)
 		switch {
 		case rising && mid.Goodput < (1-s.noiseTolerance())*lo.Goodput:
-			return mid.Level, fmt.Sprintf("measuring %s again: its goodput dips below %s's", level, config.FormatLevel(lo.Level)), true
+			return mid.Level, fmt.Sprintf("measuring %s again: its goodput dips below %s's", level, plan.FormatLevel(lo.Level)), true
 		case !top && over(mid) && !over(view[i+1]):
-			return mid.Level, fmt.Sprintf("measuring %s again: it broke the latency budget where %s kept it", level, config.FormatLevel(view[i+1].Level)), true
+			return mid.Level, fmt.Sprintf("measuring %s again: it broke the latency budget where %s kept it", level, plan.FormatLevel(view[i+1].Level)), true
 		}
 	}
 	return 0, "", false

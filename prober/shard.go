@@ -4,16 +4,17 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // share turns a probe's planned stages into this replica's share of them.
 // Each stage keeps the fleet's level to report on its step (every
 // replica's series carry the configured level, so that Prometheus sums
 // them by level), while its load becomes the replica's share.
-func share(s config.Shard, mode config.Mode, stages []stage) []stage {
+func share(s config.Shard, mode plan.Mode, stages []stage) []stage {
 	for i, st := range stages {
 		stages[i].fleetLevel = (st.level + st.rampTo) / 2
-		if mode == config.ModeConcurrency {
+		if mode == plan.ModeConcurrency {
 			stages[i].level = float64(s.Connections(int(st.level)))
 			stages[i].rampTo = stages[i].level
 		} else {

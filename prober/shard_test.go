@@ -33,7 +33,7 @@ func TestPlanSendsTheShardsShareAndReportsTheFleetLevel(t *testing.T) {
   - {name: flat, duration: 1s, rate: 90}`, config.Shard{Index: 0, Count: 3}, []stage{{level: 10, rampTo: 30, fleetLevel: 60}, {level: 30, rampTo: 30, fleetLevel: 90}}},
 	}
 	for _, tt := range tests {
-		got := plan(probeFor(t, url, tt.load).Load, tt.shard)
+		got := stagesOf(probeFor(t, url, tt.load).Load, tt.shard)
 		if len(got) != len(tt.want) {
 			t.Fatalf("%s as %v: %d stages, want %d", tt.load, tt.shard, len(got), len(tt.want))
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -324,7 +324,7 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 // The recorder and the analysis together: a target that refuses every
 // connection (docs/design.md, "Failures divided by attempts").
 func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
-	r := &result.Result{Mode: config.ModeConcurrency}
+	r := &result.Result{Mode: plan.ModeConcurrency}
 	rec := newStepRecorder()
 	for _, level := range []float64{1, 2, 4} {
 		rec.reset()
@@ -333,7 +333,7 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 		}
 		r.Steps = append(r.Steps, rec.summarize(level, "", 5*time.Second, true))
 	}
-	result.Analyze(r, config.DefaultRules)
+	result.Analyze(r, plan.DefaultRules)
 	if r.Steps[0].ErrorRatio != 1 || r.Steps[0].Throughput != 0 {
 		t.Errorf("error ratio, throughput = %v, %v; want 1, 0", r.Steps[0].ErrorRatio, r.Steps[0].Throughput)
 	}

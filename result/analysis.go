@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // heldRatio is the lowest load_held_ratio at which a level counts as having
@@ -22,7 +22,7 @@ const heldRatio = 0.8
 // held to, in seconds. The figure is the nearest one not below
 // rules.latency_quantile, so the budget is never judged on a more lenient
 // quantile than configured (0.98 reads p99; above 0.999 reads the max).
-func LatencyRule(rules config.Rules) (Quantile, float64) {
+func LatencyRule(rules plan.Rules) (Quantile, float64) {
 	budget := time.Duration(rules.LatencyBudget).Seconds()
 	for _, lq := range Quantiles {
 		if rules.LatencyQuantile <= lq.Q+1e-12 {
@@ -79,7 +79,7 @@ type analysis struct {
 //     kept the rule: each rule fires at the lowest level that breaks it.
 //   - A step cut short by a guard or the pause switch is left out of every
 //     figure: it is no whole measurement of its level.
-func Analyze(r *Result, rules config.Rules) {
+func Analyze(r *Result, rules plan.Rules) {
 	if whole := r.Whole(); len(whole) < len(r.Steps) {
 		w := *r
 		w.Steps = whole
@@ -108,7 +108,7 @@ func Analyze(r *Result, rules config.Rules) {
 	r.Diagnosis = a.diagnose()
 }
 
-func newAnalysis(r *Result, rules config.Rules) *analysis {
+func newAnalysis(r *Result, rules plan.Rules) *analysis {
 	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, capacity: -1}
 	a.kneeFraction = rules.KneeFraction
 	a.quantile, a.budget = LatencyRule(rules)
@@ -124,7 +124,7 @@ func newAnalysis(r *Result, rules config.Rules) *analysis {
 			a.peak = i
 		}
 	}
-	if r.Mode != config.ModePhases && a.peak >= 0 && steps[a.peak].Goodput > 0 {
+	if r.Mode != plan.ModePhases && a.peak >= 0 && steps[a.peak].Goodput > 0 {
 		want := a.kneeFraction * steps[a.peak].Goodput
 		for i, s := range steps {
 			if s.Goodput >= want {
@@ -175,7 +175,7 @@ func (a *analysis) point(i int) *Point {
 // breakingPoint is point(i) with its bracket, for a rule that fired at step i.
 func (a *analysis) breakingPoint(i int) *Point {
 	p := a.point(i)
-	if p != nil && a.r.Mode != config.ModePhases {
+	if p != nil && a.r.Mode != plan.ModePhases {
 		p.Bracket[1] = p.Level
 		if i > 0 {
 			p.Bracket[0] = a.r.Steps[i-1].Level
@@ -189,12 +189,12 @@ func (a *analysis) breakingPoint(i int) *Point {
 // a search measures a level again to settle a reading that contradicts its
 // neighbours (docs/search.md, "Noise"). Phases keep the order they ran in.
 // Steps already in order come back as they are.
-func ByLevel(m config.Mode, steps []Step) []Step {
+func ByLevel(m plan.Mode, steps []Step) []Step {
 	rising := true
 	for i := 1; i < len(steps) && rising; i++ {
 		rising = steps[i].Level > steps[i-1].Level
 	}
-	if m == config.ModePhases || rising {
+	if m == plan.ModePhases || rising {
 		return steps
 	}
 	last := make(map[float64]int, len(steps))
@@ -280,7 +280,7 @@ const pastPeakDrop = 0.10
 // goodput fell more than pastPeakDrop below capacity's; -1 when none did
 // (or for phases, a profile rather than an escalating ramp).
 func (a *analysis) fallsPastPeak() int {
-	if a.capacity < 0 || a.r.Mode == config.ModePhases {
+	if a.capacity < 0 || a.r.Mode == plan.ModePhases {
 		return -1
 	}
 	steps, c := a.r.Steps, a.r.Steps[a.capacity]

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 func rep(n int, v int64) []int64 {
@@ -85,7 +85,7 @@ func reference() *Result {
 	levels := []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
 	goodput := []int64{100, 200, 398, 405, 404, 403, 400, 395, 390}
 	p99 := []float64{10, 10, 10.2, 14, 20, 41, 120, 320, 640}
-	r := &Result{Mode: config.ModeConcurrency}
+	r := &Result{Mode: plan.ModeConcurrency}
 	for i, g := range goodput {
 		r.Steps = append(r.Steps, clean(levels[i], g, ms(p99[i])))
 	}
@@ -98,7 +98,7 @@ func reference() *Result {
 func pt(level, throughput float64) *Point { return &Point{Level: level, Throughput: throughput} }
 
 func TestAnalysis(t *testing.T) {
-	budget1pct := config.DefaultRules
+	budget1pct := plan.DefaultRules
 	budget1pct.ErrorRatioBudget = 0.01
 
 	heldRef := reference()
@@ -110,7 +110,7 @@ func TestAnalysis(t *testing.T) {
 
 	// The Universal Scalability Law's shape: goodput peaks, then falls
 	// while every level stays within both budgets.
-	usl := &Result{Mode: config.ModeConcurrency}
+	usl := &Result{Mode: plan.ModeConcurrency}
 	for i, l := range []float64{1, 6, 12, 24, 48} {
 		usl.Steps = append(usl.Steps, clean(l, []int64{40, 200, 310, 365, 303}[i], ms(20+float64(i)*20)))
 	}
@@ -118,7 +118,7 @@ func TestAnalysis(t *testing.T) {
 	tests := []struct {
 		name        string
 		r           *Result
-		rules       config.Rules
+		rules       plan.Rules
 		peak        float64
 		bp          BreakingPoints
 		capacity    *Point
@@ -127,7 +127,7 @@ func TestAnalysis(t *testing.T) {
 		notInAnyOne []string
 	}{
 		{
-			name: "reference ramp", r: reference(), rules: config.DefaultRules,
+			name: "reference ramp", r: reference(), rules: plan.DefaultRules,
 			peak: 405,
 			bp:   BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395), FirstFailure: pt(512, 52)},
 			// The best goodput below 128, which broke the latency budget.
@@ -146,7 +146,7 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "capacity is the best goodput within budgets, not the highest level's",
-			r:    usl, rules: config.DefaultRules,
+			r:    usl, rules: plan.DefaultRules,
 			peak: 365, bp: BreakingPoints{Knee: pt(24, 365)},
 			capacity: pt(24, 365), valid: true,
 			diagnosis: []string{
@@ -154,7 +154,7 @@ func TestAnalysis(t *testing.T) {
 			},
 		},
 		{
-			name: "never-fired rules stay nil", r: heldRef, rules: config.DefaultRules,
+			name: "never-fired rules stay nil", r: heldRef, rules: plan.DefaultRules,
 			peak:     405,
 			bp:       BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395)},
 			capacity: pt(8, 405),
@@ -166,11 +166,11 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "all refused",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				heldAt(mk(1, rep(5, 0), rep(5, 2000), "refused", 0), 0.9),
 				heldAt(mk(2, rep(5, 0), rep(5, 2100), "refused", 0), 0.9),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			bp:    BreakingPoints{FirstFailure: pt(1, 0)},
 			// Nothing below the first failure to judge: the finding is the
 			// target's, and a sound one.
@@ -185,10 +185,10 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "a target slower than the timeout: held load, timeouts, valid",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				heldAt(mk(1, rep(4, 0), rep(4, 1), "timeout", 0), 1),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			bp:    BreakingPoints{FirstFailure: pt(1, 0)},
 			valid: true,
 			diagnosis: []string{
@@ -199,13 +199,13 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "cap",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 390, ms(10)),
 				mk(8, []int64{400, 398, 401, 400, 402}, []int64{420, 410, 400, 405, 399}, "429", ms(10)),
 				mk(16, []int64{399, 400, 400, 401, 397}, []int64{1210, 1190, 1200, 1205, 1201}, "429", ms(10)),
 				mk(32, []int64{403, 400, 399, 400, 400}, []int64{2800, 2790, 2810, 2805, 2800}, "429", ms(10)),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  400.4, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 400.2)},
 			capacity: pt(4, 390), valid: true,
 			diagnosis: []string{
@@ -216,12 +216,12 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "depletion across a level change",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 400, ms(10)),
 				mk(8, []int64{400, 400, 150, 0, 0}, []int64{0, 0, 250, 400, 400}, "503", ms(10)),
 				mk(16, rep(5, 0), rep(5, 800), "503", ms(1)),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  400, bp: BreakingPoints{Knee: pt(4, 400), FirstFailure: pt(8, 190)},
 			capacity: pt(4, 400), valid: true,
 			diagnosis: []string{
@@ -231,11 +231,11 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "total failure from a level change is a cliff, not depletion",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)),
 				heldAt(mk(4, rep(5, 0), rep(5, 3000), "refused", 0), 0),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  200, bp: BreakingPoints{Knee: pt(2, 200), FirstFailure: pt(4, 0)},
 			capacity: pt(2, 200), valid: true,
 			diagnosis: []string{
@@ -245,10 +245,10 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "steady successes at one failing level are not a cap",
-			r: &Result{Mode: config.ModeRate, Steps: []Step{
+			r: &Result{Mode: plan.ModeRate, Steps: []Step{
 				mk(10, rep(10, 9), rep(10, 1), "500", ms(10)),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  9, bp: BreakingPoints{Knee: pt(10, 9), FirstFailure: pt(10, 9)},
 			valid: true,
 			diagnosis: []string{
@@ -260,12 +260,12 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "cliff",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				clean(1, 100, ms(5)), clean(2, 200, ms(5)), clean(4, 390, ms(5)),
 				mk(8, []int64{380, 300, 390, 350, 330}, []int64{50, 120, 30, 90, 60}, "503", ms(9)),
 				mk(16, []int64{300, 420, 350, 390, 250}, []int64{500, 400, 450, 420, 600}, "503", ms(9)),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  390, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 350)},
 			capacity: pt(4, 390), valid: true,
 			diagnosis: []string{
@@ -276,12 +276,12 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "intermittent failures have no shape",
-			r: &Result{Mode: config.ModeConcurrency, Steps: []Step{
+			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
 				clean(1, 100, ms(5)),
 				mk(2, rep(5, 200), []int64{0, 3, 0, 0, 1}, "reset", ms(5)),
 				clean(4, 390, ms(5)),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  390, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(2, 200)},
 			capacity: pt(1, 100), valid: true,
 			diagnosis: []string{
@@ -291,7 +291,7 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "low load held before the first failure makes the run invalid",
-			r:    lowHeld, rules: config.DefaultRules,
+			r:    lowHeld, rules: plan.DefaultRules,
 			peak: 405, bp: BreakingPoints{Knee: pt(4, 398)}, capacity: pt(8, 405), valid: false,
 			diagnosis: []string{
 				"at 2 connections the generator kept only 1 attempt in flight (load held 50%): the run did not hold the load it claims",
@@ -299,13 +299,13 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "phases",
-			r: &Result{Mode: config.ModePhases, Steps: []Step{
+			r: &Result{Mode: plan.ModePhases, Steps: []Step{
 				named(clean(1, 1, ms(5)), "warm up"),
 				named(clean(3, 3, ms(5)), "ramp up"),
 				named(mk(5, []int64{5, 4, 5, 5, 4}, []int64{0, 1, 0, 0, 1}, "500", ms(5)), "sustained"),
 				named(clean(1, 1, ms(5)), "cool down"),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  4.6, bp: BreakingPoints{FirstFailure: pt(5, 4.6)},
 			capacity: pt(3, 3), valid: true,
 			diagnosis: []string{
@@ -317,7 +317,7 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "rate ramp with an error budget",
-			r: &Result{Mode: config.ModeRate, Steps: []Step{
+			r: &Result{Mode: plan.ModeRate, Steps: []Step{
 				clean(100, 100, ms(5)),
 				clean(200, 200, ms(6)),
 				mk(400, rep(5, 398), rep(5, 2), "503", ms(7)),
@@ -335,17 +335,17 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "a level that recovers past a breach does not raise capacity",
-			r: &Result{Mode: config.ModeRate, Steps: []Step{
+			r: &Result{Mode: plan.ModeRate, Steps: []Step{
 				clean(100, 100, ms(5)),
 				clean(200, 200, ms(300)),
 				clean(400, 400, ms(5)),
 			}},
-			rules: config.DefaultRules,
+			rules: plan.DefaultRules,
 			peak:  400, bp: BreakingPoints{Knee: pt(400, 400), LatencyBudget: pt(200, 200)},
 			capacity: pt(100, 100), valid: true,
 		},
 		{
-			name: "no steps", r: &Result{Mode: config.ModeConcurrency}, rules: config.DefaultRules,
+			name: "no steps", r: &Result{Mode: plan.ModeConcurrency}, rules: plan.DefaultRules,
 			valid: false, diagnosis: []string{"no step was measured"},
 		},
 	}
@@ -415,7 +415,7 @@ func checkPoint(t *testing.T, rule string, got, want *Point) {
 func TestAnalysisNeverFiredIsJSONNull(t *testing.T) {
 	r := reference()
 	r.Steps = r.Steps[:6] // up to 32 connections: within every budget
-	Analyze(r, config.DefaultRules)
+	Analyze(r, plan.DefaultRules)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func TestAnalysisPickQuantile(t *testing.T) {
 		{0.5, "p50"}, {0.3, "p50"}, {0.9, "p90"}, {0.95, "p95"}, {0.98, "p99"}, {0.99, "p99"},
 		{0.995, "p99.9"}, {0.999, "p99.9"}, {0.9999, "max"}, {1, "max"},
 	} {
-		if got, _ := LatencyRule(config.Rules{LatencyQuantile: c.q}); got.Label != c.want {
+		if got, _ := LatencyRule(plan.Rules{LatencyQuantile: c.q}); got.Label != c.want {
 			t.Errorf("LatencyRule with latency_quantile %v reads %s, want %s", c.q, got.Label, c.want)
 		}
 	}
@@ -443,7 +443,7 @@ func TestAnalysisPickQuantile(t *testing.T) {
 
 func TestAnalysisRulesAreApplied(t *testing.T) {
 	// p95 with a 100ms budget: the reference's p95 (0.9 × p99) crosses it at 64.
-	rules := config.Rules{KneeFraction: 0.45, LatencyQuantile: 0.95, LatencyBudget: model.Duration(100 * time.Millisecond)}
+	rules := plan.Rules{KneeFraction: 0.45, LatencyQuantile: 0.95, LatencyBudget: model.Duration(100 * time.Millisecond)}
 	r := reference()
 	Analyze(r, rules)
 	checkPoint(t, "knee", r.BreakingPoints.Knee, pt(2, 200))
@@ -459,7 +459,7 @@ func TestAnalysisHeldRatioOnlyUpToFirstFailure(t *testing.T) {
 	r.Steps[9].LoadHeldRatio = 0.95 // 512 held: valid
 	r.Steps = append(r.Steps, mk(1024, rep(5, 10), rep(5, 500), "timeout", ms(950)))
 	r.Steps[10].LoadHeldRatio = 0.01 // past the first failure: does not count
-	Analyze(r, config.DefaultRules)
+	Analyze(r, plan.DefaultRules)
 	if !r.Valid {
 		t.Errorf("valid = false, want true:\n%s", strings.Join(r.Diagnosis, "\n"))
 	}
@@ -470,7 +470,7 @@ func TestAnalysisFormats(t *testing.T) {
 		{fmtNum(398.4), "398"}, {fmtNum(41), "41"}, {fmtNum(10.24), "10.2"}, {fmtNum(0.0123), "0.0123"}, {fmtNum(0), "0"},
 		{fmtSeconds(0.0102), "10.2ms"}, {fmtSeconds(0.041), "41ms"}, {fmtSeconds(2.5), "2.5s"}, {fmtSeconds(42e-6), "42µs"},
 		{fmtPct(0.37), "37%"}, {fmtPct(0.032), "3.2%"}, {fmtPct(0.9996), "99.9%"}, {fmtPct(1), "100%"}, {fmtPct(0.95), "95%"},
-		{config.FormatLevel(512), "512"}, {config.FormatLevel(2.5), "2.5"},
+		{plan.FormatLevel(512), "512"}, {plan.FormatLevel(2.5), "2.5"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

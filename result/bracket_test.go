@@ -3,18 +3,18 @@ package result
 import (
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Each breaking point carries its bracket, [the level below it that kept
 // the rule, its own level], from a fixed ramp's levels as from a search's.
 func TestBreakingPointBrackets(t *testing.T) {
 	ramp := reference()
-	Analyze(ramp, config.DefaultRules)
+	Analyze(ramp, plan.DefaultRules)
 
 	// The same target searched: the levels out of order, 8 measured twice
 	// (its first reading a dip that the second one overrules).
-	search := &Result{Mode: config.ModeConcurrency}
+	search := &Result{Mode: plan.ModeConcurrency}
 	for _, s := range []Step{
 		clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 398, ms(10.2)), clean(8, 300, ms(14)),
 		clean(16, 404, ms(20)), clean(8, 405, ms(14)), clean(3, 300, ms(10)), clean(128, 395, ms(320)),
@@ -23,7 +23,7 @@ func TestBreakingPointBrackets(t *testing.T) {
 		s.Search = SearchRefine
 		search.Steps = append(search.Steps, s)
 	}
-	Analyze(search, config.DefaultRules)
+	Analyze(search, plan.DefaultRules)
 
 	tests := []struct {
 		name  string

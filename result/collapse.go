@@ -3,7 +3,7 @@ package result
 import (
 	"fmt"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // collapseDrop is how far goodput must fall below the peak, at a higher
@@ -14,11 +14,11 @@ const collapseDrop = 0.20
 // collapseLine names retrograde throughput: goodput falling by more than
 // collapseDrop from the peak at a higher level — more load, less work done,
 // the most dangerous shape a ramp can show — with both figures, the level
-// and the likely cause read from the failure kinds. config.ModePhases are a profile,
+// and the likely cause read from the failure kinds. plan.ModePhases are a profile,
 // not an escalating ramp: a lower rate later in it is no collapse.
 func (a *analysis) collapseLine() string {
 	steps := a.r.Steps
-	if a.r.Mode == config.ModePhases || a.peak < 0 || steps[a.peak].Goodput <= 0 {
+	if a.r.Mode == plan.ModePhases || a.peak < 0 || steps[a.peak].Goodput <= 0 {
 		return ""
 	}
 	peak, low := steps[a.peak], -1

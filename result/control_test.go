@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // ramp is a finished run whose steps have the given goodputs at levels 1, 2, 4, ...
@@ -16,7 +16,7 @@ func ramp(name string, goodputs ...float64) Result {
 			Latency: Latency{Mean: level / g, P99: level / g}})
 		level *= 2
 	}
-	Analyze(&r, config.DefaultRules)
+	Analyze(&r, plan.DefaultRules)
 	return r
 }
 

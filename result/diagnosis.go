@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // diagnose explains the analysis in plain language, one finding a line, each
@@ -87,7 +87,7 @@ func (a *analysis) also(steps []Step) string {
 
 func (a *analysis) kneeLine() string {
 	steps := a.r.Steps
-	if a.r.Mode == config.ModePhases {
+	if a.r.Mode == plan.ModePhases {
 		return "knee: not computed for phases (the rule reads an escalating ramp, not a profile)"
 	}
 	if a.knee < 0 {
@@ -243,21 +243,21 @@ func (a *analysis) heldLine() string {
 func (a *analysis) levelText(s Step) string { return StepText(a.r.Mode, s) }
 
 func (a *analysis) at(s Step) string {
-	if a.r.Mode == config.ModePhases {
+	if a.r.Mode == plan.ModePhases {
 		return "in " + a.levelText(s)
 	}
 	return "at " + a.levelText(s)
 }
 
 func (a *analysis) anyLevel() string {
-	if a.r.Mode == config.ModePhases {
+	if a.r.Mode == plan.ModePhases {
 		return "in any phase"
 	}
 	return "at any level"
 }
 
 func (a *analysis) everyLevel() string {
-	if a.r.Mode == config.ModePhases {
+	if a.r.Mode == plan.ModePhases {
 		return "in every phase"
 	}
 	return "at every level"

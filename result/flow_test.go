@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // The diagnosis of a flow names the step that failed first and the step
@@ -30,8 +30,8 @@ func TestFlowDiagnosis(t *testing.T) {
 	steps[1].Flow = []FlowFigures{flowStep("login", 950, 0, 6*time.Millisecond), flowStep("item", 950, 0, 6*time.Millisecond)}
 	steps[2].Flow = []FlowFigures{flowStep("login", 975, 0, 7*time.Millisecond), flowStep("item", 975, 0, 20*time.Millisecond)}
 	steps[3].Flow = []FlowFigures{flowStep("login", 1000, 120, 9*time.Millisecond), flowStep("item", 880, 0, 70*time.Millisecond)}
-	r := &Result{Mode: config.ModeConcurrency, Steps: steps}
-	Analyze(r, config.DefaultRules)
+	r := &Result{Mode: plan.ModeConcurrency, Steps: steps}
+	Analyze(r, plan.DefaultRules)
 	for _, want := range []string{
 		`first failure at 8 connections: step "login", 503 on 12% of attempts (shedding: capacity ran out)`,
 		`step "item" limits the flow: its p99 grows most past 2 connections, from 6ms to 70ms at 8 connections`,

@@ -3,7 +3,7 @@ package result
 import (
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // TestGeneratorLimited: a step whose generator CPU ratio reaches the budget,
@@ -11,7 +11,7 @@ import (
 // diagnosis names the step and the cause; one just below the budget does not.
 func TestGeneratorLimited(t *testing.T) {
 	ramp := func(cpu []float64, overlap []int) *Result {
-		r := &Result{Mode: config.ModeConcurrency}
+		r := &Result{Mode: plan.ModeConcurrency}
 		for i, l := range []float64{1, 50} {
 			s := clean(l, []int64{5000, 9000}[i], ms(2))
 			s.GeneratorCPURatio, s.OverlappingRuns = cpu[i], overlap[i]
@@ -19,22 +19,22 @@ func TestGeneratorLimited(t *testing.T) {
 		}
 		return r
 	}
-	tight := config.DefaultRules
+	tight := plan.DefaultRules
 	tight.GeneratorCPUBudget = 0.5
 	for _, tc := range []struct {
 		name      string
 		r         *Result
-		rules     config.Rules
+		rules     plan.Rules
 		valid     bool
 		diagnosis []string
 		not       []string
 	}{
 		{
-			name: "CPU at the budget", r: ramp([]float64{0.31, 0.9}, []int{0, 0}), rules: config.DefaultRules,
+			name: "CPU at the budget", r: ramp([]float64{0.31, 0.9}, []int{0, 0}), rules: plan.DefaultRules,
 			diagnosis: []string{"generator-limited at 50 connections (generator CPU 90% of what it may use, budget 90%): the figures there may be the generator's, not the target's; the run is not valid"},
 		},
 		{
-			name: "CPU just below the budget", r: ramp([]float64{0.31, 0.89}, []int{0, 0}), rules: config.DefaultRules,
+			name: "CPU just below the budget", r: ramp([]float64{0.31, 0.89}, []int{0, 0}), rules: plan.DefaultRules,
 			valid: true, not: []string{"generator-limited"},
 		},
 		{
@@ -42,15 +42,15 @@ func TestGeneratorLimited(t *testing.T) {
 			diagnosis: []string{"generator-limited at 50 connections (generator CPU 60% of what it may use, budget 50%)"},
 		},
 		{
-			name: "another run overlapped", r: ramp([]float64{0.1, 0.2}, []int{1, 0}), rules: config.DefaultRules,
+			name: "another run overlapped", r: ramp([]float64{0.1, 0.2}, []int{1, 0}), rules: plan.DefaultRules,
 			diagnosis: []string{"generator-limited at 1 connection (1 other run's load overlapped it)"},
 		},
 		{
-			name: "both, on two steps", r: ramp([]float64{0.1, 0.95}, []int{2, 3}), rules: config.DefaultRules,
+			name: "both, on two steps", r: ramp([]float64{0.1, 0.95}, []int{2, 3}), rules: plan.DefaultRules,
 			diagnosis: []string{"generator-limited at 1 connection (2 other runs' load overlapped it), 50 connections (generator CPU 95% of what it may use, budget 90%; 3 other runs' load overlapped it)"},
 		},
 		{
-			name: "not measured", r: ramp([]float64{0, 0}, []int{0, 0}), rules: config.DefaultRules,
+			name: "not measured", r: ramp([]float64{0, 0}, []int{0, 0}), rules: plan.DefaultRules,
 			valid: true, not: []string{"generator-limited"},
 		},
 	} {

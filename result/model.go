@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/finitejson"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Verdict says what fitting the Universal Scalability Law to a run gave
@@ -155,7 +155,7 @@ func (a *analysis) model() *Model {
 // (docs/model.md, "Open loop"). A step without a success has no point.
 func (a *analysis) modelPoints() ([]Point, bool) {
 	closed := a.r.Mode.ClosedLoop()
-	if !closed && a.r.Mode != config.ModeRate {
+	if !closed && a.r.Mode != plan.ModeRate {
 		return nil, false
 	}
 	failed := math.Inf(1)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // readSPECSDM91 reads result/testdata/specsdm91.csv (its source is named in
@@ -101,7 +101,7 @@ func modelStep(level, goodput, mean float64) Step {
 // lawRamp is a closed-loop ramp at levels whose goodput follows the law
 // (times 1+wobble[i] where given).
 func lawRamp(sigma, kappa, lambda float64, levels []float64, wobble ...float64) *Result {
-	r := &Result{Mode: config.ModeConcurrency}
+	r := &Result{Mode: plan.ModeConcurrency}
 	for i, n := range levels {
 		x := usl(sigma, kappa, lambda, n)
 		if i < len(wobble) {
@@ -123,13 +123,13 @@ func TestModelVerdicts(t *testing.T) {
 	notHeld := lawRamp(0.02, 0.0015, 40, doubling[:5])
 	notHeld.Steps[2].LoadHeldRatio = 0.4
 
-	little := &Result{Mode: config.ModeRate}
+	little := &Result{Mode: plan.ModeRate}
 	for _, n := range doubling {
 		x := usl(0.03, 0.0008, 50, n)
 		little.Steps = append(little.Steps, modelStep(x, x, n/x)) // level: the offered rate, met
 	}
 	phases := lawRamp(0.02, 0.0015, 40, doubling)
-	phases.Mode = config.ModePhases
+	phases.Mode = plan.ModePhases
 
 	tests := []struct {
 		name    string
@@ -150,7 +150,7 @@ func TestModelVerdicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			Analyze(tc.r, config.DefaultRules)
+			Analyze(tc.r, plan.DefaultRules)
 			m := tc.r.Model
 			if m == nil || m.Verdict != tc.verdict {
 				t.Fatalf("model %+v, want verdict %q", m, tc.verdict)
@@ -188,7 +188,7 @@ func TestModelVerdicts(t *testing.T) {
 			}
 		})
 	}
-	Analyze(phases, config.DefaultRules)
+	Analyze(phases, plan.DefaultRules)
 	if phases.Model != nil {
 		t.Errorf("a phases profile got a model %+v; it is not a ramp", phases.Model)
 	}
@@ -198,7 +198,7 @@ func TestModelVerdicts(t *testing.T) {
 // object.
 func TestModelJSON(t *testing.T) {
 	r := lawRamp(0.02, 0.0015, 40, doubling)
-	Analyze(r, config.DefaultRules)
+	Analyze(r, plan.DefaultRules)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -222,14 +222,14 @@ func TestModelJSON(t *testing.T) {
 func TestModelLine(t *testing.T) {
 	for _, tc := range []struct {
 		m    *Model
-		mode config.Mode
+		mode plan.Mode
 		want string
 	}{
-		{&Model{Verdict: VerdictFitted, Sigma: 0.0325, SigmaStderr: 0.0012, Kappa: 0.001383, KappaStderr: 0.000014, Lambda: 39.07, PeakLevel: 26.5, PeakThroughput: 374.6, FitErrorRatio: 0.005, Points: 9}, config.ModeConcurrency,
+		{&Model{Verdict: VerdictFitted, Sigma: 0.0325, SigmaStderr: 0.0012, Kappa: 0.001383, KappaStderr: 0.000014, Lambda: 39.07, PeakLevel: 26.5, PeakThroughput: 374.6, FitErrorRatio: 0.005, Points: 9}, plan.ModeConcurrency,
 			"USL σ 0.0325 ± 0.0012, κ 0.00138 ± 0.000014, λ 39.1/s; peak 375/s at 26.5 connections (fit error 0.5% over 9 levels)"},
-		{&Model{Verdict: VerdictNoPeak, Sigma: 0.01, SigmaStderr: 0.001, Lambda: 100, FitErrorRatio: 0.003, Points: 6}, config.ModeRate,
+		{&Model{Verdict: VerdictNoPeak, Sigma: 0.01, SigmaStderr: 0.001, Lambda: 100, FitErrorRatio: 0.003, Points: 6}, plan.ModeRate,
 			"USL σ 0.01 ± 0.001, λ 100/s, κ not measurable: no peak in reach (fit error 0.3% over 6 levels)"},
-		{&Model{Verdict: VerdictTooFewLevels}, config.ModeConcurrency,
+		{&Model{Verdict: VerdictTooFewLevels}, plan.ModeConcurrency,
 			"no fit (too_few_levels: fewer than 5 levels held their load below the first failure)"},
 	} {
 		if got := tc.m.Line(tc.mode); got != tc.want {

@@ -3,7 +3,7 @@ package result
 import (
 	"fmt"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // verdictText says in words why a model has no coefficients.
@@ -16,7 +16,7 @@ var verdictText = map[Verdict]string{
 // Line is the model in one line, as run's table and the status page show
 // it: "USL σ 0.0325 ± 0.0012, κ 0.00138 ± 1.4e-05, λ 39.1/s; peak 375/s at
 // 26.5 connections (fit error 0.5% over 9 levels)". Empty for no model.
-func (m *Model) Line(mode config.Mode) string {
+func (m *Model) Line(mode plan.Mode) string {
 	if m == nil {
 		return ""
 	}
@@ -35,7 +35,7 @@ func (m *Model) Line(mode config.Mode) string {
 
 // peakLevel names N*: connections in closed loop; in open loop, requests in
 // flight (Little's law's N), not a rate.
-func peakLevel(mode config.Mode, n float64) string {
+func peakLevel(mode plan.Mode, n float64) string {
 	if mode.ClosedLoop() {
 		return fmtNum(n) + " connections"
 	}

@@ -3,13 +3,13 @@ package result
 import (
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Result is one run of one probe, as served by /api/v1/results and `run --output=json`.
 type Result struct {
 	Name            string         `json:"name"`
-	Mode            config.Mode    `json:"mode"`
+	Mode            plan.Mode      `json:"mode"`
 	Ended           RunResult      `json:"result"`
 	Started         time.Time      `json:"started"`
 	DurationSeconds float64        `json:"duration_seconds"`

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // binomial draws how many of n attempts succeed with probability p.
@@ -49,14 +49,14 @@ func TestShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 30))
 	tests := []struct {
 		name  string
-		mode  config.Mode
+		mode  plan.Mode
 		steps []Step
 		want  []string
 		not   []string
 	}{
 		{
 			name: "cliff",
-			mode: config.ModeConcurrency,
+			mode: plan.ModeConcurrency,
 			steps: []Step{
 				clean(1, 100, ms(5)), clean(2, 200, ms(5)), clean(4, 390, ms(5)),
 				mk(8, []int64{380, 300, 390, 350, 330}, []int64{50, 120, 30, 90, 60}, "503", ms(9)),
@@ -67,14 +67,14 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name:  "cap at one level, closed loop",
-			mode:  config.ModeConcurrency,
+			mode:  plan.ModeConcurrency,
 			steps: []Step{capped(10, 400, []int64{29100, 28400, 29800, 29300, 27900}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 			not:   []string{"depleting", "cliff", "no depletion, cap or cliff"},
 		},
 		{
 			name:  "cap at one level, open loop at a steady rate",
-			mode:  config.ModeRate,
+			mode:  plan.ModeRate,
 			steps: []Step{capped(1000, 400, []int64{1000, 1000, 1000, 999, 1000}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 			not:   []string{"no depletion, cap or cliff"},
@@ -83,14 +83,14 @@ func TestShapes(t *testing.T) {
 			// A token bucket starts full: its first second lets through
 			// the burst and the rate, then only the rate.
 			name:  "cap after a leading burst, one level",
-			mode:  config.ModeConcurrency,
+			mode:  plan.ModeConcurrency,
 			steps: []Step{mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity (failures every second from 10 connections on"},
 			not:   []string{"no depletion, cap or cliff"},
 		},
 		{
 			name: "cap after a leading burst at every level",
-			mode: config.ModeConcurrency,
+			mode: plan.ModeConcurrency,
 			steps: []Step{
 				mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1)),
 				mk(20, []int64{790, 401, 400, 399}, []int64{30100, 31800, 32500, 31900}, "429", ms(1)),
@@ -101,7 +101,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name:  "a flat cap over four seconds",
-			mode:  config.ModeConcurrency,
+			mode:  plan.ModeConcurrency,
 			steps: []Step{mk(10, []int64{400, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 		},
@@ -109,13 +109,13 @@ func TestShapes(t *testing.T) {
 			// A first second with twice the attempts and the same share of
 			// successes is a coin, not a burst.
 			name:  "a busier first second under a fixed failure probability is not a cap",
-			mode:  config.ModeRate,
+			mode:  plan.ModeRate,
 			steps: []Step{mk(1000, []int64{1400, 700, 690, 705}, []int64{600, 300, 310, 295}, "503", ms(1))},
 			not:   []string{"pinned"},
 		},
 		{
 			name: "cap across levels, shedding",
-			mode: config.ModeRate,
+			mode: plan.ModeRate,
 			steps: []Step{
 				clean(500, 500, ms(5)), clean(1000, 1000, ms(5)),
 				capped(2000, 1500, []int64{2000, 2000, 2000, 2000, 2000}, "503"),
@@ -126,7 +126,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "depletion",
-			mode: config.ModeConcurrency,
+			mode: plan.ModeConcurrency,
 			steps: []Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 400, ms(10)),
 				mk(8, []int64{400, 400, 150, 0, 0}, []int64{0, 0, 250, 400, 400}, "503", ms(10)),
@@ -137,7 +137,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "collapse: timeouts grow with the level, then goodput falls",
-			mode: config.ModeConcurrency,
+			mode: plan.ModeConcurrency,
 			steps: []Step{
 				clean(64, 300, ms(150)), clean(128, 319, ms(300)),
 				mk(256, []int64{190, 185, 195, 180, 190}, []int64{80, 85, 75, 82, 80}, "timeout", ms(900)),
@@ -151,7 +151,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "collapse: 5xx",
-			mode: config.ModeRate,
+			mode: plan.ModeRate,
 			steps: []Step{
 				clean(100, 100, ms(5)), clean(200, 200, ms(5)),
 				mk(400, rep(5, 90), rep(5, 310), "500", ms(5)),
@@ -160,21 +160,21 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name:  "a fixed failure probability at one level is not a cap",
-			mode:  config.ModeConcurrency,
+			mode:  plan.ModeConcurrency,
 			steps: []Step{coin(rng, 10, 20000, 0.03, 0.3, "503")},
 			want:  []string{"no depletion, cap or cliff shape"},
 			not:   []string{"pinned"},
 		},
 		{
 			name:  "a fixed failure probability at a steady rate is not a cap",
-			mode:  config.ModeRate,
+			mode:  plan.ModeRate,
 			steps: []Step{coin(rng, 1000, 1000, 0, 0.3, "503")},
 			want:  []string{"no depletion, cap or cliff shape"},
 			not:   []string{"pinned"},
 		},
 		{
 			name: "a fixed failure probability across levels is not a cap",
-			mode: config.ModeConcurrency,
+			mode: plan.ModeConcurrency,
 			steps: []Step{
 				coin(rng, 2, 2000, 0.03, 0.3, "500"),
 				coin(rng, 4, 2100, 0.03, 0.3, "500"),
@@ -183,7 +183,7 @@ func TestShapes(t *testing.T) {
 		},
 		{
 			name: "overload growing with the level is not depletion",
-			mode: config.ModeConcurrency,
+			mode: plan.ModeConcurrency,
 			steps: []Step{
 				clean(128, 319, ms(300)),
 				mk(256, rep(5, 250), rep(5, 40), "timeout", ms(950)),
@@ -197,7 +197,7 @@ func TestShapes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &Result{Mode: tc.mode, Steps: tc.steps}
-			Analyze(r, config.DefaultRules)
+			Analyze(r, plan.DefaultRules)
 			checkDiagnosis(t, r.Diagnosis, tc.want, tc.not)
 		})
 	}

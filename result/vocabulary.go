@@ -3,7 +3,7 @@ package result
 import (
 	"strconv"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // This file is the one home of the result's vocabulary: the kinds of load
@@ -14,9 +14,9 @@ import (
 // StepText names a step's load: its level, or for phases `phase "sustained"
 // (5 req/s)`. It is the one way a step is named, in run's table, the status
 // page and the diagnosis.
-func StepText(m config.Mode, s Step) string {
+func StepText(m plan.Mode, s Step) string {
 	switch {
-	case m != config.ModePhases:
+	case m != plan.ModePhases:
 		return m.Level(s.Level)
 	case s.Name == "":
 		return "the phase at " + m.Level(s.Level)

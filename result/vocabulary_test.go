@@ -5,29 +5,29 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 func TestFormatLevel(t *testing.T) {
 	for level, want := range map[float64]string{1: "1", 1024: "1024", 0.5: "0.5", 2.25: "2.25", 100000: "100000", 1e7: "10000000"} {
-		if got := config.FormatLevel(level); got != want {
-			t.Errorf("config.FormatLevel(%v) = %q, want %q", level, got, want)
+		if got := plan.FormatLevel(level); got != want {
+			t.Errorf("plan.FormatLevel(%v) = %q, want %q", level, got, want)
 		}
 	}
 }
 
 func TestLevelText(t *testing.T) {
 	for _, c := range []struct {
-		mode config.Mode
+		mode plan.Mode
 		s    Step
 		want string
 	}{
-		{config.ModeConcurrency, Step{Level: 1}, "1 connection"},
-		{config.ModeConcurrency, Step{Level: 512}, "512 connections"},
-		{config.ModeRate, Step{Level: 1}, "1 req/s"},
-		{config.ModeRate, Step{Level: 2.5}, "2.5 req/s"},
-		{config.ModePhases, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
-		{config.ModePhases, Step{Level: 5}, "the phase at 5 req/s"},
+		{plan.ModeConcurrency, Step{Level: 1}, "1 connection"},
+		{plan.ModeConcurrency, Step{Level: 512}, "512 connections"},
+		{plan.ModeRate, Step{Level: 1}, "1 req/s"},
+		{plan.ModeRate, Step{Level: 2.5}, "2.5 req/s"},
+		{plan.ModePhases, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
+		{plan.ModePhases, Step{Level: 5}, "the phase at 5 req/s"},
 	} {
 		if got := StepText(c.mode, c.s); got != c.want {
 			t.Errorf("%s.StepText(%v) = %q, want %q", c.mode, c.s.Level, got, c.want)
@@ -38,7 +38,7 @@ func TestLevelText(t *testing.T) {
 // The JSON keeps the spelling of docs/results.md: typed values marshal to the same
 // strings, status codes to the same object keys.
 func TestVocabularyJSON(t *testing.T) {
-	b, err := json.Marshal(Result{Mode: config.ModeConcurrency, Ended: ResultAborted, Steps: []Step{{Responses: Codes{HTTPStatus(200): 3, HTTPStatus(503): 1}}}})
+	b, err := json.Marshal(Result{Mode: plan.ModeConcurrency, Ended: ResultAborted, Steps: []Step{{Responses: Codes{HTTPStatus(200): 3, HTTPStatus(503): 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

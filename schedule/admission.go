@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Admission: a run waits in acquire until its hosts are free and its load
@@ -68,7 +69,7 @@ func demand(p config.Probe) (host string, conc int, rate float64) {
 	if u, err := url.Parse(p.Request.URL); err == nil {
 		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	}
-	if p.Load.Mode() == config.ModeConcurrency {
+	if p.Load.Mode() == plan.ModeConcurrency {
 		return host, int(p.Load.Peak()), 0
 	}
 	return host, 0, p.Load.Peak()

@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -102,7 +102,7 @@ type dot struct {
 }
 
 // chart lays out the chart of r, nil when r has no step yet.
-func chart(r result.Result, rules config.Rules) *chartView {
+func chart(r result.Result, rules plan.Rules) *chartView {
 	if len(r.Steps) == 0 {
 		return nil
 	}
@@ -201,13 +201,13 @@ func brackets(r result.Result, axis levelAxis) []bracketBand {
 			x0 = axis.level(p.Bracket[0])
 		}
 		bands = append(bands, bracketBand{Class: markClass[rule], X: x0, Width: x1 - x0, Top: padT, Height: plotH,
-			Title: rule.Text() + " between " + config.FormatLevel(p.Bracket[0]) + " and " + r.Mode.Level(p.Bracket[1])})
+			Title: rule.Text() + " between " + plan.FormatLevel(p.Bracket[0]) + " and " + r.Mode.Level(p.Bracket[1])})
 	}
 	return bands
 }
 
 // newCurve draws v of the steps, joined in order (left to right).
-func newCurve(class string, mode config.Mode, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
+func newCurve(class string, mode plan.Mode, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
 	v func(result.Step) float64, title func(float64) string) curve {
 	c := curve{Class: class, Line: true}
 	for _, i := range order {

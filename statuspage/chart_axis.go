@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -25,7 +25,7 @@ type levelAxis struct {
 const geometricRatio = 1.5
 
 func newLevelAxis(r result.Result) levelAxis {
-	a := levelAxis{n: len(r.Steps), byIndex: r.Mode == config.ModePhases}
+	a := levelAxis{n: len(r.Steps), byIndex: r.Mode == plan.ModePhases}
 	levels := distinctLevels(r.Steps)
 	if a.byIndex || len(levels) == 0 {
 		a.byIndex = true
@@ -104,7 +104,7 @@ func (a levelAxis) ticks(r result.Result) []levelTick {
 	order := a.order(r.Steps)
 	for _, i := range order {
 		s := r.Steps[i]
-		label := config.FormatLevel(s.Level)
+		label := plan.FormatLevel(s.Level)
 		if s.Name != "" {
 			label = s.Name
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -26,7 +26,7 @@ func lawStep(n, failed float64) result.Step {
 // modelled is a doubling ramp to 128 connections that follows the law,
 // where 95% of attempts failed at 128, analysed as the engine would.
 func modelled(levels ...float64) result.Result {
-	r := result.Result{Name: "law", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Started: time.Now()}
+	r := result.Result{Name: "law", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Started: time.Now()}
 	for _, n := range levels {
 		failed := 0.0
 		if n == 128 {
@@ -34,7 +34,7 @@ func modelled(levels ...float64) result.Result {
 		}
 		r.Steps = append(r.Steps, lawStep(n, failed))
 	}
-	result.Analyze(&r, config.DefaultRules)
+	result.Analyze(&r, plan.DefaultRules)
 	return r
 }
 
@@ -139,7 +139,7 @@ func TestChartLevelAxis(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := modelled(tc.levels...)
-			c := chart(r, config.DefaultRules)
+			c := chart(r, plan.DefaultRules)
 			for i, tk := range c.Ticks {
 				if got := (tk.X - padL) / plotW; math.Abs(got-tc.want[i]) > 1e-3 {
 					t.Errorf("level %g at %.3f of the width, want %.3f", tc.levels[i], got, tc.want[i])
@@ -156,15 +156,15 @@ func TestChartLevelAxis(t *testing.T) {
 // shows: no curve is drawn over rates, and the model line still shows.
 func TestChartOpenLoopDrawsNoCurve(t *testing.T) {
 	r := modelled(1, 2, 4, 8, 16, 32)
-	r.Mode = config.ModeRate
+	r.Mode = plan.ModeRate
 	for i := range r.Steps {
 		r.Steps[i].Level = r.Steps[i].Goodput
 	}
-	result.Analyze(&r, config.DefaultRules)
+	result.Analyze(&r, plan.DefaultRules)
 	if !r.Model.HasFit() {
 		t.Fatalf("model %+v, want a fit through Little's law", r.Model)
 	}
-	if c := chart(r, config.DefaultRules); c.Model != nil || c.Peak != nil {
+	if c := chart(r, plan.DefaultRules); c.Model != nil || c.Peak != nil {
 		t.Errorf("an open-loop chart draws the model over rates: %+v %+v", c.Model, c.Peak)
 	}
 }

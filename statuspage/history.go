@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -38,7 +38,7 @@ var historyFrame = frame{
 }
 
 // history lays out the chart of h, nil with fewer than two runs.
-func history(name string, mode config.Mode, h []result.HistoryRun, now time.Time) *historyView {
+func history(name string, mode plan.Mode, h []result.HistoryRun, now time.Time) *historyView {
 	if len(h) < historyMinRuns {
 		return nil
 	}

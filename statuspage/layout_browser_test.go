@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/realpart"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -54,7 +54,7 @@ func widePage() []result.ProbeState {
 	ramp.Capacity = big(2048, 1024, 12400)
 	ramp.Valid = false
 	rate := finished("work-rate-limited", now.Add(-50*time.Minute))
-	rate.Mode = config.ModeRate
+	rate.Mode = plan.ModeRate
 	rate.Ended, rate.Abort = result.ResultAborted, &result.Abort{By: result.ByLive, Guard: "error_ratio", Value: 0.6, Level: 20000}
 	rate.BreakingPoints = result.BreakingPoints{Knee: big(12500, 10000, 12480.5), LatencyBudget: big(15000, 12500, 12400), FirstFailure: big(20000, 15000, 9000)}
 	rate.Capacity = big(12500, 10000, 12480.5)

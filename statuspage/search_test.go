@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -17,15 +18,15 @@ import (
 func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 	p := config.DefaultProbe
 	p.Name = "searched"
-	p.Load.Search = &config.Search{Concurrency: &config.SearchRange{From: 1, Max: 256}, Precision: 0.1, MaxSteps: 24}
-	r := &result.Result{Name: "searched", Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Started: time.Now(), Valid: true}
+	p.Load.Search = &plan.Search{Concurrency: &plan.SearchRange{From: 1, Max: 256}, Precision: 0.1, MaxSteps: 24}
+	r := &result.Result{Name: "searched", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Started: time.Now(), Valid: true}
 	for _, lv := range []float64{1, 2, 4, 8, 16, 32, 12, 10, 11} {
 		good := 50 * min(lv, 12)
 		r.Steps = append(r.Steps, result.Step{Level: lv, Goodput: good, Throughput: good, Attempts: 100,
 			Latency: result.Latency{P99: 0.02 * max(1, lv/12)}, Search: result.SearchGrow})
 	}
 	result.Analyze(r, p.Rules)
-	current := &result.Result{Name: "searched", Mode: config.ModeConcurrency, Steps: r.Steps[:6]}
+	current := &result.Result{Name: "searched", Mode: plan.ModeConcurrency, Steps: r.Steps[:6]}
 	states := []result.ProbeState{
 		{Probe: p, Last: r},
 		{Probe: p, Current: current, Doing: "refining the knee between 8 and 16"},

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
-
-	"github.com/loadprobe/loadprobe/config"
 )
 
 //go:embed status.html chart.html history.html
@@ -78,7 +77,7 @@ func StatusHandler(version string, links []Link, states func() []result.ProbeSta
 // probeView is one probe as the page shows it.
 type probeView struct {
 	Name, State string
-	Mode        config.Mode
+	Mode        plan.Mode
 	Last        *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
@@ -147,25 +146,25 @@ func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
 }
 
 // steps is how many steps a run of l has, at most for a search.
-func steps(l config.Load) int {
+func steps(l plan.Load) int {
 	if l.Search != nil {
 		return l.Search.MaxSteps
 	}
 	switch l.Mode() {
-	case config.ModeRate:
+	case plan.ModeRate:
 		return len(l.Rate)
-	case config.ModePhases:
+	case plan.ModePhases:
 		return len(l.Phases)
 	default:
 		return len(l.Concurrency)
 	}
 }
 
-func axisTitle(mode config.Mode) string {
+func axisTitle(mode plan.Mode) string {
 	switch mode {
-	case config.ModeConcurrency:
+	case plan.ModeConcurrency:
 		return "level (" + mode.Unit() + ")"
-	case config.ModePhases:
+	case plan.ModePhases:
 		return "phase"
 	default:
 		return "offered rate (" + mode.Unit() + ")"
@@ -178,13 +177,13 @@ type pointView struct {
 	Level, Goodput, Bracket string
 }
 
-func pointCell(p *result.Point, mode config.Mode) pointView {
+func pointCell(p *result.Point, mode plan.Mode) pointView {
 	if p == nil {
 		return pointView{Level: "—"}
 	}
 	v := pointView{Level: mode.Level(p.Level), Goodput: "goodput " + rate(p.Throughput) + "/s"}
 	if p.Bracket[1] > 0 {
-		v.Bracket = "bracket [" + config.FormatLevel(p.Bracket[0]) + ", " + config.FormatLevel(p.Bracket[1]) + "]"
+		v.Bracket = "bracket [" + plan.FormatLevel(p.Bracket[0]) + ", " + plan.FormatLevel(p.Bracket[1]) + "]"
 	}
 	return v
 }

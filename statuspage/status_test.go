@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/prometheus/common/model"
 	"golang.org/x/net/html"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func probe(name string, levels ...int) config.Probe {
@@ -28,7 +28,7 @@ func probe(name string, levels ...int) config.Probe {
 
 // finished is a completed ramp whose three rules fired at 4, 8 and 16.
 func finished(name string, started time.Time) *result.Result {
-	r := &result.Result{Name: name, Mode: config.ModeConcurrency, Ended: result.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
+	r := &result.Result{Name: name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Started: started, DurationSeconds: 27.5, Valid: true}
 	for i, lv := range []float64{1, 2, 4, 8, 16} {
 		good := []float64{100, 200, 400, 405, 300}[i]
 		r.Steps = append(r.Steps, result.Step{Level: lv, Goodput: good, Throughput: good,
@@ -153,8 +153,8 @@ const markup = `</svg><script>document.body.dataset.pwned=1</script>"><img src=x
 func evilStates() []result.ProbeState {
 	p := probe(markup)
 	p.Load.Concurrency = nil
-	p.Load.Phases = []config.Phase{{Name: markup, Duration: model.Duration(time.Second), Rate: 1}, {Name: "b" + markup, Duration: model.Duration(time.Second), Rate: 2}}
-	r := &result.Result{Name: markup, Mode: config.ModePhases, Ended: result.ResultAborted, Started: time.Now(), Error: markup,
+	p.Load.Phases = []plan.Phase{{Name: markup, Duration: model.Duration(time.Second), Rate: 1}, {Name: "b" + markup, Duration: model.Duration(time.Second), Rate: 2}}
+	r := &result.Result{Name: markup, Mode: plan.ModePhases, Ended: result.ResultAborted, Started: time.Now(), Error: markup,
 		Diagnosis: []string{markup, "second line " + markup},
 		Steps:     []result.Step{{Level: 1, Name: markup, Goodput: 1}, {Level: 2, Name: "b" + markup, Goodput: 2}}}
 	r.BreakingPoints.FirstFailure = &result.Point{Level: 2, Throughput: 2}
