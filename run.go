@@ -20,6 +20,7 @@ import (
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // Exit codes of `loadprobe run`.
@@ -151,7 +152,7 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 // closed is a WebSocket probe's close codes over the run ("" when none).
 func writeTable(w io.Writer, p config.Probe, r result.Result, closed string) {
 	wd := wordsFor(p, r)
-	lq, budget := result.LatencyRule(p.Rules)
+	lq, budget := analysis.LatencyRule(p.Rules)
 	kind := "ramp"
 	if r.Searched() {
 		kind = "search"
@@ -209,7 +210,7 @@ func writeTable(w io.Writer, p config.Probe, r result.Result, closed string) {
 		valid = "no"
 	}
 	fmt.Fprintf(w, "valid: %s\n", valid)
-	if line := r.Model.Line(r.Mode); line != "" {
+	if line := analysis.ModelLine(r.Model, r.Mode); line != "" {
 		fmt.Fprintf(w, "model: %s\n", line)
 	}
 	for _, d := range r.Diagnosis {

@@ -21,6 +21,7 @@ import (
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // rampConfig is a short /work ramp against target, expecting minCapacity.
@@ -91,7 +92,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 // A step without a successful response has no latency to show: the table
 // says "-", where 0.00ms would read as the quickest level of the ramp.
 func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
-	lq, _ := result.LatencyRule(plan.DefaultRules)
+	lq, _ := analysis.LatencyRule(plan.DefaultRules)
 	r := result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 		{Level: 1, Attempts: 10, Responses: result.Codes{result.HTTPStatus(200): 10}, Latency: result.Latency{Mean: 0.005, P99: 0.007}},
 		{Level: 2, Attempts: 10, Errors: map[string]int64{"refused": 10}, ErrorRatio: 1},

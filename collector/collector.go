@@ -4,15 +4,17 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/prober/live"
+	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 const namespace = "loadprobe"
 
 // Source gives the collector a consistent view of every configured probe at scrape time.
-type Source interface{ Snapshot() []result.ProbeState }
+type Source interface{ Snapshot() []state.Probe }
 
 // Latency buckets of the classic histograms: 100µs to 30s, about three per decade.
 var (
@@ -132,7 +134,7 @@ func New(reg prometheus.Registerer) *Collector {
 
 // Live returns the hot-path recorder of a probe, creating its series (all at
 // 0) on first use. It returns the same recorder until the probe is forgotten.
-func (c *Collector) Live(probe string) result.Live {
+func (c *Collector) Live(probe string) live.Sink {
 	return c.get(probe)
 }
 
@@ -259,7 +261,7 @@ type Live struct {
 
 type observerRef struct{ o prometheus.Observer }
 
-var _ result.Live = (*Live)(nil)
+var _ live.Sink = (*Live)(nil)
 
 // Attempt records one finished attempt; code is 0 when there was no response,
 // latency in seconds is recorded only for attempts that got one.

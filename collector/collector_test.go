@@ -16,21 +16,22 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // fakeSource hands out whatever the test put in it.
 type fakeSource struct {
 	mu     sync.Mutex
-	states []result.ProbeState
+	states []state.Probe
 }
 
-func (f *fakeSource) Snapshot() []result.ProbeState {
+func (f *fakeSource) Snapshot() []state.Probe {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]result.ProbeState(nil), f.states...)
+	return append([]state.Probe(nil), f.states...)
 }
 
-func (f *fakeSource) set(states ...result.ProbeState) {
+func (f *fakeSource) set(states ...state.Probe) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.states = states
@@ -195,7 +196,7 @@ func newTest(t testing.TB) (*prometheus.Registry, *fakeSource, *Collector) {
 
 func TestCompletedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(result.ProbeState{
+	src.set(state.Probe{
 		Probe:         probeConfig("work", 400),
 		Last:          completedRun(),
 		LastCompleted: time.Unix(1700000012, 500000000),
@@ -209,7 +210,7 @@ func TestCompletedRun(t *testing.T) {
 func TestBeforeFirstRun(t *testing.T) {
 	reg, src, _ := newTest(t)
 	// No run yet, no min_capacity: only the schedule interval is known.
-	src.set(result.ProbeState{Probe: probeConfig("work", 0)})
+	src.set(state.Probe{Probe: probeConfig("work", 0)})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(intervalExposition), resultFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 	// A new run under way with no step finished yet leaves the last run's
 	// step series in place (a continuous probe's runs are one step each),
 	// and the per-run families still describe the last run.
-	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Ended: result.ResultRunning}})
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: last, Current: &result.Result{Name: "work", Ended: result.ResultRunning}})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("4", "500", "510")+stepSeries("0.5", "40", "50")), stepFamilies...); err != nil {
 		t.Fatalf("steps of the last run: %v", err)
 	}
@@ -233,14 +234,14 @@ func TestStepsFollowCurrentRun(t *testing.T) {
 
 	// Its first step clears them and shows up alone.
 	cur := &result.Result{Name: "work", Ended: result.ResultRunning, Steps: []result.Step{step(8, 700)}}
-	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: last, Current: cur})
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: last, Current: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
 
 	// Once it ends, it is the last run.
 	cur.Ended = result.ResultCompleted
-	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: cur})
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: cur})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("8", "700", "710")), stepFamilies...); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestDuplicateLevelsKeepTheLaterStep(t *testing.T) {
 	reg, src, _ := newTest(t)
 	r := completedRun()
 	r.Steps = []result.Step{step(1, 10), step(1, 20)} // two phases at the same rate
-	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	src.set(state.Probe{Probe: probeConfig("work", 0), Last: r})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("1", "20", "30")), resultFamilies[:10]...); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestStepWithoutSuccessHasNoLatency(t *testing.T) {
 	failed.Errors = map[string]int64{"timeout": 40}
 	failed.ErrorRatio, failed.Latency = 1, result.Latency{}
 	r.Steps = append(r.Steps, failed)
-	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	src.set(state.Probe{Probe: probeConfig("work", 0), Last: r})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -505,7 +506,7 @@ func TestForget(t *testing.T) {
 		c.Live(p).Attempt(result.Success, result.HTTPStatus(200), 0.01)
 		c.Live(p).SendDelay(0.001)
 	}
-	src.set(result.ProbeState{Probe: probeConfig("b", 0)})
+	src.set(state.Probe{Probe: probeConfig("b", 0)})
 	c.Forget("a")
 
 	mfs, err := reg.Gather()
@@ -534,7 +535,7 @@ func TestForget(t *testing.T) {
 
 func TestLint(t *testing.T) {
 	reg, src, c := newTest(t)
-	src.set(result.ProbeState{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: completedRun(), LastCompleted: time.Unix(1700000000, 0)})
 	c.RunStarted("work")
 	l := c.Live("work")
 	l.Attempt(result.Success, result.HTTPStatus(200), 0.01)
@@ -552,7 +553,7 @@ func TestLint(t *testing.T) {
 // its per-run figures and no step series.
 func TestFailedRun(t *testing.T) {
 	reg, src, _ := newTest(t)
-	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Ended: result.ResultFailed, Error: "dial tcp: refused"}})
+	src.set(state.Probe{Probe: probeConfig("work", 0), Last: &result.Result{Name: "work", Ended: result.ResultFailed, Error: "dial tcp: refused"}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -606,7 +607,7 @@ func TestContinuousProbeExportsNoInterval(t *testing.T) {
 	reg, src, _ := newTest(t)
 	p := probeConfig("canary", 0)
 	p.Schedule.Continuous = true
-	src.set(result.ProbeState{Probe: p})
+	src.set(state.Probe{Probe: p})
 	want := `# HELP loadprobe_schedule_interval_seconds The probe's configured schedule interval, in seconds (for staleness alerts); 0 for a continuous probe.
 # TYPE loadprobe_schedule_interval_seconds gauge
 loadprobe_schedule_interval_seconds{probe="canary"} 0
@@ -624,7 +625,7 @@ func TestProbeInfo(t *testing.T) {
 	search.Load = plan.Load{Search: &plan.Search{Rate: &plan.SearchRange{From: 50, Max: 5000}}}
 	canary := probeConfig("canary", 0)
 	canary.Load, canary.Schedule.Continuous = plan.Load{Rate: []float64{10}}, true
-	src.set(result.ProbeState{Probe: probeConfig("work", 0)}, result.ProbeState{Probe: search}, result.ProbeState{Probe: canary})
+	src.set(state.Probe{Probe: probeConfig("work", 0)}, state.Probe{Probe: search}, state.Probe{Probe: canary})
 	want := `# HELP loadprobe_probe_info What the config says the probe is: mode is concurrency, rate, phases or search; continuous is true for a probe run back to back. Always 1.
 # TYPE loadprobe_probe_info gauge
 loadprobe_probe_info{continuous="false",mode="concurrency",probe="work"} 1

@@ -12,6 +12,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // Every replica exports when each step started and its share of the level
@@ -70,7 +71,7 @@ loadprobe_fleet_step_start_skew_seconds{probe="work"} 0
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
 			src := &fakeSource{}
-			src.set(result.ProbeState{Probe: p, Last: &result.Result{Name: "work", Steps: []result.Step{s5, s10}, Fleet: tc.fleet}})
+			src.set(state.Probe{Probe: p, Last: &result.Result{Name: "work", Steps: []result.Step{s5, s10}, Fleet: tc.fleet}})
 			RegisterFleet(reg, src, config.Shard{Index: 0, Count: 3})
 			steps := `
 loadprobe_step_share{level="10",probe="work"} 4

@@ -5,7 +5,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
-	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/prober/live"
 )
 
 // guardFamilies are the series of the guards' evaluations
@@ -67,7 +67,7 @@ func (c *Collector) DeclareGuards(p config.Probe) {
 	}
 }
 
-var _ result.GuardLive = (*Live)(nil)
+var _ live.Guards = (*Live)(nil)
 
 // Guard records one evaluation of a guard of the probe.
 func (l *Live) Guard(name string, value float64, breached bool) {

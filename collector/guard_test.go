@@ -7,7 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 func TestGuardSeries(t *testing.T) {
@@ -25,7 +27,7 @@ loadprobe_guard_breaches_total{guard="target_5xx",probe="work"} 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(declared), "loadprobe_guard_breaches_total"); err != nil {
 		t.Errorf("before any evaluation: %v", err)
 	}
-	gl := c.Live("work").(result.GuardLive)
+	gl := c.Live("work").(live.Guards)
 	gl.Guard("target_5xx", 3, false)
 	gl.Guard("target_5xx", 100, true)
 	gl.GuardError("target_5xx")
@@ -60,7 +62,7 @@ func TestCutStepHasNoStepSeries(t *testing.T) {
 	cut := step(8, 100)
 	cut.Cut = true
 	r.Steps = append(r.Steps, cut)
-	src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
+	src.set(state.Probe{Probe: probeConfig("work", 0), Last: r})
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stepsHeader+stepSeries("4", "500", "510")+stepSeries("0.5", "40", "50")), resultFamilies[:9]...); err != nil {
 		t.Errorf("the cut step at level 8 is exported as a level's figures: %v", err)
 	}

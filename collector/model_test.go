@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 var modelFamilies = []string{
@@ -59,7 +60,7 @@ loadprobe_model_peak_throughput{probe="work"} 512
 			reg, src, _ := newTest(t)
 			r := completedRun()
 			r.Model = tc.model
-			src.set(result.ProbeState{Probe: probeConfig("work", 0), Last: r})
+			src.set(state.Probe{Probe: probeConfig("work", 0), Last: r})
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(tc.want), modelFamilies...); err != nil {
 				t.Error(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -132,7 +133,7 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ..
 	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 }
 
-func collectProbe(ch chan<- prometheus.Metric, ps result.ProbeState) {
+func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 	name := ps.Probe.Name
 
 	// A continuous probe has no interval: it runs back to back.

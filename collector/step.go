@@ -4,13 +4,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/prober/live"
 )
 
 // Step returns the recorder of the requests of one step of a flow: the
 // live request families with its name as the step label. The gauges are
 // the probe's. It returns the same recorder until the probe is forgotten.
-func (l *Live) Step(name string) result.Live {
+func (l *Live) Step(name string) live.Sink {
 	c := l.c
 	c.mu.Lock()
 	defer c.mu.Unlock()

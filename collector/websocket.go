@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -76,7 +77,7 @@ type wsLive struct {
 	children atomic.Pointer[wsChildren]
 }
 
-var _ result.WebSocketLive = (*Live)(nil)
+var _ live.Handshakes = (*Live)(nil)
 
 func (w *wsLive) get(probe string) *wsChildren {
 	ch := w.children.Load()

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/demo/target"
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/loadprobe/loadprobe/internal/realpart"
+	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 const browserConfig = `allowed_targets: ["127.0.0.1"]
@@ -134,7 +134,7 @@ probes:
 	}
 	var file struct {
 		Probes []struct {
-			History []result.HistoryRun `json:"history"`
+			History []state.Run `json:"history"`
 		} `json:"probes"`
 	}
 	if err := json.Unmarshal(stored, &file); err != nil || len(file.Probes) != 1 || len(file.Probes[0].History) < 3 {

@@ -21,6 +21,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 func testProbe(t *testing.T) config.Probe {
@@ -74,9 +75,9 @@ type replica struct {
 	configHash string        // its loadprobe_shard_info's config_hash
 }
 
-type states []result.ProbeState
+type states []state.Probe
 
-func (s states) Snapshot() []result.ProbeState { return s }
+func (s states) Snapshot() []state.Probe { return s }
 
 // vector is what Prometheus would hold of the replicas' gauges and
 // summaries now, each series with its job and instance.

@@ -9,6 +9,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // sum adds up the shards' parts at every level replica 0 ran (own's
@@ -57,7 +58,7 @@ func sum(p config.Probe, own result.Result, shards int, ps parts, rejected map[i
 		return f // no figure a missing share would lower
 	}
 	r := result.Result{Name: p.Name, Mode: own.Mode, Steps: f.Steps}
-	result.Analyze(&r, p.Rules)
+	analysis.Analyze(&r, p.Rules)
 	f.PeakThroughput, f.BreakingPoints, f.Capacity, f.Valid = r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid
 	return f
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/internal/promapi"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -27,7 +28,7 @@ type Watcher struct {
 	rt       http.RoundTripper
 	cfg      *plan.PrometheusGuard
 	interval time.Duration
-	live     result.GuardLive
+	live     live.Guards
 	// over counts each query's consecutive evaluations outside its range.
 	over []int
 
@@ -35,16 +36,16 @@ type Watcher struct {
 	done   chan struct{}
 }
 
-// New returns a Watcher of g's queries; live takes their evaluations.
-func New(g *plan.PrometheusGuard, live result.GuardLive) (*Watcher, error) {
+// New returns a Watcher of g's queries; sink takes their evaluations.
+func New(g *plan.PrometheusGuard, sink live.Guards) (*Watcher, error) {
 	query, rt, err := promapi.New(g.URL, g.HTTPClientConfig, "guard")
 	if err != nil {
 		return nil, err
 	}
-	if live == nil {
-		live = result.NopGuardLive{}
+	if sink == nil {
+		sink = live.NopGuards{}
 	}
-	return &Watcher{api: query, rt: rt, cfg: g, interval: time.Duration(g.Interval), live: live,
+	return &Watcher{api: query, rt: rt, cfg: g, interval: time.Duration(g.Interval), live: sink,
 		over: make([]int, len(g.Queries)), done: make(chan struct{})}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -90,7 +91,7 @@ probes:
 	// what the users hold, not the garbage a lazier collector leaves.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	for _, users := range []int{1, 4, 8} {
-		c, err := newConnector(p, result.NopLive{})
+		c, err := newConnector(p, live.Nop{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -34,7 +35,7 @@ func TestTemplatedFastZeroAllocs(t *testing.T) {
 	s := newTestServer(t, fixedServer)
 	url := strings.Replace(s.url, "/path?q=1", "/items/{{random_int 1 5000}}?i={{index}}", 1)
 	p := templatedProbe(t, postProbeYAML(url, templatedBody, "      headers: {X-Request-Id: '{{uuid}}'}\n"))
-	c, err := newConnector(p, result.NopLive{})
+	c, err := newConnector(p, live.Nop{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 			name = "templated"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), result.NopLive{})
+			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), live.Nop{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 		})
 		// 50 workers, one Conn each, as the engine runs them.
 		b.Run(name+"/parallel", func(b *testing.B) {
-			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), result.NopLive{})
+			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), live.Nop{})
 			if err != nil {
 				b.Fatal(err)
 			}

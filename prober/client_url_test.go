@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -72,7 +73,7 @@ probes:
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
-			c, err := newConnector(cfg.Probes[0], result.NopLive{})
+			c, err := newConnector(cfg.Probes[0], live.Nop{})
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
@@ -143,7 +144,7 @@ probes:
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
-			c, err := newConnector(cfg.Probes[0], result.NopLive{})
+			c, err := newConnector(cfg.Probes[0], live.Nop{})
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
@@ -200,7 +201,7 @@ probes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := newConnector(cfg.Probes[0], result.NopLive{})
+		c, err := newConnector(cfg.Probes[0], live.Nop{})
 		if err != nil {
 			t.Fatal(err)
 		}

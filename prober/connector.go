@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -65,7 +66,7 @@ type levelFigures interface {
 type liveSteps interface {
 	// useLive gives the steps their series under live and returns the
 	// Live the engine records in.
-	useLive(live result.Live) result.Live
+	useLive(sink live.Sink) live.Sink
 }
 
 // link is a worker's Conn with what the engine needs to know of it,
@@ -91,12 +92,12 @@ func (l link) thought() time.Duration {
 // newConnector returns the connector of p, which config has compiled: the
 // client of its flow's steps, its WebSocket sessions, its gRPC calls, or
 // its HTTP request.
-func newConnector(p config.Probe, live result.Live) (connector, error) {
+func newConnector(p config.Probe, sink live.Sink) (connector, error) {
 	switch {
 	case len(p.Flow) > 0:
 		return newFlowClient(p)
 	case isWebSocket(p.Request.URL):
-		wl, _ := live.(result.WebSocketLive)
+		wl, _ := sink.(live.Handshakes)
 		return newWSClient(p.Request, newVarSource(p), wl)
 	case p.Request.IsGRPC():
 		return newGRPCClient(p.Request, newVarSource(p))

@@ -10,12 +10,14 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // Options wires a run to whoever watches it.
 type Options struct {
-	Live     result.Live         // live metrics; result.NopLive when nil
+	Live     live.Sink           // live metrics; live.Nop when nil
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
 	Shard    config.Shard        // this replica's part of a fleet (shard.go); zero: all of every level
@@ -58,7 +60,7 @@ const abandonAfter = 2 * time.Second
 type engine struct {
 	probe    config.Probe
 	opts     Options
-	live     result.Live
+	live     live.Sink
 	client   connector
 	figures  levelFigures    // the client's figures per level; nil when it keeps none
 	conns    []link          // closed loop: one per worker, kept across steps
@@ -141,7 +143,7 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 		e.align = newAlignment(opts.Align, p.Load, fixed)
 	}
 	if e.live == nil {
-		e.live = result.NopLive{}
+		e.live = live.Nop{}
 	}
 	if steps, ok := client.(liveSteps); ok {
 		e.live = steps.useLive(e.live)
@@ -231,7 +233,7 @@ func (e *engine) run() result.Result {
 			partial := r
 			partial.Ended = result.ResultRunning
 			partial.DurationSeconds = time.Since(e.started).Seconds()
-			result.Analyze(&partial, p.Rules)
+			analysis.Analyze(&partial, p.Rules)
 			e.opts.OnStep(partial)
 		}
 	}
@@ -244,7 +246,7 @@ func (e *engine) run() result.Result {
 		e.endStopped(&r, nil) // a guard fired during the last settle
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
-	result.Analyze(&r, p.Rules)
+	analysis.Analyze(&r, p.Rules)
 	return r
 }
 
@@ -258,7 +260,7 @@ func (e *engine) abandon() result.Result {
 	e.endStopped(&r, nil)
 	r.Error = fmt.Sprintf("attempts under way did not end within %s of the cancel: left behind", abandonAfter)
 	r.DurationSeconds = time.Since(e.started).Seconds()
-	result.Analyze(&r, e.probe.Rules)
+	analysis.Analyze(&r, e.probe.Rules)
 	return r
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -386,7 +387,7 @@ step_duration: 1s`)
 
 // recordingLive keeps what the engine reports live, for assertions.
 type recordingLive struct {
-	result.NopLive
+	live.Nop
 	mu           sync.Mutex
 	maxSendDelay float64
 	dropped      int

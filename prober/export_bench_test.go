@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -18,7 +19,7 @@ type Recording struct {
 
 // NewRecording returns the recording of a closed-loop worker whose measured
 // window opened at measureFrom, feeding live.
-func NewRecording(live result.Live, measureFrom time.Time, window time.Duration) *Recording {
+func NewRecording(live live.Sink, measureFrom time.Time, window time.Duration) *Recording {
 	rec := newStepRecorder()
 	rec.within(window)
 	return &Recording{e: &engine{live: live, ctx: context.Background()}, rec: rec, measureFrom: measureFrom}
@@ -30,4 +31,4 @@ func (r *Recording) Observe(o result.Outcome, code result.Code, from, finished t
 }
 
 // Live is the live recorder the engine feeds.
-func (r *Recording) Live() result.Live { return r.e.live }
+func (r *Recording) Live() live.Sink { return r.e.live }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -35,7 +36,7 @@ type flowClient struct {
 
 type flowStep struct {
 	name     string
-	live     result.Live // the step's live series (flowLive); result.NopLive until a run gives them
+	live     live.Sink // the step's live series (flowLive); live.Nop until a run gives them
 	client   httpClient
 	timeout  time.Duration
 	captures []flowCapture
@@ -61,7 +62,7 @@ func newFlowClient(p config.Probe) (*flowClient, error) {
 	f.aborted, f.abort = context.WithCancel(context.Background())
 	slot := 0
 	for _, st := range p.Flow {
-		fs := flowStep{name: st.Name, live: result.NopLive{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
+		fs := flowStep{name: st.Name, live: live.Nop{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
 		for _, name := range st.CaptureNames() {
 			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
 			slot++
@@ -293,16 +294,16 @@ func (c *flowConn) thought() time.Duration { return c.thinkTime }
 // useLive gives a flow's steps their live series, the request families
 // with the step label. The engine's own Attempt, once per iteration, then
 // counts in none: a request family counts requests.
-func (f *flowClient) useLive(live result.Live) result.Live {
+func (f *flowClient) useLive(sink live.Sink) live.Sink {
 	for i := range f.steps {
-		f.steps[i].live = live.Step(f.steps[i].name)
+		f.steps[i].live = sink.Step(f.steps[i].name)
 	}
-	return iterationLive{live}
+	return iterationLive{sink}
 }
 
 // iterationLive is a flow's Live as the engine sees it: an iteration's
 // requests were counted by its steps.
-type iterationLive struct{ result.Live }
+type iterationLive struct{ live.Sink }
 
 func (iterationLive) Attempt(result.Outcome, result.Code, float64) {}
 

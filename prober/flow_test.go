@@ -18,6 +18,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -161,7 +162,7 @@ probes:
   - name: bench
 `+bc.probe+`    load: {concurrency: [1]}
 `)
-			c, err := newConnector(p, result.NopLive{})
+			c, err := newConnector(p, live.Nop{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -186,8 +187,10 @@ probes:
 // nopConn answers every attempt at once, for the engine's own cost.
 type nopConn struct{}
 
-func (nopConn) Do(time.Time) (result.Code, result.Outcome) { return result.HTTPStatus(200), result.Success }
-func (nopConn) Close()                             {}
+func (nopConn) Do(time.Time) (result.Code, result.Outcome) {
+	return result.HTTPStatus(200), result.Success
+}
+func (nopConn) Close() {}
 
 // BenchmarkFlowStepOverhead is the flow engine's own work per step, with
 // connections that answer at once: the clock read around the step, its
@@ -197,7 +200,7 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 	f := &flowClient{src: &varSource{}}
 	c := &flowConn{f: f, vars: template.NewVars(0)}
 	for range steps {
-		f.steps = append(f.steps, flowStep{live: result.NopLive{}})
+		f.steps = append(f.steps, flowStep{live: live.Nop{}})
 		c.conns = append(c.conns, nopConn{})
 		c.capturers = append(c.capturers, nil)
 		c.recs = append(c.recs, newStepRecorder())
@@ -241,7 +244,7 @@ func TestShopExampleRuns(t *testing.T) {
 
 // stepLive counts the live attempts by step ("" for the probe's own).
 type stepLive struct {
-	result.NopLive
+	live.Nop
 	mu     *sync.Mutex
 	counts map[string]int
 	step   string
@@ -253,7 +256,7 @@ func (l stepLive) Attempt(result.Outcome, result.Code, float64) {
 	l.mu.Unlock()
 }
 
-func (l stepLive) Step(name string) result.Live { l.step = name; return l }
+func (l stepLive) Step(name string) live.Sink { l.step = name; return l }
 
 // The live request families count a flow's requests by step, not its
 // iterations: what the target saw.

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -133,7 +134,7 @@ func leanCall(t *testing.T, addr, answer string) (result.Code, result.Outcome) {
 	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
 descriptors: `+demoProtoset+`
 metadata: {x-case: "`+answer+`"}`, `concurrency: [1]`)
-	c, err := newConnector(p, result.NopLive{})
+	c, err := newConnector(p, live.Nop{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -60,7 +61,7 @@ func (tt *turningTarget) lastAfterTurn() time.Duration {
 
 // guardLive records the guards' evaluations.
 type guardLive struct {
-	result.NopLive
+	live.Nop
 	mu       sync.Mutex
 	values   map[string][]float64
 	breaches map[string]int

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -40,13 +41,13 @@ func (w *windowTally) reset() {
 // liveJudge holds the live guards of a run.
 type liveJudge struct {
 	guard plan.Guard
-	live  result.GuardLive
+	live  live.Guards
 	// over counts the breaches in a row of error_ratio and latency.
 	over [2]int
 	sum  windowTally
 }
 
-func newLiveJudge(g plan.Guard, live result.GuardLive) *liveJudge {
+func newLiveJudge(g plan.Guard, live live.Guards) *liveJudge {
 	if !g.Live() {
 		return nil
 	}

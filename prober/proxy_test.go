@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -73,7 +74,7 @@ probes:
     request: {url: "%s://echo.test:%s/", body: "hi", timeout: 5s, proxy_from_environment: true}
     load: {concurrency: [1]}
 `, scheme, port))
-		c, err := newConnector(p, result.NopLive{})
+		c, err := newConnector(p, live.Nop{})
 		if err != nil {
 			t.Fatal(err)
 		}

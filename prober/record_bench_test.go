@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkRecordAttempt(b *testing.B) {
 		lat[i] = 50*time.Microsecond + time.Duration(i)*time.Duration(i)*47*time.Nanosecond
 	}
 	const window = 10 * time.Second
-	live := func() result.Live {
+	sink := func() live.Sink {
 		return collector.New(prometheus.NewRegistry()).Live("bench")
 	}
 	outcome := func(i int) (result.Outcome, result.Code) {
@@ -51,13 +52,13 @@ func BenchmarkRecordAttempt(b *testing.B) {
 		}
 	}
 	b.Run("stats", func(b *testing.B) {
-		observe(b, prober.NewRecording(result.NopLive{}, start, window))
+		observe(b, prober.NewRecording(live.Nop{}, start, window))
 	})
 	b.Run("stats+live", func(b *testing.B) {
-		observe(b, prober.NewRecording(live(), start, window))
+		observe(b, prober.NewRecording(sink(), start, window))
 	})
 	b.Run("closed-loop", func(b *testing.B) {
-		r := prober.NewRecording(live(), start, window)
+		r := prober.NewRecording(sink(), start, window)
 		l := r.Live()
 		r.Observe(result.Success, result.HTTPStatus(200), start, start.Add(time.Millisecond))
 		r.Observe(result.HTTPError, result.HTTPStatus(503), start, start.Add(time.Millisecond))

@@ -7,6 +7,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // Runner runs one probe once and returns its result, or an error when the
@@ -28,7 +29,7 @@ type Control struct {
 }
 
 // WithControl runs p and then, when c is not nil, its control, and returns
-// p's result as the control judges it (result.MarkControl). Both `run` and
+// p's result as the control judges it (analysis.MarkControl). Both `run` and
 // the daemon run a probe this way; the one answer for a run that does not
 // end well:
 //   - p could not run (the runner's error) or was canceled: the control
@@ -73,7 +74,7 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 		r.Ended, r.Abort, r.Error = result.ResultAborted, a, "the control: "+cr.Error
 		return r
 	}
-	result.MarkControl(&r, cr)
+	analysis.MarkControl(&r, cr)
 	return r
 }
 
@@ -81,7 +82,7 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 // level, each once.
 func sameLevels(l plan.Load, r result.Result) plan.Load {
 	l.Search, l.Concurrency, l.Rate, l.Phases = nil, nil, nil, nil
-	for _, s := range result.ByLevel(r.Mode, r.Steps) {
+	for _, s := range analysis.ByLevel(r.Mode, r.Steps) {
 		if r.Mode.ClosedLoop() {
 			l.Concurrency = append(l.Concurrency, int(s.Level))
 		} else {

@@ -8,13 +8,14 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // searchPlan is the planner of a capacity search (docs/search.md): it grows
 // by doubling from `from` while no rule has fired, then bisects each fired
 // rule's bracket until it is within the precision, in at most max_steps
 // steps. Every decision is taken afresh from the steps so far, read by the
-// same rules as any run (result.Analyze), so that the search and its result
+// same rules as any run (analysis.Analyze), so that the search and its result
 // can never disagree on where a rule fired.
 type searchPlan struct {
 	mode      plan.Mode
@@ -54,7 +55,7 @@ func (s *searchPlan) next(done []result.Step) (stage, bool) {
 		return s.stage(s.rng.From, result.SearchGrow, "growing from "+plan.FormatLevel(s.rng.From)), true
 	}
 	r := result.Result{Mode: s.mode, Steps: done}
-	result.Analyze(&r, s.rules)
+	analysis.Analyze(&r, s.rules)
 	k := s.known(done, r)
 	if level, why, ok := s.again(done, k); ok {
 		return s.stage(level, result.SearchRefine, why), true
@@ -121,8 +122,8 @@ func (k known) fired(r result.Result) bool {
 // its lower neighbour's inside a rising stretch, or a latency budget broken
 // below a level that kept it.
 func (s *searchPlan) again(done []result.Step, k known) (float64, string, bool) {
-	view := result.ByLevel(s.mode, done)
-	lq, budget := result.LatencyRule(s.rules)
+	view := analysis.ByLevel(s.mode, done)
+	lq, budget := analysis.LatencyRule(s.rules)
 	over := func(st result.Step) bool { return lq.Of(st.Latency) > budget }
 	for i := 1; i < len(view); i++ {
 		lo, mid := view[i-1], view[i]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // figures is what a simulated target shows at one level: its goodput, the
@@ -45,7 +46,7 @@ func simulate(t *testing.T, p config.Probe, target func(level float64, reading i
 			LoadHeldRatio: 1, Search: st.search,
 		})
 	}
-	result.Analyze(&r, p.Rules)
+	analysis.Analyze(&r, p.Rules)
 	return r
 }
 
@@ -65,7 +66,7 @@ func searchProbe(t *testing.T, search string) config.Probe {
 // abort.error_ratio.
 func checkGrowth(t *testing.T, p config.Probe, r result.Result) {
 	t.Helper()
-	lq, budget := result.LatencyRule(p.Rules)
+	lq, budget := analysis.LatencyRule(p.Rules)
 	clean := 0.0
 	for i, s := range r.Steps {
 		if i > 0 && s.Level > 2*clean {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -49,7 +50,7 @@ func TestPlanSendsTheShardsShareAndReportsTheFleetLevel(t *testing.T) {
 
 // concurrencyLive records the most connections the closed loop asked for.
 type concurrencyLive struct {
-	result.NopLive
+	live.Nop
 	most atomic.Int64
 }
 

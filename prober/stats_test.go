@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 func approx(a, b, tol float64) bool {
@@ -333,7 +335,7 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 		}
 		r.Steps = append(r.Steps, rec.summarize(level, "", 5*time.Second, true))
 	}
-	result.Analyze(r, plan.DefaultRules)
+	analysis.Analyze(r, plan.DefaultRules)
 	if r.Steps[0].ErrorRatio != 1 || r.Steps[0].Throughput != 0 {
 		t.Errorf("error ratio, throughput = %v, %v; want 1, 0", r.Steps[0].ErrorRatio, r.Steps[0].Throughput)
 	}
@@ -359,7 +361,7 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 // send to its outcome, inside the window: one waiting for its timeout is
 // held load, though Little's law over the responses sees none of it.
 func TestLoadHeldCountsHeldTime(t *testing.T) {
-	e := &engine{live: result.NopLive{}, ctx: context.Background()}
+	e := &engine{live: live.Nop{}, ctx: context.Background()}
 	rec := newStepRecorder()
 	window := 4 * time.Second
 	rec.within(window)

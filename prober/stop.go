@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/guard"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -50,11 +51,11 @@ func (e *engine) endStopped(r *result.Result, cut *result.Step) {
 
 // guardLive is where the guards' evaluations go: the run's Live when it
 // takes them.
-func (e *engine) guardLive() result.GuardLive {
-	if g, ok := e.live.(result.GuardLive); ok {
+func (e *engine) guardLive() live.Guards {
+	if g, ok := e.live.(live.Guards); ok {
 		return g
 	}
-	return result.NopGuardLive{}
+	return live.NopGuards{}
 }
 
 // watchPrometheus starts the probe's Prometheus guards, nil without any;

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -81,7 +82,7 @@ func templatedProbe(t testing.TB, yml string) config.Probe {
 // attempts sends n attempts over conns connections at once, as workers do.
 func attempts(t *testing.T, p config.Probe, conns, n int) {
 	t.Helper()
-	c, err := newConnector(p, result.NopLive{})
+	c, err := newConnector(p, live.Nop{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -25,7 +26,7 @@ import (
 // the next message whole. The session is opened by the first attempt that
 // needs one, kept across attempts and steps, and opened again after the
 // server closed it or an attempt failed on it; every opening is a
-// handshake, counted and timed apart through result.WebSocketLive.
+// handshake, counted and timed apart through live.Handshakes.
 //
 // gorilla/websocket carries the protocol: of the maintained libraries it
 // costs the fewest allocations per round trip with a deadline on each
@@ -58,7 +59,7 @@ type wsClient struct {
 	src      *varSource // each message's values: {{index}}, the data row
 	dialer   websocket.Dialer
 	reuse    bool // keep_alive: one session for many messages
-	live     result.WebSocketLive
+	live     live.Handshakes
 	ctx      context.Context // ends on Abort: handshakes under way stop
 	cancel   context.CancelFunc
 	sessions connSet[*websocket.Conn]
@@ -69,8 +70,8 @@ type wsClient struct {
 // HTTP fast path, its tls_config and proxy. Its URL, headers and message
 // are templates as on HTTP (client_template.go): a message is written with
 // the values of its attempt, a handshake with those of the attempt that
-// opens the session. live may be nil.
-func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) (*wsClient, error) {
+// opens the session. handshakes may be nil.
+func newWSClient(req config.Request, src *varSource, handshakes live.Handshakes) (*wsClient, error) {
 	req = literal(req)
 	u, err := requestURL(req)
 	if err != nil {
@@ -96,7 +97,7 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 		headers: http.Header{},
 		src:     src,
 		reuse:   req.KeepAlive,
-		live:    live,
+		live:    handshakes,
 		dialer: websocket.Dialer{
 			TLSClientConfig: tlsConfig,
 			ReadBufferSize:  4096,
@@ -125,7 +126,7 @@ func newWSClient(req config.Request, src *varSource, live result.WebSocketLive) 
 		c.dialer.Proxy = http.ProxyURL(hc.ProxyURL.URL)
 	}
 	if c.live == nil {
-		c.live = result.NopWebSocketLive{}
+		c.live = live.NopHandshakes{}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil

@@ -16,13 +16,14 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // wsLive records what a WebSocket run reports live: attempts by outcome,
 // handshakes by outcome and close codes.
 type wsLive struct {
-	result.NopLive
+	live.Nop
 	mu         sync.Mutex
 	attempts   map[result.Outcome]int
 	handshakes map[result.Outcome]int

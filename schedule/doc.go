@@ -10,7 +10,7 @@
 //     its hosts (a name, and every address it resolves to) and its load fits
 //     under max_concurrency and max_rate, first come first served, and its
 //     state says what it waits for;
-//   - each probe's state (result.ProbeState: the run under way, the last finished
+//   - each probe's state (state.Probe: the run under way, the last finished
 //     run, the last completed one), which the collector, the status page and
 //     /api/v1/results read;
 //   - the store (store.go), which keeps the last finished runs across

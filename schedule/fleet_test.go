@@ -36,11 +36,11 @@ func TestFleetJudgeJoinsTheRunsResult(t *testing.T) {
     schedule: {continuous: true}
 `))
 		after(2*time.Second + time.Millisecond) // a's run ended; its judge waits
-		if st := state(t, s, "a"); st.Last == nil || st.Last.Fleet != nil {
+		if st := probeState(t, s, "a"); st.Last == nil || st.Last.Fleet != nil {
 			t.Fatalf("a's run right after it ended: %+v, want kept, not judged yet", st.Last)
 		}
 		after(3 * time.Second)
-		st := state(t, s, "a")
+		st := probeState(t, s, "a")
 		if st.Last == nil || st.Last.Fleet == nil || !st.Last.Fleet.Valid || len(st.Last.Fleet.Steps) != 2 {
 			t.Fatalf("a's last run after its judge: %+v, want its fleet's figures", st.Last)
 		}

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // historyRuns bounds each probe's history: two days of hourly runs, which
@@ -18,9 +19,9 @@ func (s *Scheduler) keepsHistory(l *probeLoop) bool {
 
 // withRun is h with r added at its end, the oldest runs dropped beyond
 // historyRuns. It never changes h in place: readers of a snapshot hold it.
-func withRun(h []result.HistoryRun, r result.Result) []result.HistoryRun {
+func withRun(h []state.Run, r result.Result) []state.Run {
 	start := max(0, len(h)+1-historyRuns)
-	out := make([]result.HistoryRun, 0, len(h)+1-start)
+	out := make([]state.Run, 0, len(h)+1-start)
 	out = append(out, h[start:]...)
-	return append(out, result.HistoryOf(r))
+	return append(out, state.RunOf(r))
 }

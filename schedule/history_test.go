@@ -9,6 +9,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // capacityRun is fakeRun with a capacity and a knee that grow by one with
@@ -52,7 +53,7 @@ func TestSchedulerKeepsAHistoryOfRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capacities := func(h []result.HistoryRun) []float64 {
+	capacities := func(h []state.Run) []float64 {
 		var c []float64
 		for _, r := range h {
 			c = append(c, r.Capacity.Throughput)
@@ -65,10 +66,10 @@ func TestSchedulerKeepsAHistoryOfRuns(t *testing.T) {
 	bubble(t, Options{Store: store, Run: capacityRun()}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, withCanary))
 		after(2*time.Hour + time.Minute) // the runs at 0, 1h and 2h
-		if got := capacities(state(t, s, "a").History); len(got) != 3 || got[0] != 1 || got[2] != 3 {
+		if got := capacities(probeState(t, s, "a").History); len(got) != 3 || got[0] != 1 || got[2] != 3 {
 			t.Errorf("history %v, want the three runs, oldest first", got)
 		}
-		if h := state(t, s, "canary").History; h != nil {
+		if h := probeState(t, s, "canary").History; h != nil {
 			t.Errorf("the canary kept a history of %d runs", len(h))
 		}
 	})
@@ -84,7 +85,7 @@ func TestSchedulerKeepsAHistoryOfRuns(t *testing.T) {
 	bubble(t, Options{Store: store, Run: capacityRun()}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, hourly))
 		after(historyRuns*time.Hour + time.Minute)
-		got := capacities(state(t, s, "a").History)
+		got := capacities(probeState(t, s, "a").History)
 		// 3 stored, then historyRuns+1 more (numbered 1 to 49 again):
 		// the last historyRuns.
 		if len(got) != historyRuns || got[0] != 2 || got[len(got)-1] != historyRuns+1 {
@@ -95,7 +96,7 @@ func TestSchedulerKeepsAHistoryOfRuns(t *testing.T) {
 	bubble(t, Options{Run: capacityRun()}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, hourly))
 		after(2*time.Hour + time.Minute)
-		if st := state(t, s, "a"); st.History != nil || st.Last == nil {
+		if st := probeState(t, s, "a"); st.History != nil || st.Last == nil {
 			t.Errorf("without a store: history %v, last %v; want none, and the last run", st.History, st.Last)
 		}
 	})

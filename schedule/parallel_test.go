@@ -11,7 +11,7 @@ import (
 // overlaps lists the overlapping_runs of each step of probe's last run.
 func overlaps(t *testing.T, s *Scheduler, probe string) []int {
 	t.Helper()
-	st := state(t, s, probe)
+	st := probeState(t, s, probe)
 	if st.Last == nil {
 		t.Fatalf("%s has no finished run", probe)
 	}

@@ -37,7 +37,7 @@ func TestPauseHoldsEveryRunUntilResumed(t *testing.T) {
 			t.Fatalf("%d runs aborted right after the pause, want both:\n%s", n, formatEvents(evs))
 		}
 		for _, name := range []string{"a", "b"} {
-			if l := state(t, s, name).Last; l == nil || l.Abort == nil || l.Abort.By != result.ByPause {
+			if l := probeState(t, s, name).Last; l == nil || l.Abort == nil || l.Abort.By != result.ByPause {
 				t.Errorf("%s's last run %+v, want aborted by pause", name, l)
 			}
 		}

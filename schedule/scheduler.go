@@ -11,16 +11,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober"
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/live"
+	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // Observer is told about runs as the scheduler starts and ends them; the
 // collector implements it.
 type Observer interface {
-	Live(probe string) result.Live
+	Live(probe string) live.Sink
 	RunStarted(probe string)
 	RunEnded(probe string, r result.RunResult)
 	// Waited records how long a run waited for its host or the caps.
@@ -73,7 +74,7 @@ type Scheduler struct {
 	stopping map[string]*probeLoop
 	// kept holds the states of probes not running yet: read back from the
 	// store, or carried over from a probe's loop that a reload replaced.
-	kept map[string]result.ProbeState
+	kept map[string]state.Probe
 
 	busy     map[string]*claim // host keys of the runs under way, and the run holding each
 	usedConc int
@@ -93,7 +94,7 @@ type probeLoop struct {
 	cancel  context.CancelFunc
 	trigger chan struct{}
 	done    chan struct{}
-	state   result.ProbeState // guarded by Scheduler.mu
+	state   state.Probe // guarded by Scheduler.mu
 	// stopRun ends the run under way (or waiting for its host) with a
 	// cause; nil between runs. Guarded by Scheduler.mu.
 	stopRun context.CancelCauseFunc
@@ -143,7 +144,7 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
-		runs: map[string]*probeLoop{}, stopping: map[string]*probeLoop{}, kept: map[string]result.ProbeState{},
+		runs: map[string]*probeLoop{}, stopping: map[string]*probeLoop{}, kept: map[string]state.Probe{},
 		busy: map[string]*claim{}, freed: make(chan struct{}),
 	}
 	if store != nil {
@@ -262,13 +263,13 @@ func (s *Scheduler) Trigger(name string) error {
 }
 
 // Snapshot returns every configured probe's state, in config order.
-func (s *Scheduler) Snapshot() []result.ProbeState {
+func (s *Scheduler) Snapshot() []state.Probe {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cfg == nil {
 		return nil
 	}
-	states := make([]result.ProbeState, 0, len(s.cfg.Probes))
+	states := make([]state.Probe, 0, len(s.cfg.Probes))
 	for _, p := range s.cfg.Probes {
 		if l, ok := s.runs[p.Name]; ok {
 			st := l.state

@@ -17,7 +17,9 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // The scheduler's tests send no request: a fake runner stands in for the
@@ -112,8 +114,8 @@ func (o *recObserver) add(e obsEvent) {
 	o.mu.Unlock()
 }
 
-func (o *recObserver) Live(string) result.Live { return result.NopLive{} }
-func (o *recObserver) RunStarted(p string)     { o.add(obsEvent{kind: "started", probe: p}) }
+func (o *recObserver) Live(string) live.Sink { return live.Nop{} }
+func (o *recObserver) RunStarted(p string)   { o.add(obsEvent{kind: "started", probe: p}) }
 func (o *recObserver) RunEnded(p string, r result.RunResult) {
 	o.add(obsEvent{kind: "ended", probe: p, result: r})
 }
@@ -242,7 +244,7 @@ func after(d time.Duration) {
 
 var discardLogger = slog.New(slog.DiscardHandler)
 
-func state(t *testing.T, s *Scheduler, probe string) result.ProbeState {
+func probeState(t *testing.T, s *Scheduler, probe string) state.Probe {
 	t.Helper()
 	for _, st := range s.Snapshot() {
 		if st.Probe.Name == probe {
@@ -250,7 +252,7 @@ func state(t *testing.T, s *Scheduler, probe string) result.ProbeState {
 		}
 	}
 	t.Fatalf("%s is not in the snapshot", probe)
-	return result.ProbeState{}
+	return state.Probe{}
 }
 
 const twoProbes = `probes:
@@ -388,7 +390,7 @@ func TestSchedulerContinuousProbeDoesNotStarveAnother(t *testing.T) {
 }
 
 // A probe runs at start, then every interval after its last start, plus
-// a jitter below schedule.jitter; result.ProbeState.Next says when, and Trigger
+// a jitter below schedule.jitter; state.Probe.Next says when, and Trigger
 // starts a run at once (triggers during a run add up to one run).
 func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
 	for _, jitter := range []time.Duration{0, 10 * time.Second} {
@@ -409,7 +411,7 @@ func TestSchedulerIntervalJitterAndTrigger(t *testing.T) {
 				var nexts []time.Duration
 				for range 4 {
 					after(time.Second + time.Millisecond) // past a run's end
-					nexts = append(nexts, state(t, s, "a").Next.Sub(obs.t0))
+					nexts = append(nexts, probeState(t, s, "a").Next.Sub(obs.t0))
 					after(time.Until(obs.t0.Add(nexts[len(nexts)-1])))
 				}
 				ss := spans(obs.snapshot(), "a")
@@ -493,9 +495,9 @@ func TestSchedulerReloadMidRun(t *testing.T) {
 	bubble(t, Options{}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, "probes:\n"+a+fmt.Sprintf(b, "3s")))
 		after(200 * time.Millisecond)
-		aStarted := state(t, s, "a").Current.Started
+		aStarted := probeState(t, s, "a").Current.Started
 		s.Apply(schedConfig(t, "probes:\n"+a+fmt.Sprintf(b, "300ms")))
-		if st := state(t, s, "a"); st.Current == nil || !st.Current.Started.Equal(aStarted) {
+		if st := probeState(t, s, "a"); st.Current == nil || !st.Current.Started.Equal(aStarted) {
 			t.Errorf("a's run under way changed at the reload")
 		}
 		after(3 * time.Second)
@@ -515,7 +517,7 @@ func TestSchedulerReloadMidRun(t *testing.T) {
 				t.Errorf("%s's last run is %+v, want a completed one (a canceled run is no result)", st.Probe.Name, st.Last)
 			}
 		}
-		if st := state(t, s, "b"); time.Duration(st.Probe.Load.StepDuration) != 300*time.Millisecond || !st.Last.Started.Equal(obs.t0.Add(200*time.Millisecond+stopTime)) {
+		if st := probeState(t, s, "b"); time.Duration(st.Probe.Load.StepDuration) != 300*time.Millisecond || !st.Last.Started.Equal(obs.t0.Add(200*time.Millisecond+stopTime)) {
 			t.Errorf("b's last run started %v with step_duration %s, want the reloaded probe's run", st.Last.Started, st.Probe.Load.StepDuration)
 		}
 	})
@@ -594,13 +596,13 @@ func TestSchedulerRunsTheControlAfterItsProbe(t *testing.T) {
 			p = spans(obs.snapshot(), "p")
 		}
 		after(p[0].start + 900*time.Millisecond - time.Since(obs.t0)) // in the control's run
-		if cur := state(t, s, "p").Current; cur == nil || cur.Ended != result.ResultRunning || len(cur.Steps) != 2 {
+		if cur := probeState(t, s, "p").Current; cur == nil || cur.Ended != result.ResultRunning || len(cur.Steps) != 2 {
 			t.Errorf("during its control p shows %+v, want its two steps, running", cur)
 		}
 		after(2 * time.Second)
 		evs := obs.snapshot()
 		p = spans(evs, "p")
-		ramp := state(t, s, "p").Last
+		ramp := probeState(t, s, "p").Last
 		rampEnd := ramp.Started.Add(time.Duration(ramp.DurationSeconds * float64(time.Second))).Sub(obs.t0)
 		nested := 0
 		for _, c := range spans(evs, "c") {
@@ -630,7 +632,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	stored := result.Result{Name: "a", Mode: "concurrency", Ended: result.ResultCompleted, Started: started, DurationSeconds: 55.1,
 		Steps: []result.Step{{Level: 1, Goodput: 99}}, BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 1, Throughput: 99}},
 		Capacity: &result.Point{Level: 1, Throughput: 99}, Valid: true, Diagnosis: []string{}}
-	if err := store.Save([]result.ProbeState{{Last: &stored, LastCompleted: completed}}); err != nil {
+	if err := store.Save([]state.Probe{{Last: &stored, LastCompleted: completed}}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := `probes:
@@ -641,7 +643,7 @@ func TestSchedulerStoreKeepsResultsAcrossRestarts(t *testing.T) {
 	bubble(t, Options{Store: store}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, cfg))
 		after(time.Second)
-		st := state(t, s, "a")
+		st := probeState(t, s, "a")
 		if st.Last == nil || !st.Last.Started.Equal(started) || !st.LastCompleted.Equal(completed) || st.Last.BreakingPoints.Knee.Throughput != 99 {
 			t.Errorf("restored %+v, last completed %v; want the stored run, completed at %v", st.Last, st.LastCompleted, completed)
 		}

@@ -35,11 +35,11 @@ func TestSchedulerKeepsWhatASearchStepIsFor(t *testing.T) {
     schedule: {interval: 1h}
 `))
 		after(500 * time.Millisecond)
-		if got := state(t, s, "searched").Doing; got != doing {
+		if got := probeState(t, s, "searched").Doing; got != doing {
 			t.Errorf("during the run: doing %q, want %q", got, doing)
 		}
 		after(time.Second)
-		if st := state(t, s, "searched"); st.Doing != "" || st.Last == nil {
+		if st := probeState(t, s, "searched"); st.Doing != "" || st.Last == nil {
 			t.Errorf("after the run: doing %q, last %v; want nothing under way and the run kept", st.Doing, st.Last)
 		}
 		cancel()

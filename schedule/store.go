@@ -12,6 +12,7 @@ import (
 	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // Store keeps the latest result of every probe in one JSON file, with the
@@ -28,7 +29,7 @@ type storedProbe struct {
 	LastCompleted time.Time     `json:"last_completed"`
 	// History holds the probe's last runs, the latest included; a file
 	// written before it had none.
-	History []result.HistoryRun `json:"history,omitempty"`
+	History []state.Run `json:"history,omitempty"`
 }
 
 type storedFile struct {
@@ -49,7 +50,7 @@ func NewStore(dir string) (*Store, error) {
 
 // Load returns the stored states (only Probe.Name is set of their
 // config); none when nothing was stored yet.
-func (s *Store) Load() ([]result.ProbeState, error) {
+func (s *Store) Load() ([]state.Probe, error) {
 	data, err := regularfile.Read(s.path, maxStoreSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -61,12 +62,12 @@ func (s *Store) Load() ([]result.ProbeState, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
-	states := make([]result.ProbeState, 0, len(f.Probes))
+	states := make([]state.Probe, 0, len(f.Probes))
 	for _, sp := range f.Probes {
 		if sp.Result.Name == "" {
 			continue // nothing to attach it to
 		}
-		st := result.ProbeState{Last: &sp.Result, LastCompleted: sp.LastCompleted, History: sp.History}
+		st := state.Probe{Last: &sp.Result, LastCompleted: sp.LastCompleted, History: sp.History}
 		st.Probe.Name = sp.Result.Name
 		states = append(states, st)
 	}
@@ -76,7 +77,7 @@ func (s *Store) Load() ([]result.ProbeState, error) {
 // Save writes the latest result of every probe that has one, with its
 // history of runs, atomically: a crash leaves either the old file or the
 // new one, never half of one.
-func (s *Store) Save(states []result.ProbeState) error {
+func (s *Store) Save(states []state.Probe) error {
 	f := storedFile{Probes: []storedProbe{}}
 	for _, st := range states {
 		if st.Last != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 func storedResult(name string, started time.Time) result.Result {
@@ -42,12 +43,12 @@ func TestStoreRoundTripKeepsTimestampsExactly(t *testing.T) {
 	now := time.Now()
 	a, b := storedResult("a", started), storedResult("b", now)
 	b.Ended, b.Capacity, b.Valid = result.ResultAborted, nil, false
-	want := []result.ProbeState{
+	want := []state.Probe{
 		{Last: &a, LastCompleted: started.Add(12500 * time.Millisecond)},
 		{Last: &b, LastCompleted: now.Add(-time.Hour)},
 	}
 	// A probe without a finished run has nothing to keep.
-	if err := s.Save(append(want, result.ProbeState{Current: &a})); err != nil {
+	if err := s.Save(append(want, state.Probe{Current: &a})); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Load()
@@ -90,7 +91,7 @@ func TestStoreMissingFileIsNoError(t *testing.T) {
 		t.Errorf("Load with nothing stored = %v, %v; want nothing, no error", got, err)
 	}
 	// Nothing to keep yet (no probe has finished a run) round-trips too.
-	if err := s.Save([]result.ProbeState{{Current: &result.Result{Name: "a"}}}); err != nil {
+	if err := s.Save([]state.Probe{{Current: &result.Result{Name: "a"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Load(); err != nil || len(got) != 0 {
@@ -141,7 +142,7 @@ func TestStoreWritesAtomically(t *testing.T) {
 	for i := range 3 {
 		r := first
 		r.DurationSeconds = float64(i)
-		if err := s.Save([]result.ProbeState{{Last: &r}}); err != nil {
+		if err := s.Save([]state.Probe{{Last: &r}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -175,7 +176,7 @@ func TestStoreWritesAtomically(t *testing.T) {
 		t.Log("directory permissions do not apply (running as root); skipping the failed-save check")
 		return
 	}
-	if err := s.Save([]result.ProbeState{{Last: &first}}); err == nil {
+	if err := s.Save([]state.Probe{{Last: &first}}); err == nil {
 		t.Error("Save into a read-only directory succeeded")
 	}
 	if got, err := s.Load(); err != nil || got[0].Last.DurationSeconds != 2 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // The chart's frame, in SVG user units.
@@ -108,8 +109,8 @@ func chart(r result.Result, rules plan.Rules) *chartView {
 	}
 	// A search measures out of order and some levels twice: the chart
 	// reads them as the rules do, in order of level, each once.
-	r.Steps = result.ByLevel(r.Mode, r.Steps)
-	lq, budget := result.LatencyRule(rules)
+	r.Steps = analysis.ByLevel(r.Mode, r.Steps)
+	lq, budget := analysis.LatencyRule(rules)
 	axis := newLevelAxis(r)
 	x := func(i int) float64 { return axis.step(i, r.Steps[i].Level) }
 	modelLevels, modelGood := modelValues(r, axis)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 )
 
 // modelSamples is how many points draw the fitted curve: smooth at the
@@ -48,7 +49,7 @@ func newModelCurve(r result.Result, axis levelAxis, levels, values []float64, y 
 	if levels == nil {
 		return nil
 	}
-	c := &modelCurve{Title: "fitted " + r.Model.Line(r.Mode)}
+	c := &modelCurve{Title: "fitted " + analysis.ModelLine(r.Model, r.Mode)}
 	for i, n := range levels {
 		if i > 0 {
 			c.Points += " "

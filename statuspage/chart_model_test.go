@@ -9,6 +9,8 @@ import (
 
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // lawStep is a step whose goodput follows the scalability law with σ 0.03,
@@ -34,7 +36,7 @@ func modelled(levels ...float64) result.Result {
 		}
 		r.Steps = append(r.Steps, lawStep(n, failed))
 	}
-	result.Analyze(&r, plan.DefaultRules)
+	analysis.Analyze(&r, plan.DefaultRules)
 	return r
 }
 
@@ -47,8 +49,8 @@ func TestChartDrawsTheModel(t *testing.T) {
 	if !r.Model.HasPeak() {
 		t.Fatalf("model %+v, want a fit with a peak", r.Model)
 	}
-	states := []result.ProbeState{{Probe: probe("law", 1, 2, 4, 8, 16, 32, 64, 128), Last: &r}}
-	_, body := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
+	states := []state.Probe{{Probe: probe("law", 1, 2, 4, 8, 16, 32, 64, 128), Last: &r}}
+	_, body := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
 	svgText := regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(body)
 	svg := parseSVG(t, svgText)
 
@@ -160,7 +162,7 @@ func TestChartOpenLoopDrawsNoCurve(t *testing.T) {
 	for i := range r.Steps {
 		r.Steps[i].Level = r.Steps[i].Goodput
 	}
-	result.Analyze(&r, plan.DefaultRules)
+	analysis.Analyze(&r, plan.DefaultRules)
 	if !r.Model.HasFit() {
 		t.Fatalf("model %+v, want a fit through Little's law", r.Model)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // Replica 0's page shows its fleet's figures beside its own run: a whole
@@ -21,8 +22,8 @@ func TestStatusPageShowsTheFleet(t *testing.T) {
 	broken := finished("shed", now.Add(-time.Minute))
 	broken.Fleet = &result.Fleet{Shards: 3, Replicas: 2, MissingShards: []int{2},
 		Problems: []string{"shard 2 of 3 has no step in this run at connections 24, 48"}}
-	states := []result.ProbeState{{Probe: probe("work", 1, 2, 4, 8, 16), Last: whole}, {Probe: probe("shed", 1, 2, 4, 8, 16), Last: broken}}
-	_, page := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
+	states := []state.Probe{{Probe: probe("work", 1, 2, 4, 8, 16), Last: whole}, {Probe: probe("shed", 1, 2, 4, 8, 16), Last: broken}}
+	_, page := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
 	block := func(name string) string {
 		i := strings.Index(page, `id="fleet-`+name+`"`)
 		if i < 0 {

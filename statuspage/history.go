@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/plan"
-	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // The history chart's frame, in SVG user units: small, beside the ramp.
@@ -38,7 +38,7 @@ var historyFrame = frame{
 }
 
 // history lays out the chart of h, nil with fewer than two runs.
-func history(name string, mode plan.Mode, h []result.HistoryRun, now time.Time) *historyView {
+func history(name string, mode plan.Mode, h []state.Run, now time.Time) *historyView {
 	if len(h) < historyMinRuns {
 		return nil
 	}

@@ -7,15 +7,16 @@ import (
 
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // runsOf is a history of runs an hour apart, the latest an hour ago, with
 // the given capacities; the knee sits at the capacity's level.
-func runsOf(now time.Time, capacities ...float64) []result.HistoryRun {
-	var h []result.HistoryRun
+func runsOf(now time.Time, capacities ...float64) []state.Run {
+	var h []state.Run
 	for i, c := range capacities {
 		lv := float64(4 * (i + 1))
-		h = append(h, result.HistoryRun{Started: now.Add(-time.Duration(len(capacities)-i) * time.Hour), Ended: result.ResultCompleted,
+		h = append(h, state.Run{Started: now.Add(-time.Duration(len(capacities)-i) * time.Hour), Ended: result.ResultCompleted,
 			Valid: i != 1, Capacity: &result.Point{Level: lv, Throughput: c}, Knee: &result.Point{Level: lv, Throughput: c}})
 	}
 	return h
@@ -28,12 +29,12 @@ func TestStatusPageDrawsTheHistory(t *testing.T) {
 	now := time.Now()
 	canary := probe("canary", 10)
 	canary.Schedule.Continuous = true
-	states := []result.ProbeState{
+	states := []state.Probe{
 		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-time.Hour)), History: runsOf(now, 400, 380, 410)},
 		{Probe: probe("once", 1, 2, 4, 8, 16), Last: finished("once", now.Add(-time.Hour)), History: runsOf(now, 400)},
 		{Probe: canary, Last: finished("canary", now.Add(-time.Hour)), History: runsOf(now, 10, 10, 10)},
 	}
-	_, body := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
+	_, body := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
 	charts := regexp.MustCompile(`(?s)<div class="history" id="history-([^"]+)">.*?</svg>`).FindAllStringSubmatch(body, -1)
 	if len(charts) != 1 || charts[0][1] != "work" {
 		t.Fatalf("%d history charts, want work's alone", len(charts))

@@ -14,6 +14,7 @@ import (
 	"github.com/loadprobe/loadprobe/internal/realpart"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // measureScript, added to the page by the test alone (the page has no
@@ -44,7 +45,7 @@ func withScript(h http.Handler, script string) http.Handler {
 
 // widePage is the widest table the page draws: long levels with brackets,
 // a long waiting state, an aborted run; and a history chart.
-func widePage() []result.ProbeState {
+func widePage() []state.Probe {
 	now := time.Now()
 	ramp := finished("work-concurrency", now.Add(-3*time.Hour))
 	big := func(lv, below, good float64) *result.Point {
@@ -61,7 +62,7 @@ func widePage() []result.ProbeState {
 	rp := probe("work-rate-limited")
 	rp.Load.Concurrency, rp.Load.Rate = nil, []float64{5000, 10000, 12500, 15000, 20000}
 	rp.Expect.MinCapacity = 100000
-	return []result.ProbeState{
+	return []state.Probe{
 		{Probe: probe("work-concurrency", 1, 2, 4), Last: ramp, History: runsOf(now, 12000, 12400, 12345), Waiting: true, WaitingFor: "127.0.0.1 is busy with canary-on-the-same-host (continuous)"},
 		{Probe: rp, Last: rate, Current: &result.Result{Name: "work-rate-limited", Steps: []result.Step{{Level: 1}}}},
 		{Probe: probe("fresh", 1, 2), Waiting: true, WaitingFor: "max_concurrency 4096: 4000 connections in use, 256 needed"},

@@ -10,6 +10,8 @@ import (
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // A search runs its levels out of order: the page draws them in order of
@@ -25,13 +27,13 @@ func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 		r.Steps = append(r.Steps, result.Step{Level: lv, Goodput: good, Throughput: good, Attempts: 100,
 			Latency: result.Latency{P99: 0.02 * max(1, lv/12)}, Search: result.SearchGrow})
 	}
-	result.Analyze(r, p.Rules)
+	analysis.Analyze(r, p.Rules)
 	current := &result.Result{Name: "searched", Mode: plan.ModeConcurrency, Steps: r.Steps[:6]}
-	states := []result.ProbeState{
+	states := []state.Probe{
 		{Probe: p, Last: r},
 		{Probe: p, Current: current, Doing: "refining the knee between 8 and 16"},
 	}
-	_, body := get(t, StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused), "/")
+	_, body := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
 
 	testkit.Contains(t, "the page", body,
 		`<td class="knee">12 connections<div class="sub">goodput 600/s</div><div class="sub">bracket [11, 12]</div></td>`,

@@ -12,6 +12,8 @@ import (
 
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 //go:embed status.html chart.html history.html
@@ -45,7 +47,7 @@ type Link struct{ Href, Text string }
 
 // StatusHandler serves the status page from the probes' states at request time.
 // paused says whether the pause switch holds all load.
-func StatusHandler(version string, links []Link, states func() []result.ProbeState, paused func() bool) http.Handler {
+func StatusHandler(version string, links []Link, states func() []state.Probe, paused func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -96,9 +98,9 @@ type probeView struct {
 	BelowMin    bool    // the last run's capacity is below MinCapacity
 }
 
-func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
+func newProbeView(st state.Probe, now time.Time, paused bool) probeView {
 	p := st.Probe
-	lq, budget := result.LatencyRule(p.Rules)
+	lq, budget := analysis.LatencyRule(p.Rules)
 	mode := p.Load.Mode()
 	v := probeView{
 		Name: p.Name, Mode: mode, Last: st.Last,
@@ -140,7 +142,7 @@ func newProbeView(st result.ProbeState, now time.Time, paused bool) probeView {
 	}
 	if v.Charted != nil {
 		v.Chart = chart(*v.Charted, p.Rules)
-		v.ModelLine = v.Charted.Model.Line(v.Charted.Mode)
+		v.ModelLine = analysis.ModelLine(v.Charted.Model, v.Charted.Mode)
 	}
 	return v
 }

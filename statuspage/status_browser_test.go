@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
-	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // The page of a probe whose strings hold markup, rendered by headless
@@ -28,8 +28,8 @@ func TestStatusPageEscapesInBrowser(t *testing.T) {
 // of the page is kept (model.png, see realpart.Screenshot).
 func TestModelChartInBrowser(t *testing.T) {
 	r := modelled(1, 2, 4, 8, 16, 32, 64, 128)
-	states := []result.ProbeState{{Probe: probe("law", 1, 2, 4, 8, 16, 32, 64, 128), Last: &r}}
-	srv := httptest.NewServer(StatusHandler("v", nil, func() []result.ProbeState { return states }, notPaused))
+	states := []state.Probe{{Probe: probe("law", 1, 2, 4, 8, 16, 32, 64, 128), Last: &r}}
+	srv := httptest.NewServer(StatusHandler("v", nil, func() []state.Probe { return states }, notPaused))
 	t.Cleanup(srv.Close)
 	dom := string(realpart.Chromium(t, "--dump-dom", srv.URL+"/"))
 	for _, want := range []string{`<polyline class="model" points="`, `<g class="mark peak">`, `>N* 25.4</text>`, `<g class="errors">`, `<p class="model">model: USL σ`} {

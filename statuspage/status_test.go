@@ -17,6 +17,7 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 func probe(name string, levels ...int) config.Probe {
@@ -56,13 +57,13 @@ func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
 
 func TestStatusPage(t *testing.T) {
 	now := time.Now()
-	states := []result.ProbeState{
+	states := []state.Probe{
 		{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-90*time.Second)), LastCompleted: now.Add(-60 * time.Second), Next: now.Add(59 * time.Minute)},
 		{Probe: probe("fresh", 1, 2)},
 		{Probe: probe("queued", 1, 2), Waiting: true, WaitingFor: "127.0.0.1 is busy with canary (continuous)"},
 		{Probe: probe("busy", 1, 2, 4), Current: &result.Result{Name: "busy", Ended: result.ResultRunning, Started: now, Steps: []result.Step{{Level: 1, Goodput: 50}}}},
 	}
-	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []result.ProbeState { return states }, notPaused)
+	h := StatusHandler("(version=1.2.3)", []Link{{Href: "/metrics", Text: "Metrics"}}, func() []state.Probe { return states }, notPaused)
 	resp, body := get(t, h, "/")
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -150,7 +151,7 @@ const markup = `</svg><script>document.body.dataset.pwned=1</script>"><img src=x
 // evilStates is a probe whose every string that reaches the page holds markup:
 // its name (config allows [a-zA-Z0-9_-] only, but the page must not rely on
 // it), its phase names, its error and its diagnosis.
-func evilStates() []result.ProbeState {
+func evilStates() []state.Probe {
 	p := probe(markup)
 	p.Load.Concurrency = nil
 	p.Load.Phases = []plan.Phase{{Name: markup, Duration: model.Duration(time.Second), Rate: 1}, {Name: "b" + markup, Duration: model.Duration(time.Second), Rate: 2}}
@@ -158,7 +159,7 @@ func evilStates() []result.ProbeState {
 		Diagnosis: []string{markup, "second line " + markup},
 		Steps:     []result.Step{{Level: 1, Name: markup, Goodput: 1}, {Level: 2, Name: "b" + markup, Goodput: 2}}}
 	r.BreakingPoints.FirstFailure = &result.Point{Level: 2, Throughput: 2}
-	return []result.ProbeState{{Probe: p, Last: r}}
+	return []state.Probe{{Probe: p, Last: r}}
 }
 
 // Whatever a name, a phase, an error or a diagnosis holds, it reaches the page

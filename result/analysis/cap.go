@@ -1,8 +1,10 @@
-package result
+package analysis
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Cap thresholds.
@@ -31,7 +33,7 @@ func (a *analysis) capLine(tl []tick) string {
 	var succ, att []float64
 	var leading []bool // the second opens its step: where a full bucket bursts
 	var failing int
-	var failSteps []Step
+	var failSteps []result.Step
 	for _, t := range tl {
 		if steps[t.step].ErrorRatio == 0 {
 			continue
@@ -79,7 +81,7 @@ func (a *analysis) capLine(tl []tick) string {
 	}
 	top := topKind(failSteps...)
 	verdict := "a working cap"
-	if top.code.Class() == ClassLimited {
+	if top.code.Class() == result.ClassLimited {
 		verdict = "a rate limit, not a capacity"
 	}
 	every := "failures every second"

@@ -1,4 +1,4 @@
-package result
+package analysis
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // diagnose explains the analysis in plain language, one finding a line, each
@@ -54,7 +55,7 @@ func (a *analysis) shortfallLine() string {
 	if a.r.Mode.ClosedLoop() {
 		return ""
 	}
-	var short []Step
+	var short []result.Step
 	for _, s := range a.r.Steps {
 		if s.Level > 0 && s.Throughput < heldRatio*s.Level {
 			short = append(short, s)
@@ -74,7 +75,7 @@ func (a *analysis) shortfallLine() string {
 
 // also names more levels where a line's finding holds too: " (also 16
 // connections, 32 connections)"; empty when there are none.
-func (a *analysis) also(steps []Step) string {
+func (a *analysis) also(steps []result.Step) string {
 	if len(steps) == 0 {
 		return ""
 	}
@@ -208,7 +209,7 @@ func (a *analysis) capacityLine() string {
 // heldLine names the levels that make the run invalid: those below the
 // first failure that did not hold their load.
 func (a *analysis) heldLine() string {
-	var bad []Step
+	var bad []result.Step
 	for _, s := range a.judged() {
 		if !a.held(s) {
 			bad = append(bad, s)
@@ -240,9 +241,9 @@ func (a *analysis) heldLine() string {
 
 // levelText names a step's load: "4 connections", "400 req/s", or for phases
 // `phase "sustained" (5 req/s)`.
-func (a *analysis) levelText(s Step) string { return StepText(a.r.Mode, s) }
+func (a *analysis) levelText(s result.Step) string { return result.StepText(a.r.Mode, s) }
 
-func (a *analysis) at(s Step) string {
+func (a *analysis) at(s result.Step) string {
 	if a.r.Mode == plan.ModePhases {
 		return "in " + a.levelText(s)
 	}

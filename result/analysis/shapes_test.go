@@ -1,10 +1,11 @@
-package result
+package analysis
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // binomial draws how many of n attempts succeed with probability p.
@@ -20,7 +21,7 @@ func binomial(rng *rand.Rand, n int64, p float64) int64 {
 
 // coin is a level of a target that fails each attempt with probability
 // fail, at attempts per second varying by ±jitter: its per-second counts.
-func coin(rng *rand.Rand, level float64, attempts int64, jitter, fail float64, kind string) Step {
+func coin(rng *rand.Rand, level float64, attempts int64, jitter, fail float64, kind string) result.Step {
 	succ, failed := make([]int64, 5), make([]int64, 5)
 	for i := range succ {
 		n := attempts + int64((rng.Float64()*2-1)*jitter*float64(attempts))
@@ -32,7 +33,7 @@ func coin(rng *rand.Rand, level float64, attempts int64, jitter, fail float64, k
 
 // capped is a level of a target that admits at most limit a second, at
 // the given attempts per second: the rest fail as kind.
-func capped(level float64, limit int64, attempts []int64, kind string) Step {
+func capped(level float64, limit int64, attempts []int64, kind string) result.Step {
 	succ, failed := make([]int64, len(attempts)), make([]int64, len(attempts))
 	for i, n := range attempts {
 		succ[i] = min(n, limit)
@@ -50,14 +51,14 @@ func TestShapes(t *testing.T) {
 	tests := []struct {
 		name  string
 		mode  plan.Mode
-		steps []Step
+		steps []result.Step
 		want  []string
 		not   []string
 	}{
 		{
 			name: "cliff",
 			mode: plan.ModeConcurrency,
-			steps: []Step{
+			steps: []result.Step{
 				clean(1, 100, ms(5)), clean(2, 200, ms(5)), clean(4, 390, ms(5)),
 				mk(8, []int64{380, 300, 390, 350, 330}, []int64{50, 120, 30, 90, 60}, "503", ms(9)),
 				mk(16, []int64{300, 420, 350, 390, 250}, []int64{500, 400, 450, 420, 600}, "503", ms(9)),
@@ -68,14 +69,14 @@ func TestShapes(t *testing.T) {
 		{
 			name:  "cap at one level, closed loop",
 			mode:  plan.ModeConcurrency,
-			steps: []Step{capped(10, 400, []int64{29100, 28400, 29800, 29300, 27900}, "429")},
+			steps: []result.Step{capped(10, 400, []int64{29100, 28400, 29800, 29300, 27900}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 			not:   []string{"depleting", "cliff", "no depletion, cap or cliff"},
 		},
 		{
 			name:  "cap at one level, open loop at a steady rate",
 			mode:  plan.ModeRate,
-			steps: []Step{capped(1000, 400, []int64{1000, 1000, 1000, 999, 1000}, "429")},
+			steps: []result.Step{capped(1000, 400, []int64{1000, 1000, 1000, 999, 1000}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 			not:   []string{"no depletion, cap or cliff"},
 		},
@@ -84,14 +85,14 @@ func TestShapes(t *testing.T) {
 			// the burst and the rate, then only the rate.
 			name:  "cap after a leading burst, one level",
 			mode:  plan.ModeConcurrency,
-			steps: []Step{mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
+			steps: []result.Step{mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity (failures every second from 10 connections on"},
 			not:   []string{"no depletion, cap or cliff"},
 		},
 		{
 			name: "cap after a leading burst at every level",
 			mode: plan.ModeConcurrency,
-			steps: []Step{
+			steps: []result.Step{
 				mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1)),
 				mk(20, []int64{790, 401, 400, 399}, []int64{30100, 31800, 32500, 31900}, "429", ms(1)),
 				mk(40, []int64{805, 400, 400, 400}, []int64{33100, 33800, 33500, 33900}, "429", ms(1)),
@@ -102,7 +103,7 @@ func TestShapes(t *testing.T) {
 		{
 			name:  "a flat cap over four seconds",
 			mode:  plan.ModeConcurrency,
-			steps: []Step{mk(10, []int64{400, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
+			steps: []result.Step{mk(10, []int64{400, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
 		},
 		{
@@ -110,13 +111,13 @@ func TestShapes(t *testing.T) {
 			// successes is a coin, not a burst.
 			name:  "a busier first second under a fixed failure probability is not a cap",
 			mode:  plan.ModeRate,
-			steps: []Step{mk(1000, []int64{1400, 700, 690, 705}, []int64{600, 300, 310, 295}, "503", ms(1))},
+			steps: []result.Step{mk(1000, []int64{1400, 700, 690, 705}, []int64{600, 300, 310, 295}, "503", ms(1))},
 			not:   []string{"pinned"},
 		},
 		{
 			name: "cap across levels, shedding",
 			mode: plan.ModeRate,
-			steps: []Step{
+			steps: []result.Step{
 				clean(500, 500, ms(5)), clean(1000, 1000, ms(5)),
 				capped(2000, 1500, []int64{2000, 2000, 2000, 2000, 2000}, "503"),
 				capped(4000, 1500, []int64{3990, 4000, 4000, 4010, 4000}, "503"),
@@ -127,7 +128,7 @@ func TestShapes(t *testing.T) {
 		{
 			name: "depletion",
 			mode: plan.ModeConcurrency,
-			steps: []Step{
+			steps: []result.Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 400, ms(10)),
 				mk(8, []int64{400, 400, 150, 0, 0}, []int64{0, 0, 250, 400, 400}, "503", ms(10)),
 				mk(16, rep(5, 0), rep(5, 800), "503", ms(1)),
@@ -138,7 +139,7 @@ func TestShapes(t *testing.T) {
 		{
 			name: "collapse: timeouts grow with the level, then goodput falls",
 			mode: plan.ModeConcurrency,
-			steps: []Step{
+			steps: []result.Step{
 				clean(64, 300, ms(150)), clean(128, 319, ms(300)),
 				mk(256, []int64{190, 185, 195, 180, 190}, []int64{80, 85, 75, 82, 80}, "timeout", ms(900)),
 				mk(512, []int64{120, 60, 0, 0, 0}, []int64{500, 600, 700, 650, 700}, "timeout", ms(990)),
@@ -152,7 +153,7 @@ func TestShapes(t *testing.T) {
 		{
 			name: "collapse: 5xx",
 			mode: plan.ModeRate,
-			steps: []Step{
+			steps: []result.Step{
 				clean(100, 100, ms(5)), clean(200, 200, ms(5)),
 				mk(400, rep(5, 90), rep(5, 310), "500", ms(5)),
 			},
@@ -161,21 +162,21 @@ func TestShapes(t *testing.T) {
 		{
 			name:  "a fixed failure probability at one level is not a cap",
 			mode:  plan.ModeConcurrency,
-			steps: []Step{coin(rng, 10, 20000, 0.03, 0.3, "503")},
+			steps: []result.Step{coin(rng, 10, 20000, 0.03, 0.3, "503")},
 			want:  []string{"no depletion, cap or cliff shape"},
 			not:   []string{"pinned"},
 		},
 		{
 			name:  "a fixed failure probability at a steady rate is not a cap",
 			mode:  plan.ModeRate,
-			steps: []Step{coin(rng, 1000, 1000, 0, 0.3, "503")},
+			steps: []result.Step{coin(rng, 1000, 1000, 0, 0.3, "503")},
 			want:  []string{"no depletion, cap or cliff shape"},
 			not:   []string{"pinned"},
 		},
 		{
 			name: "a fixed failure probability across levels is not a cap",
 			mode: plan.ModeConcurrency,
-			steps: []Step{
+			steps: []result.Step{
 				coin(rng, 2, 2000, 0.03, 0.3, "500"),
 				coin(rng, 4, 2100, 0.03, 0.3, "500"),
 			},
@@ -184,7 +185,7 @@ func TestShapes(t *testing.T) {
 		{
 			name: "overload growing with the level is not depletion",
 			mode: plan.ModeConcurrency,
-			steps: []Step{
+			steps: []result.Step{
 				clean(128, 319, ms(300)),
 				mk(256, rep(5, 250), rep(5, 40), "timeout", ms(950)),
 				mk(512, rep(5, 150), rep(5, 300), "timeout", ms(990)),
@@ -196,7 +197,7 @@ func TestShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Result{Mode: tc.mode, Steps: tc.steps}
+			r := &result.Result{Mode: tc.mode, Steps: tc.steps}
 			Analyze(r, plan.DefaultRules)
 			checkDiagnosis(t, r.Diagnosis, tc.want, tc.not)
 		})

@@ -1,8 +1,10 @@
-package result
+package analysis
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // generatorLine names the generator-limited steps and why: the process's
@@ -18,7 +20,7 @@ func (a *analysis) generatorLine() string {
 		if a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget {
 			causes = append(causes, fmt.Sprintf("generator CPU %s of what it may use, budget %s", fmtPct(s.GeneratorCPURatio), fmtPct(a.cpuBudget)))
 		}
-		if n := s.Errors[Generator.String()]; n > 0 {
+		if n := s.Errors[result.Generator.String()]; n > 0 {
 			causes = append(causes, fmt.Sprintf("the generator ran out of file descriptors (limit %d): %d attempts not made", s.FileLimit, n))
 		}
 		if n := s.OverlappingRuns; n == 1 {

@@ -1,17 +1,19 @@
-package result
+package analysis
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // failureKind is one kind of failed attempt: a status code outside
 // valid_status_codes, or a reason for getting no response.
 type failureKind struct {
-	code   Code   // the code of an http_error; zero for a reason
-	reason string // the reason of an attempt without a response
+	code   result.Code // the code of an http_error; zero for a reason
+	reason string      // the reason of an attempt without a response
 	n      int64
 }
 
@@ -42,20 +44,20 @@ func (k failureKind) meaning() string {
 		return reasonMeanings[k.reason]
 	}
 	switch k.code.Class() {
-	case ClassShed:
+	case result.ClassShed:
 		return "shedding: capacity ran out"
-	case ClassLimited:
+	case result.ClassLimited:
 		return "a limiter declining on purpose"
-	case ClassDeadline:
+	case result.ClassDeadline:
 		return "a deadline of the server's own passed"
-	case ClassServerError:
+	case result.ClassServerError:
 		return "the server failed"
-	case ClassClientError:
+	case result.ClassClientError:
 		return "the server rejected the request"
-	case ClassRedirect:
+	case result.ClassRedirect:
 		return "a redirect, not followed"
 	}
-	if k.code == CodeOther {
+	if k.code == result.CodeOther {
 		return "statuses the shards' series count together: rare ones, or outside the registry"
 	}
 	return "a status outside valid_status_codes"
@@ -64,8 +66,8 @@ func (k failureKind) meaning() string {
 // failureKinds counts the failed attempts of steps by kind, most frequent
 // first: the http_error responses by code and the attempts without a
 // response by reason, as the recorder counted them.
-func failureKinds(steps ...Step) []failureKind {
-	codes, reasons := Codes{}, map[string]int64{}
+func failureKinds(steps ...result.Step) []failureKind {
+	codes, reasons := result.Codes{}, map[string]int64{}
 	for _, s := range steps {
 		for c, n := range s.HTTPErrors {
 			codes[c] += n
@@ -93,7 +95,7 @@ func failureKinds(steps ...Step) []failureKind {
 
 // describeFailures lists the failure kinds of steps, as shares of attempts:
 // "503 on 37% of attempts (shedding: capacity ran out), timeout on 2% (...)".
-func describeFailures(steps ...Step) string {
+func describeFailures(steps ...result.Step) string {
 	var attempts int64
 	for _, s := range steps {
 		attempts += s.Attempts
@@ -119,7 +121,7 @@ func describeFailures(steps ...Step) string {
 }
 
 // topKind is the most frequent failure kind of steps; zero when none.
-func topKind(steps ...Step) failureKind {
+func topKind(steps ...result.Step) failureKind {
 	kinds := failureKinds(steps...)
 	if len(kinds) == 0 {
 		return failureKind{}
@@ -129,7 +131,7 @@ func topKind(steps ...Step) failureKind {
 
 // topFailure names the most frequent failure kind of steps: "429: a limiter
 // declining on purpose".
-func topFailure(steps ...Step) string {
+func topFailure(steps ...result.Step) string {
 	k := topKind(steps...)
 	if k.n == 0 {
 		return "failures of no recorded kind"
@@ -162,7 +164,7 @@ func (k failureKind) plural() string {
 	return k.code.Plural()
 }
 
-func noResponses(s Step) int64 {
+func noResponses(s result.Step) int64 {
 	var n int64
 	for _, v := range s.Errors {
 		n += v
@@ -171,9 +173,9 @@ func noResponses(s Step) int64 {
 }
 
 // topReason names the most frequent reason for an attempt without a response.
-func topReason(s Step) string {
+func topReason(s result.Step) string {
 	best, bn := "", int64(0)
-	for _, o := range NoResponseReasons {
+	for _, o := range result.NoResponseReasons {
 		if n := s.Errors[o.String()]; n > bn {
 			best, bn = o.String(), n
 		}

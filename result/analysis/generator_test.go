@@ -1,17 +1,18 @@
-package result
+package analysis
 
 import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // TestGeneratorLimited: a step whose generator CPU ratio reaches the budget,
 // or that another run's load overlapped, makes the run invalid, and the
 // diagnosis names the step and the cause; one just below the budget does not.
 func TestGeneratorLimited(t *testing.T) {
-	ramp := func(cpu []float64, overlap []int) *Result {
-		r := &Result{Mode: plan.ModeConcurrency}
+	ramp := func(cpu []float64, overlap []int) *result.Result {
+		r := &result.Result{Mode: plan.ModeConcurrency}
 		for i, l := range []float64{1, 50} {
 			s := clean(l, []int64{5000, 9000}[i], ms(2))
 			s.GeneratorCPURatio, s.OverlappingRuns = cpu[i], overlap[i]
@@ -23,7 +24,7 @@ func TestGeneratorLimited(t *testing.T) {
 	tight.GeneratorCPUBudget = 0.5
 	for _, tc := range []struct {
 		name      string
-		r         *Result
+		r         *result.Result
 		rules     plan.Rules
 		valid     bool
 		diagnosis []string

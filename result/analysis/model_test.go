@@ -1,4 +1,4 @@
-package result
+package analysis
 
 import (
 	"encoding/csv"
@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
-// readSPECSDM91 reads result/testdata/specsdm91.csv (its source is named in
+// readSPECSDM91 reads result/analysis/testdata/specsdm91.csv (its source is named in
 // the file) as (users, scripts per hour) points.
-func readSPECSDM91(t *testing.T) []Point {
+func readSPECSDM91(t *testing.T) []result.Point {
 	t.Helper()
 	f, err := os.Open("testdata/specsdm91.csv")
 	if err != nil {
@@ -27,14 +28,14 @@ func readSPECSDM91(t *testing.T) []Point {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pts []Point
+	var pts []result.Point
 	for _, row := range rows[1:] { // after the header
 		n, err1 := strconv.ParseFloat(row[0], 64)
 		x, err2 := strconv.ParseFloat(row[1], 64)
 		if err1 != nil || err2 != nil {
 			t.Fatalf("bad row %v", row)
 		}
-		pts = append(pts, Point{Level: n, Throughput: x})
+		pts = append(pts, result.Point{Level: n, Throughput: x})
 	}
 	return pts
 }
@@ -47,7 +48,7 @@ func near(got, want, frac float64) bool { return math.Abs(got-want) <= frac*math
 // about 96 users, and the standard errors R's nls reports.
 func TestFitReproducesSPECSDM91(t *testing.T) {
 	m := FitUSL(readSPECSDM91(t))
-	if m.Verdict != VerdictFitted {
+	if m.Verdict != result.VerdictFitted {
 		t.Fatalf("verdict %q, want fitted: %+v", m.Verdict, m)
 	}
 	t.Logf("SPEC SDM91: %+v", *m)
@@ -88,22 +89,22 @@ func TestFitReproducesSPECSDM91(t *testing.T) {
 
 // modelStep is a clean step of a closed- or open-loop ramp at level with
 // the given goodput and mean latency.
-func modelStep(level, goodput, mean float64) Step {
+func modelStep(level, goodput, mean float64) result.Step {
 	n := int64(goodput * 5)
-	return Step{
+	return result.Step{
 		Level: level, DurationSeconds: 5, Attempts: n, Throughput: goodput, Goodput: goodput,
-		Latency:   Latency{Mean: mean, P50: mean, P90: mean, P95: mean, P99: mean, P999: mean, Max: mean},
-		Responses: Codes{HTTPStatus(200): n}, Errors: map[string]int64{},
+		Latency:   result.Latency{Mean: mean, P50: mean, P90: mean, P95: mean, P99: mean, P999: mean, Max: mean},
+		Responses: result.Codes{result.HTTPStatus(200): n}, Errors: map[string]int64{},
 		InFlight: goodput * mean, LoadHeldRatio: 0.97,
 	}
 }
 
 // lawRamp is a closed-loop ramp at levels whose goodput follows the law
 // (times 1+wobble[i] where given).
-func lawRamp(sigma, kappa, lambda float64, levels []float64, wobble ...float64) *Result {
-	r := &Result{Mode: plan.ModeConcurrency}
+func lawRamp(sigma, kappa, lambda float64, levels []float64, wobble ...float64) *result.Result {
+	r := &result.Result{Mode: plan.ModeConcurrency}
 	for i, n := range levels {
-		x := usl(sigma, kappa, lambda, n)
+		x := result.USL(sigma, kappa, lambda, n)
 		if i < len(wobble) {
 			x *= 1 + wobble[i]
 		}
@@ -123,9 +124,9 @@ func TestModelVerdicts(t *testing.T) {
 	notHeld := lawRamp(0.02, 0.0015, 40, doubling[:5])
 	notHeld.Steps[2].LoadHeldRatio = 0.4
 
-	little := &Result{Mode: plan.ModeRate}
+	little := &result.Result{Mode: plan.ModeRate}
 	for _, n := range doubling {
-		x := usl(0.03, 0.0008, 50, n)
+		x := result.USL(0.03, 0.0008, 50, n)
 		little.Steps = append(little.Steps, modelStep(x, x, n/x)) // level: the offered rate, met
 	}
 	phases := lawRamp(0.02, 0.0015, 40, doubling)
@@ -133,20 +134,20 @@ func TestModelVerdicts(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		r       *Result
-		verdict Verdict
+		r       *result.Result
+		verdict result.Verdict
 		points  int
 		sigma   float64 // checked within 2% (or 0.002 absolute) when the verdict carries it
 		kappa   float64
 	}{
-		{name: "the law itself", r: lawRamp(0.02, 0.0015, 40, doubling), verdict: VerdictFitted, points: 8, sigma: 0.02, kappa: 0.0015},
-		{name: "four levels", r: lawRamp(0.02, 0.0015, 40, doubling[:4]), verdict: VerdictTooFewLevels},
-		{name: "failed at its second level", r: failedSecond, verdict: VerdictTooFewLevels},
-		{name: "a level that did not hold its load is left out", r: notHeld, verdict: VerdictTooFewLevels},
-		{name: "never left the linear region", r: lawRamp(0.01, 0, 100, []float64{1, 2, 3, 4, 5, 6}, 0.002, -0.003, 0.001, 0.003, -0.002, 0.001), verdict: VerdictNoPeak, points: 6, sigma: 0.01},
-		{name: "no scaling at all", r: lawRamp(1, 0, 100, doubling), verdict: VerdictNotPhysical},
-		{name: "points the law cannot follow", r: lawRamp(0.02, 0.0015, 40, doubling, 0, 0.5, -0.4, 0.5, -0.4, 0.5, -0.4, 0.5), verdict: VerdictPoorFit},
-		{name: "open loop through Little's law", r: little, verdict: VerdictFitted, points: 8, sigma: 0.03, kappa: 0.0008},
+		{name: "the law itself", r: lawRamp(0.02, 0.0015, 40, doubling), verdict: result.VerdictFitted, points: 8, sigma: 0.02, kappa: 0.0015},
+		{name: "four levels", r: lawRamp(0.02, 0.0015, 40, doubling[:4]), verdict: result.VerdictTooFewLevels},
+		{name: "failed at its second level", r: failedSecond, verdict: result.VerdictTooFewLevels},
+		{name: "a level that did not hold its load is left out", r: notHeld, verdict: result.VerdictTooFewLevels},
+		{name: "never left the linear region", r: lawRamp(0.01, 0, 100, []float64{1, 2, 3, 4, 5, 6}, 0.002, -0.003, 0.001, 0.003, -0.002, 0.001), verdict: result.VerdictNoPeak, points: 6, sigma: 0.01},
+		{name: "no scaling at all", r: lawRamp(1, 0, 100, doubling), verdict: result.VerdictNotPhysical},
+		{name: "points the law cannot follow", r: lawRamp(0.02, 0.0015, 40, doubling, 0, 0.5, -0.4, 0.5, -0.4, 0.5, -0.4, 0.5), verdict: result.VerdictPoorFit},
+		{name: "open loop through Little's law", r: little, verdict: result.VerdictFitted, points: 8, sigma: 0.03, kappa: 0.0008},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +183,7 @@ func TestModelVerdicts(t *testing.T) {
 			} else if strings.Contains(js, "kappa") || strings.Contains(js, "peak_level") {
 				t.Errorf("JSON %s carries a κ or an N* that was not measured", js)
 			}
-			var back Model
+			var back result.Model
 			if err := json.Unmarshal(b, &back); err != nil || back != *m {
 				t.Errorf("JSON round trip: %+v, %v; want %+v", back, err, *m)
 			}
@@ -221,18 +222,18 @@ func TestModelJSON(t *testing.T) {
 
 func TestModelLine(t *testing.T) {
 	for _, tc := range []struct {
-		m    *Model
+		m    *result.Model
 		mode plan.Mode
 		want string
 	}{
-		{&Model{Verdict: VerdictFitted, Sigma: 0.0325, SigmaStderr: 0.0012, Kappa: 0.001383, KappaStderr: 0.000014, Lambda: 39.07, PeakLevel: 26.5, PeakThroughput: 374.6, FitErrorRatio: 0.005, Points: 9}, plan.ModeConcurrency,
+		{&result.Model{Verdict: result.VerdictFitted, Sigma: 0.0325, SigmaStderr: 0.0012, Kappa: 0.001383, KappaStderr: 0.000014, Lambda: 39.07, PeakLevel: 26.5, PeakThroughput: 374.6, FitErrorRatio: 0.005, Points: 9}, plan.ModeConcurrency,
 			"USL σ 0.0325 ± 0.0012, κ 0.00138 ± 0.000014, λ 39.1/s; peak 375/s at 26.5 connections (fit error 0.5% over 9 levels)"},
-		{&Model{Verdict: VerdictNoPeak, Sigma: 0.01, SigmaStderr: 0.001, Lambda: 100, FitErrorRatio: 0.003, Points: 6}, plan.ModeRate,
+		{&result.Model{Verdict: result.VerdictNoPeak, Sigma: 0.01, SigmaStderr: 0.001, Lambda: 100, FitErrorRatio: 0.003, Points: 6}, plan.ModeRate,
 			"USL σ 0.01 ± 0.001, λ 100/s, κ not measurable: no peak in reach (fit error 0.3% over 6 levels)"},
-		{&Model{Verdict: VerdictTooFewLevels}, plan.ModeConcurrency,
+		{&result.Model{Verdict: result.VerdictTooFewLevels}, plan.ModeConcurrency,
 			"no fit (too_few_levels: fewer than 5 levels held their load below the first failure)"},
 	} {
-		if got := tc.m.Line(tc.mode); got != tc.want {
+		if got := ModelLine(tc.m, tc.mode); got != tc.want {
 			t.Errorf("got  %s\nwant %s", got, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package result
+package analysis
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 func rep(n int, v int64) []int64 {
@@ -25,30 +26,30 @@ func rep(n int, v int64) []int64 {
 // of kind (a status code or a reason), the given p99 (the other quantiles
 // scaled from it) and a load held of 0.95 unless the test says otherwise;
 // Little's law over the responses reads the held load's share answered.
-func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step {
-	s := Step{
+func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) result.Step {
+	s := result.Step{
 		Level:           level,
 		DurationSeconds: float64(len(succ)),
-		Responses:       Codes{},
-		HTTPErrors:      Codes{},
+		Responses:       result.Codes{},
+		HTTPErrors:      result.Codes{},
 		Errors:          map[string]int64{"timeout": 0, "refused": 0, "reset": 0, "tls": 0, "dns": 0, "other": 0},
-		PerSecond:       []Second{},
+		PerSecond:       []result.Second{},
 		LoadHeldRatio:   0.95,
 	}
 	var ns, nf int64
 	for i := range succ {
-		s.PerSecond = append(s.PerSecond, Second{Second: i, Success: succ[i], Failure: fail[i]})
+		s.PerSecond = append(s.PerSecond, result.Second{Second: i, Success: succ[i], Failure: fail[i]})
 		ns += succ[i]
 		nf += fail[i]
 	}
 	s.Attempts = ns + nf
 	responses := ns
 	if ns > 0 {
-		s.Responses[HTTPStatus(200)] = ns
+		s.Responses[result.HTTPStatus(200)] = ns
 	}
 	if nf > 0 {
 		if n, err := strconv.Atoi(kind); err == nil {
-			code := HTTPStatus(n)
+			code := result.HTTPStatus(n)
 			s.Responses[code] = nf
 			s.HTTPErrors[code] = nf
 			responses += nf
@@ -63,7 +64,7 @@ func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step 
 	s.Throughput = float64(responses) / s.DurationSeconds
 	if responses > 0 {
 		q := p99.Seconds()
-		s.Latency = Latency{Mean: q / 2, P50: q / 2, P90: q * 0.8, P95: q * 0.9, P99: q, P999: q * 1.2, Max: q * 1.5}
+		s.Latency = result.Latency{Mean: q / 2, P50: q / 2, P90: q * 0.8, P95: q * 0.9, P99: q, P999: q * 1.2, Max: q * 1.5}
 	}
 	if s.Attempts > 0 {
 		s.InFlight = s.LoadHeldRatio * level * float64(responses) / float64(s.Attempts)
@@ -71,7 +72,7 @@ func mk(level float64, succ, fail []int64, kind string, p99 time.Duration) Step 
 	return s
 }
 
-func clean(level float64, goodput int64, p99 time.Duration) Step {
+func clean(level float64, goodput int64, p99 time.Duration) result.Step {
 	return mk(level, rep(5, goodput), rep(5, 0), "", p99)
 }
 
@@ -81,11 +82,11 @@ func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millise
 // 128, first failure at 512, where most attempts timed out and 47 were in
 // flight by Little's law over the responses, while the generator kept all
 // 512 connections waiting on them.
-func reference() *Result {
+func reference() *result.Result {
 	levels := []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
 	goodput := []int64{100, 200, 398, 405, 404, 403, 400, 395, 390}
 	p99 := []float64{10, 10, 10.2, 14, 20, 41, 120, 320, 640}
-	r := &Result{Mode: plan.ModeConcurrency}
+	r := &result.Result{Mode: plan.ModeConcurrency}
 	for i, g := range goodput {
 		r.Steps = append(r.Steps, clean(levels[i], g, ms(p99[i])))
 	}
@@ -95,7 +96,9 @@ func reference() *Result {
 	return r
 }
 
-func pt(level, throughput float64) *Point { return &Point{Level: level, Throughput: throughput} }
+func pt(level, throughput float64) *result.Point {
+	return &result.Point{Level: level, Throughput: throughput}
+}
 
 func TestAnalysis(t *testing.T) {
 	budget1pct := plan.DefaultRules
@@ -110,18 +113,18 @@ func TestAnalysis(t *testing.T) {
 
 	// The Universal Scalability Law's shape: goodput peaks, then falls
 	// while every level stays within both budgets.
-	usl := &Result{Mode: plan.ModeConcurrency}
+	usl := &result.Result{Mode: plan.ModeConcurrency}
 	for i, l := range []float64{1, 6, 12, 24, 48} {
 		usl.Steps = append(usl.Steps, clean(l, []int64{40, 200, 310, 365, 303}[i], ms(20+float64(i)*20)))
 	}
 
 	tests := []struct {
 		name        string
-		r           *Result
+		r           *result.Result
 		rules       plan.Rules
 		peak        float64
-		bp          BreakingPoints
-		capacity    *Point
+		bp          result.BreakingPoints
+		capacity    *result.Point
 		valid       bool
 		diagnosis   []string // substrings, each of some line
 		notInAnyOne []string
@@ -129,7 +132,7 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "reference ramp", r: reference(), rules: plan.DefaultRules,
 			peak: 405,
-			bp:   BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395), FirstFailure: pt(512, 52)},
+			bp:   result.BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395), FirstFailure: pt(512, 52)},
 			// The best goodput below 128, which broke the latency budget.
 			capacity: pt(8, 405),
 			// 512, the first failure, is not judged; and there the generator
@@ -147,7 +150,7 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "capacity is the best goodput within budgets, not the highest level's",
 			r:    usl, rules: plan.DefaultRules,
-			peak: 365, bp: BreakingPoints{Knee: pt(24, 365)},
+			peak: 365, bp: result.BreakingPoints{Knee: pt(24, 365)},
 			capacity: pt(24, 365), valid: true,
 			diagnosis: []string{
 				"capacity 365/s at 24 connections: the highest goodput within the 200ms p99 budget and without a failed attempt; goodput falls past it, to 303/s at 48 connections (17% less)",
@@ -156,7 +159,7 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "never-fired rules stay nil", r: heldRef, rules: plan.DefaultRules,
 			peak:     405,
-			bp:       BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395)},
+			bp:       result.BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395)},
 			capacity: pt(8, 405),
 			valid:    true,
 			diagnosis: []string{
@@ -166,12 +169,12 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "all refused",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				heldAt(mk(1, rep(5, 0), rep(5, 2000), "refused", 0), 0.9),
 				heldAt(mk(2, rep(5, 0), rep(5, 2100), "refused", 0), 0.9),
 			}},
 			rules: plan.DefaultRules,
-			bp:    BreakingPoints{FirstFailure: pt(1, 0)},
+			bp:    result.BreakingPoints{FirstFailure: pt(1, 0)},
 			// Nothing below the first failure to judge: the finding is the
 			// target's, and a sound one.
 			valid: true,
@@ -185,11 +188,11 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "a target slower than the timeout: held load, timeouts, valid",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				heldAt(mk(1, rep(4, 0), rep(4, 1), "timeout", 0), 1),
 			}},
 			rules: plan.DefaultRules,
-			bp:    BreakingPoints{FirstFailure: pt(1, 0)},
+			bp:    result.BreakingPoints{FirstFailure: pt(1, 0)},
 			valid: true,
 			diagnosis: []string{
 				"first failure at 1 connection: timeout on 100% of attempts (the client's own deadline passed first)",
@@ -199,14 +202,14 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "cap",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 390, ms(10)),
 				mk(8, []int64{400, 398, 401, 400, 402}, []int64{420, 410, 400, 405, 399}, "429", ms(10)),
 				mk(16, []int64{399, 400, 400, 401, 397}, []int64{1210, 1190, 1200, 1205, 1201}, "429", ms(10)),
 				mk(32, []int64{403, 400, 399, 400, 400}, []int64{2800, 2790, 2810, 2805, 2800}, "429", ms(10)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  400.4, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 400.2)},
+			peak:  400.4, bp: result.BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 400.2)},
 			capacity: pt(4, 390), valid: true,
 			diagnosis: []string{
 				"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity (failures every second from 8 connections on; 429: a limiter declining on purpose)",
@@ -216,13 +219,13 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "depletion across a level change",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 400, ms(10)),
 				mk(8, []int64{400, 400, 150, 0, 0}, []int64{0, 0, 250, 400, 400}, "503", ms(10)),
 				mk(16, rep(5, 0), rep(5, 800), "503", ms(1)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  400, bp: BreakingPoints{Knee: pt(4, 400), FirstFailure: pt(8, 190)},
+			peak:  400, bp: result.BreakingPoints{Knee: pt(4, 400), FirstFailure: pt(8, 190)},
 			capacity: pt(4, 400), valid: true,
 			diagnosis: []string{
 				"clean for 4450 requests, then only failures from second 3 at 8 connections on (503: shedding: capacity ran out): a depleting resource",
@@ -231,12 +234,12 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "total failure from a level change is a cliff, not depletion",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				clean(1, 100, ms(10)), clean(2, 200, ms(10)),
 				heldAt(mk(4, rep(5, 0), rep(5, 3000), "refused", 0), 0),
 			}},
 			rules: plan.DefaultRules,
-			peak:  200, bp: BreakingPoints{Knee: pt(2, 200), FirstFailure: pt(4, 0)},
+			peak:  200, bp: result.BreakingPoints{Knee: pt(2, 200), FirstFailure: pt(4, 0)},
 			capacity: pt(2, 200), valid: true,
 			diagnosis: []string{
 				"no failures below 4 connections, then only failures, every second from it on: a cliff (refused: the server never answered: connection refused)",
@@ -245,11 +248,11 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "steady successes at one failing level are not a cap",
-			r: &Result{Mode: plan.ModeRate, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeRate, Steps: []result.Step{
 				mk(10, rep(10, 9), rep(10, 1), "500", ms(10)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  9, bp: BreakingPoints{Knee: pt(10, 9), FirstFailure: pt(10, 9)},
+			peak:  9, bp: result.BreakingPoints{Knee: pt(10, 9), FirstFailure: pt(10, 9)},
 			valid: true,
 			diagnosis: []string{
 				"one level only (10 req/s, goodput 9/s)",
@@ -260,13 +263,13 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "cliff",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				clean(1, 100, ms(5)), clean(2, 200, ms(5)), clean(4, 390, ms(5)),
 				mk(8, []int64{380, 300, 390, 350, 330}, []int64{50, 120, 30, 90, 60}, "503", ms(9)),
 				mk(16, []int64{300, 420, 350, 390, 250}, []int64{500, 400, 450, 420, 600}, "503", ms(9)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  390, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 350)},
+			peak:  390, bp: result.BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(8, 350)},
 			capacity: pt(4, 390), valid: true,
 			diagnosis: []string{
 				"no failures below 8 connections, then failures in every second from it on: a cliff (503: shedding: capacity ran out)",
@@ -276,13 +279,13 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "intermittent failures have no shape",
-			r: &Result{Mode: plan.ModeConcurrency, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
 				clean(1, 100, ms(5)),
 				mk(2, rep(5, 200), []int64{0, 3, 0, 0, 1}, "reset", ms(5)),
 				clean(4, 390, ms(5)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  390, bp: BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(2, 200)},
+			peak:  390, bp: result.BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(2, 200)},
 			capacity: pt(1, 100), valid: true,
 			diagnosis: []string{
 				"failures came in 2 of 10 seconds from 2 connections on: no depletion, cap or cliff shape",
@@ -292,21 +295,21 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "low load held before the first failure makes the run invalid",
 			r:    lowHeld, rules: plan.DefaultRules,
-			peak: 405, bp: BreakingPoints{Knee: pt(4, 398)}, capacity: pt(8, 405), valid: false,
+			peak: 405, bp: result.BreakingPoints{Knee: pt(4, 398)}, capacity: pt(8, 405), valid: false,
 			diagnosis: []string{
 				"at 2 connections the generator kept only 1 attempt in flight (load held 50%): the run did not hold the load it claims",
 			},
 		},
 		{
 			name: "phases",
-			r: &Result{Mode: plan.ModePhases, Steps: []Step{
+			r: &result.Result{Mode: plan.ModePhases, Steps: []result.Step{
 				named(clean(1, 1, ms(5)), "warm up"),
 				named(clean(3, 3, ms(5)), "ramp up"),
 				named(mk(5, []int64{5, 4, 5, 5, 4}, []int64{0, 1, 0, 0, 1}, "500", ms(5)), "sustained"),
 				named(clean(1, 1, ms(5)), "cool down"),
 			}},
 			rules: plan.DefaultRules,
-			peak:  4.6, bp: BreakingPoints{FirstFailure: pt(5, 4.6)},
+			peak:  4.6, bp: result.BreakingPoints{FirstFailure: pt(5, 4.6)},
 			capacity: pt(3, 3), valid: true,
 			diagnosis: []string{
 				"knee: not computed for phases",
@@ -317,14 +320,14 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "rate ramp with an error budget",
-			r: &Result{Mode: plan.ModeRate, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeRate, Steps: []result.Step{
 				clean(100, 100, ms(5)),
 				clean(200, 200, ms(6)),
 				mk(400, rep(5, 398), rep(5, 2), "503", ms(7)),
 				mk(800, rep(5, 776), rep(5, 24), "500", ms(250)),
 			}},
 			rules: budget1pct,
-			peak:  776, bp: BreakingPoints{Knee: pt(800, 776), LatencyBudget: pt(800, 776), FirstFailure: pt(800, 776)},
+			peak:  776, bp: result.BreakingPoints{Knee: pt(800, 776), LatencyBudget: pt(800, 776), FirstFailure: pt(800, 776)},
 			capacity: pt(400, 398), valid: true,
 			diagnosis: []string{
 				"throughput still rising at the last level, 800 req/s (goodput 776/s, the peak)",
@@ -335,17 +338,17 @@ func TestAnalysis(t *testing.T) {
 		},
 		{
 			name: "a level that recovers past a breach does not raise capacity",
-			r: &Result{Mode: plan.ModeRate, Steps: []Step{
+			r: &result.Result{Mode: plan.ModeRate, Steps: []result.Step{
 				clean(100, 100, ms(5)),
 				clean(200, 200, ms(300)),
 				clean(400, 400, ms(5)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  400, bp: BreakingPoints{Knee: pt(400, 400), LatencyBudget: pt(200, 200)},
+			peak:  400, bp: result.BreakingPoints{Knee: pt(400, 400), LatencyBudget: pt(200, 200)},
 			capacity: pt(100, 100), valid: true,
 		},
 		{
-			name: "no steps", r: &Result{Mode: plan.ModeConcurrency}, rules: plan.DefaultRules,
+			name: "no steps", r: &result.Result{Mode: plan.ModeConcurrency}, rules: plan.DefaultRules,
 			valid: false, diagnosis: []string{"no step was measured"},
 		},
 	}
@@ -391,17 +394,17 @@ func checkDiagnosis(t *testing.T, diagnosis, want, not []string) {
 	}
 }
 
-func heldAt(s Step, ratio float64) Step {
+func heldAt(s result.Step, ratio float64) result.Step {
 	s.LoadHeldRatio = ratio
 	return s
 }
 
-func named(s Step, name string) Step {
+func named(s result.Step, name string) result.Step {
 	s.Name = name
 	return s
 }
 
-func checkPoint(t *testing.T, rule string, got, want *Point) {
+func checkPoint(t *testing.T, rule string, got, want *result.Point) {
 	t.Helper()
 	switch {
 	case got == nil && want == nil:

@@ -1,22 +1,23 @@
-package result
+package analysis
 
 import (
 	"fmt"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // verdictText says in words why a model has no coefficients.
-var verdictText = map[Verdict]string{
-	VerdictTooFewLevels: fmt.Sprintf("fewer than %d levels held their load below the first failure", minModelLevels),
-	VerdictNotPhysical:  "the best fit has no scaling at all (σ = 1) or cannot tell its coefficients apart",
-	VerdictPoorFit:      fmt.Sprintf("the law misses the measured goodput by more than %s", fmtPct(maxFitError)),
+var verdictText = map[result.Verdict]string{
+	result.VerdictTooFewLevels: fmt.Sprintf("fewer than %d levels held their load below the first failure", minModelLevels),
+	result.VerdictNotPhysical:  "the best fit has no scaling at all (σ = 1) or cannot tell its coefficients apart",
+	result.VerdictPoorFit:      fmt.Sprintf("the law misses the measured goodput by more than %s", fmtPct(maxFitError)),
 }
 
-// Line is the model in one line, as run's table and the status page show
-// it: "USL σ 0.0325 ± 0.0012, κ 0.00138 ± 1.4e-05, λ 39.1/s; peak 375/s at
+// ModelLine is m in one line, as run's table and the status page show it:
+// "USL σ 0.0325 ± 0.0012, κ 0.00138 ± 1.4e-05, λ 39.1/s; peak 375/s at
 // 26.5 connections (fit error 0.5% over 9 levels)". Empty for no model.
-func (m *Model) Line(mode plan.Mode) string {
+func ModelLine(m *result.Model, mode plan.Mode) string {
 	if m == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package result
+package analysis
 
 import "math"
 

@@ -1,6 +1,10 @@
-package result
+package analysis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/loadprobe/loadprobe/result"
+)
 
 // headroom is how many times the probe's peak the control must have reached
 // for the generator to be cleared: a generator that answered a route doing
@@ -15,7 +19,7 @@ const headroom = 2
 // same level but at many times the probe's rate saturated the machine
 // (generator and target share it on loopback) long after the probe's
 // server did: that knee is the server's.
-func MarkControl(r *Result, control Result) {
+func MarkControl(r *result.Result, control result.Result) {
 	ck, k := control.BreakingPoints.Knee, r.BreakingPoints.Knee
 	if ck == nil || k == nil || len(control.Steps) == 0 {
 		return

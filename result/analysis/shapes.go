@@ -1,8 +1,10 @@
-package result
+package analysis
 
 import (
 	"fmt"
 	"slices"
+
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // nearlyAll is the share of a shape's seconds that must show it ("nearly
@@ -42,7 +44,7 @@ const (
 // working cap or a cliff, in that order of precedence.
 func (a *analysis) shape() (shape, string) {
 	steps := a.r.Steps
-	first := slices.IndexFunc(steps, func(s Step) bool { return s.ErrorRatio > 0 })
+	first := slices.IndexFunc(steps, func(s result.Step) bool { return s.ErrorRatio > 0 })
 	tl := a.timeline()
 	if first < 0 || len(tl) == 0 || a.peak < 0 || steps[a.peak].Goodput == 0 {
 		// Nothing failed, or nothing succeeded: the knee and first-failure
@@ -102,7 +104,7 @@ func (a *analysis) depletion(tl []tick) string {
 		return ""
 	}
 	sw := tl[z].step
-	if slices.ContainsFunc(steps[:sw], func(s Step) bool { return s.Failed() > 0 }) {
+	if slices.ContainsFunc(steps[:sw], func(s result.Step) bool { return s.Failed() > 0 }) {
 		return ""
 	}
 	// The last second with successes is the switch itself and may hold

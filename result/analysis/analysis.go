@@ -1,4 +1,4 @@
-package result
+package analysis
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // heldRatio is the lowest load_held_ratio at which a level counts as having
@@ -22,22 +23,22 @@ const heldRatio = 0.8
 // held to, in seconds. The figure is the nearest one not below
 // rules.latency_quantile, so the budget is never judged on a more lenient
 // quantile than configured (0.98 reads p99; above 0.999 reads the max).
-func LatencyRule(rules plan.Rules) (Quantile, float64) {
+func LatencyRule(rules plan.Rules) (result.Quantile, float64) {
 	budget := time.Duration(rules.LatencyBudget).Seconds()
-	for _, lq := range Quantiles {
+	for _, lq := range result.Quantiles {
 		if rules.LatencyQuantile <= lq.Q+1e-12 {
 			return lq, budget
 		}
 	}
-	return Quantiles[len(Quantiles)-1], budget
+	return result.Quantiles[len(result.Quantiles)-1], budget
 }
 
 // analysis is one Result's rules applied to its steps; indices into Steps,
 // -1 when a rule never fired.
 type analysis struct {
-	r            *Result
+	r            *result.Result
 	kneeFraction float64
-	quantile     Quantile
+	quantile     result.Quantile
 	budget       float64 // seconds
 	errBudget    float64
 	cpuBudget    float64
@@ -79,7 +80,7 @@ type analysis struct {
 //     kept the rule: each rule fires at the lowest level that breaks it.
 //   - A step cut short by a guard or the pause switch is left out of every
 //     figure: it is no whole measurement of its level.
-func Analyze(r *Result, rules plan.Rules) {
+func Analyze(r *result.Result, rules plan.Rules) {
 	if whole := r.Whole(); len(whole) < len(r.Steps) {
 		w := *r
 		w.Steps = whole
@@ -96,7 +97,7 @@ func Analyze(r *Result, rules plan.Rules) {
 	if a.peak >= 0 {
 		r.PeakThroughput = view.Steps[a.peak].Goodput
 	}
-	r.BreakingPoints = BreakingPoints{
+	r.BreakingPoints = result.BreakingPoints{
 		Knee:          a.breakingPoint(a.knee),
 		LatencyBudget: a.breakingPoint(a.latency),
 		FirstFailure:  a.breakingPoint(a.failure),
@@ -108,7 +109,7 @@ func Analyze(r *Result, rules plan.Rules) {
 	r.Diagnosis = a.diagnose()
 }
 
-func newAnalysis(r *Result, rules plan.Rules) *analysis {
+func newAnalysis(r *result.Result, rules plan.Rules) *analysis {
 	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, capacity: -1}
 	a.kneeFraction = rules.KneeFraction
 	a.quantile, a.budget = LatencyRule(rules)
@@ -153,27 +154,27 @@ func newAnalysis(r *Result, rules plan.Rules) *analysis {
 }
 
 // overLatency reports whether s's latency quantile exceeds the budget.
-func (a *analysis) overLatency(s Step) bool { return a.quantile.Of(s.Latency) > a.budget }
+func (a *analysis) overLatency(s result.Step) bool { return a.quantile.Of(s.Latency) > a.budget }
 
 // overErrors reports whether s is outside the error budget: any failed
 // attempt when the budget is 0, else an error ratio above it.
-func (a *analysis) overErrors(s Step) bool {
+func (a *analysis) overErrors(s result.Step) bool {
 	if a.errBudget == 0 {
 		return s.ErrorRatio > 0
 	}
 	return s.ErrorRatio > a.errBudget
 }
 
-func (a *analysis) point(i int) *Point {
+func (a *analysis) point(i int) *result.Point {
 	if i < 0 {
 		return nil
 	}
 	s := a.r.Steps[i]
-	return &Point{Level: s.Level, Throughput: s.Goodput}
+	return &result.Point{Level: s.Level, Throughput: s.Goodput}
 }
 
 // breakingPoint is point(i) with its bracket, for a rule that fired at step i.
-func (a *analysis) breakingPoint(i int) *Point {
+func (a *analysis) breakingPoint(i int) *result.Point {
 	p := a.point(i)
 	if p != nil && a.r.Mode != plan.ModePhases {
 		p.Bracket[1] = p.Level
@@ -189,7 +190,7 @@ func (a *analysis) breakingPoint(i int) *Point {
 // a search measures a level again to settle a reading that contradicts its
 // neighbours (docs/search.md, "Noise"). Phases keep the order they ran in.
 // Steps already in order come back as they are.
-func ByLevel(m plan.Mode, steps []Step) []Step {
+func ByLevel(m plan.Mode, steps []result.Step) []result.Step {
 	rising := true
 	for i := 1; i < len(steps) && rising; i++ {
 		rising = steps[i].Level > steps[i-1].Level
@@ -201,11 +202,11 @@ func ByLevel(m plan.Mode, steps []Step) []Step {
 	for i, s := range steps {
 		last[s.Level] = i
 	}
-	out := make([]Step, 0, len(last))
+	out := make([]result.Step, 0, len(last))
 	for _, i := range last {
 		out = append(out, steps[i])
 	}
-	slices.SortFunc(out, func(a, b Step) int { return cmp.Compare(a.Level, b.Level) })
+	slices.SortFunc(out, func(a, b result.Step) int { return cmp.Compare(a.Level, b.Level) })
 	return out
 }
 
@@ -217,7 +218,7 @@ func ByLevel(m plan.Mode, steps []Step) []Step {
 // max_in_flight) against the offered rate: an achieved rate below the offered
 // one is what the target did, a finding of the run (see shortfallLine), not
 // a run that failed to hold its load.
-func (a *analysis) held(s Step) bool {
+func (a *analysis) held(s result.Step) bool {
 	if a.r.Mode.ClosedLoop() {
 		return s.LoadHeldRatio >= heldRatio
 	}
@@ -225,12 +226,12 @@ func (a *analysis) held(s Step) bool {
 }
 
 // sentRate is the requests per second an open-loop step scheduled and sent or dropped.
-func sentRate(s Step) float64 { return float64(s.Attempts+s.Dropped) / s.DurationSeconds }
+func sentRate(s result.Step) float64 { return float64(s.Attempts+s.Dropped) / s.DurationSeconds }
 
 // judged is the steps whose load-holding counts toward validity: those
 // below the first failure. At and past it the target, not the generator,
 // decides how much of the load is held.
-func (a *analysis) judged() []Step {
+func (a *analysis) judged() []result.Step {
 	if a.failure >= 0 {
 		return a.r.Steps[:a.failure]
 	}
@@ -258,15 +259,15 @@ func (a *analysis) valid() bool {
 // rather than the target's: the process used at least generator_cpu_budget
 // of the CPU it may use, or another run's load overlapped the step's. A
 // step where the ratio was not measured (0) is judged on overlap alone.
-func (a *analysis) generatorLimited(s Step) bool {
+func (a *analysis) generatorLimited(s result.Step) bool {
 	return s.OverlappingRuns > 0 || a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget ||
-		s.Errors[Generator.String()] > 0
+		s.Errors[result.Generator.String()] > 0
 }
 
 // outOfFiles reports whether any step's attempts found no free file
 // descriptor: its failures are the generator's, whatever their shape.
 func (a *analysis) outOfFiles() bool {
-	return slices.ContainsFunc(a.r.Steps, func(s Step) bool { return s.Errors[Generator.String()] > 0 })
+	return slices.ContainsFunc(a.r.Steps, func(s result.Step) bool { return s.Errors[result.Generator.String()] > 0 })
 }
 
 // pastPeakDrop is how far goodput must fall below capacity's, at a higher

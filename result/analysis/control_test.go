@@ -1,19 +1,20 @@
-package result
+package analysis
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // ramp is a finished run whose steps have the given goodputs at levels 1, 2, 4, ...
-func ramp(name string, goodputs ...float64) Result {
-	r := Result{Name: name, Mode: "concurrency", Ended: ResultCompleted, Diagnosis: []string{}}
+func ramp(name string, goodputs ...float64) result.Result {
+	r := result.Result{Name: name, Mode: "concurrency", Ended: result.ResultCompleted, Diagnosis: []string{}}
 	level := 1.0
 	for _, g := range goodputs {
-		r.Steps = append(r.Steps, Step{Level: level, Throughput: g, Goodput: g, InFlight: level, LoadHeldRatio: 1,
-			Latency: Latency{Mean: level / g, P99: level / g}})
+		r.Steps = append(r.Steps, result.Step{Level: level, Throughput: g, Goodput: g, InFlight: level, LoadHeldRatio: 1,
+			Latency: result.Latency{Mean: level / g, P99: level / g}})
 		level *= 2
 	}
 	Analyze(&r, plan.DefaultRules)
@@ -24,8 +25,8 @@ func TestMarkControl(t *testing.T) {
 	server := ramp("work", 100, 200, 400, 400, 400)
 	for _, tc := range []struct {
 		name    string
-		probe   Result
-		control Result
+		probe   result.Result
+		control result.Result
 		limited bool
 	}{
 		// The control stopped scaling where the probe did: the generator,
@@ -38,7 +39,7 @@ func TestMarkControl(t *testing.T) {
 		// On loopback the control saturates the machine at the probe's knee
 		// too, but at a hundred times its rate: the server stopped first.
 		{"control flat at the same level, far above", server, ramp("noop", 10000, 20000, 40000, 40500, 41000), false},
-		{"control without steps", server, Result{Name: "noop"}, false},
+		{"control without steps", server, result.Result{Name: "noop"}, false},
 		{"probe without a knee", ramp("work", 0, 0, 0), ramp("noop", 100, 100, 100), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,9 +1,10 @@
-package result
+package analysis
 
 import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // Each breaking point carries its bracket, [the level below it that kept
@@ -14,29 +15,29 @@ func TestBreakingPointBrackets(t *testing.T) {
 
 	// The same target searched: the levels out of order, 8 measured twice
 	// (its first reading a dip that the second one overrules).
-	search := &Result{Mode: plan.ModeConcurrency}
-	for _, s := range []Step{
+	search := &result.Result{Mode: plan.ModeConcurrency}
+	for _, s := range []result.Step{
 		clean(1, 100, ms(10)), clean(2, 200, ms(10)), clean(4, 398, ms(10.2)), clean(8, 300, ms(14)),
 		clean(16, 404, ms(20)), clean(8, 405, ms(14)), clean(3, 300, ms(10)), clean(128, 395, ms(320)),
 		clean(64, 400, ms(120)), clean(96, 398, ms(250)), clean(80, 399, ms(190)),
 	} {
-		s.Search = SearchRefine
+		s.Search = result.SearchRefine
 		search.Steps = append(search.Steps, s)
 	}
 	Analyze(search, plan.DefaultRules)
 
 	tests := []struct {
 		name  string
-		r     *Result
-		rule  Rule
+		r     *result.Result
+		rule  result.Rule
 		level float64
 		below float64
 	}{
-		{"ramp knee", ramp, RuleKnee, 4, 2},
-		{"ramp latency budget", ramp, RuleLatencyBudget, 128, 64},
-		{"ramp first failure", ramp, RuleFirstFailure, 512, 256},
-		{"search knee", search, RuleKnee, 4, 3},
-		{"search latency budget", search, RuleLatencyBudget, 96, 80},
+		{"ramp knee", ramp, result.RuleKnee, 4, 2},
+		{"ramp latency budget", ramp, result.RuleLatencyBudget, 128, 64},
+		{"ramp first failure", ramp, result.RuleFirstFailure, 512, 256},
+		{"search knee", search, result.RuleKnee, 4, 3},
+		{"search latency budget", search, result.RuleLatencyBudget, 96, 80},
 	}
 	for _, tc := range tests {
 		p := tc.r.BreakingPoints.Of(tc.rule)

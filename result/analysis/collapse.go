@@ -1,9 +1,10 @@
-package result
+package analysis
 
 import (
 	"fmt"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // collapseDrop is how far goodput must fall below the peak, at a higher
@@ -38,7 +39,7 @@ func (a *analysis) collapseLine() string {
 
 // collapseCause reads the likely cause of a collapse from the failure kinds
 // of the steps past the peak.
-func collapseCause(steps []Step) string {
+func collapseCause(steps []result.Step) string {
 	k := topKind(steps...)
 	var attempts int64
 	for _, s := range steps {
@@ -51,7 +52,7 @@ func collapseCause(steps []Step) string {
 	switch {
 	case k.reason == "timeout":
 		return share + "the target likely kept serving work the client had already abandoned"
-	case k.code.Class() == ClassShed || k.code.Class() == ClassServerError || k.code.Class() == ClassDeadline:
+	case k.code.Class() == result.ClassShed || k.code.Class() == result.ClassServerError || k.code.Class() == result.ClassDeadline:
 		return share + "the target gave up under the load"
 	case k.reason == "refused" || k.reason == "reset":
 		return share + "the target stopped taking connections"
@@ -68,7 +69,7 @@ func (a *analysis) targetCollapseLine() string {
 	if !a.r.Mode.ClosedLoop() {
 		return ""
 	}
-	var fell []Step
+	var fell []result.Step
 	for _, s := range a.r.Steps {
 		if s.Level > 0 && s.Attempts > 0 && a.held(s) && s.InFlight < heldRatio*s.Level {
 			fell = append(fell, s)
