@@ -5,8 +5,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/daemon"
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 // flagGroup is what flags are added to: the application (flags every
@@ -24,7 +24,7 @@ type daemonFlags struct {
 	enableLifecycle *bool
 	storagePath     *string
 	paused          *bool
-	shard           *config.Shard        // --shard (shard.go)
+	shard           *fleet.Shard         // --shard (shard.go)
 	fleet           *daemon.FleetOptions // --fleet.* (fleet.go)
 }
 
@@ -32,7 +32,7 @@ type daemonFlags struct {
 // fleet flags included, or (for `demo`, whose config is built in and which is
 // no fleet) the web, lifecycle, pause and storage flags only.
 func addDaemonFlags(cmd *kingpin.CmdClause, listen string, withConfig bool) *daemonFlags {
-	f := &daemonFlags{shard: &config.Shard{Index: 0, Count: 1}, fleet: &daemon.FleetOptions{}}
+	f := &daemonFlags{shard: &fleet.Shard{Index: 0, Count: 1}, fleet: &daemon.FleetOptions{}}
 	if withConfig {
 		f.configFile = addConfigFileFlag(cmd)
 		f.configCheck = cmd.Flag("config.check", "Validate the configuration file and exit: 0 when it is valid, 1 when it is not.").Bool()

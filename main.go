@@ -14,10 +14,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/loadprobe/loadprobe/daemon"
-	"github.com/loadprobe/loadprobe/demo/target"
-	"github.com/loadprobe/loadprobe/prober"
-
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/promslog"
@@ -25,6 +21,10 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/daemon"
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/prober"
 )
 
 // defaultListenAddress is outside the fully allocated 9100–9999 exporter
@@ -48,7 +48,7 @@ type commands struct {
 	runConfig  *string
 	runProbes  *[]string
 	runOutput  *string
-	runShard   *config.Shard
+	runShard   *fleet.Shard
 	target     *kingpin.CmdClause
 	targetAt   *string
 	targetOpts target.Options
@@ -179,7 +179,7 @@ func checkConfig(file string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s is valid: %s\n", file, plural(len(sc.Get().Probes), "probe"))
-	for _, n := range prober.FileNeeds(sc.Get().Probes, config.Shard{}) {
+	for _, n := range prober.FileNeeds(sc.Get().Probes, fleet.Shard{}) {
 		fmt.Fprintln(stderr, "warning:", n)
 	}
 	return 0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
@@ -36,7 +37,7 @@ const (
 // stdout. Progress goes to stderr. When ctx ends, the run under way ends
 // canceled within seconds and is printed; the probes after it do not run.
 // With a shard of a fleet, each run sends the shard's share of its levels.
-func runOnce(ctx context.Context, configFile string, names []string, output string, shard config.Shard, stdout, stderr io.Writer) int {
+func runOnce(ctx context.Context, configFile string, names []string, output string, shard fleet.Shard, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
 		return exitUsageErr

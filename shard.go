@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 // shardEnv is the environment variable --shard falls back to.
@@ -13,21 +13,21 @@ const shardEnv = "LOADPROBE_SHARD"
 // addShardFlag adds --shard, which makes this loadprobe one replica of a
 // fleet that runs the same probes together and is summed by Prometheus
 // (docs/fleet.md, "Shards").
-func addShardFlag(app flagGroup) *config.Shard {
+func addShardFlag(app flagGroup) *fleet.Shard {
 	f := &shardFlag{}
 	app.Flag("shard", "This replica's part of a fleet: i/N is replica i of N (from 0), which sends level/N of every level "+
-		"(connections: the remainder to the lowest i). "+config.ShardOrdinal+"/N reads i from the host name's last -NUMBER, "+
+		"(connections: the remainder to the lowest i). "+fleet.ShardOrdinal+"/N reads i from the host name's last -NUMBER, "+
 		"the pod ordinal of a StatefulSet. Steps keep exporting the fleet's level.").
 		Default("0/1").Envar(shardEnv).PlaceHolder("i/N").SetValue(f)
 	return &f.Shard
 }
 
 // shardFlag is --shard's kingpin value.
-type shardFlag struct{ config.Shard }
+type shardFlag struct{ fleet.Shard }
 
 func (f *shardFlag) Set(s string) error {
 	hostname, _ := os.Hostname() // only ordinal/N reads it, and says when it has no ordinal
-	sh, err := config.ParseShard(s, hostname)
+	sh, err := fleet.ParseShard(s, hostname)
 	if err != nil {
 		// kingpin does not name the flag whose value it rejects.
 		return fmt.Errorf("--shard (or $%s): %w", shardEnv, err)

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -41,12 +42,12 @@ var (
 // runs back, the fleet's figures (result.Fleet).
 type fleetCollector struct {
 	src   Source
-	shard config.Shard
+	shard fleet.Shard
 }
 
 // RegisterFleet registers the fleet families on reg, read from src at
 // scrape time, for shard sh.
-func RegisterFleet(reg prometheus.Registerer, src Source, sh config.Shard) {
+func RegisterFleet(reg prometheus.Registerer, src Source, sh fleet.Shard) {
 	reg.MustRegister(&fleetCollector{src: src, shard: sh})
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
@@ -72,7 +72,7 @@ loadprobe_fleet_step_start_skew_seconds{probe="work"} 0
 			reg := prometheus.NewPedanticRegistry()
 			src := &fakeSource{}
 			src.set(state.Probe{Probe: p, Last: &result.Result{Name: "work", Steps: []result.Step{s5, s10}, Fleet: tc.fleet}})
-			RegisterFleet(reg, src, config.Shard{Index: 0, Count: 3})
+			RegisterFleet(reg, src, fleet.Shard{Index: 0, Count: 3})
 			steps := `
 loadprobe_step_share{level="10",probe="work"} 4
 loadprobe_step_share{level="5",probe="work"} 2

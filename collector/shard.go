@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 // ConfigHashLabel is loadprobe_shard_info's label naming the config the
@@ -19,7 +19,7 @@ const ConfigHashLabel = "config_hash"
 // changes it). A lone loadprobe is shard 0 of 1, so a fleet query and its
 // alerts read one replica and many alike: count(loadprobe_shard_info)
 // against the shards label tells a missing replica.
-func RegisterShard(reg prometheus.Registerer, sh config.Shard, hash func() string) {
+func RegisterShard(reg prometheus.Registerer, sh fleet.Shard, hash func() string) {
 	reg.MustRegister(&shardCollector{hash: hash, desc: prometheus.NewDesc(namespace+"_shard_info",
 		"This replica's shard: it sends its 1/shards part of every level of every probe (--shard); config_hash identifies its config file. Always 1.",
 		[]string{ConfigHashLabel}, prometheus.Labels{"shard": strconv.Itoa(sh.Index), "shards": strconv.Itoa(sh.Replicas())})})

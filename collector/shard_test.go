@@ -7,17 +7,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 func TestShardInfo(t *testing.T) {
 	tests := []struct {
-		shard config.Shard
+		shard fleet.Shard
 		hash  string
 		want  string
 	}{
-		{config.Shard{Index: 1, Count: 3}, "0123456789abcdef", `loadprobe_shard_info{config_hash="0123456789abcdef",shard="1",shards="3"} 1`},
-		{config.Shard{}, "", `loadprobe_shard_info{config_hash="",shard="0",shards="1"} 1`},
+		{fleet.Shard{Index: 1, Count: 3}, "0123456789abcdef", `loadprobe_shard_info{config_hash="0123456789abcdef",shard="1",shards="3"} 1`},
+		{fleet.Shard{}, "", `loadprobe_shard_info{config_hash="",shard="0",shards="1"} 1`},
 	}
 	for _, tt := range tests {
 		reg := prometheus.NewPedanticRegistry()

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 // SafeConfig holds the running config and swaps it on reload.
@@ -13,7 +15,7 @@ type SafeConfig struct {
 	c  *Config
 	// Shard is the replica the config must suit (CheckShard); set it
 	// before the first load.
-	Shard Shard
+	Shard fleet.Shard
 
 	configReloadSuccess prometheus.Gauge
 	configReloadSeconds prometheus.Gauge

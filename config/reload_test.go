@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/promslog"
+
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 func TestReloadConfig(t *testing.T) {
@@ -93,7 +95,7 @@ func TestReloadOnAFleetRefusesASearch(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
 	probe := "allowed_targets: [127.0.0.1]\nprobes:\n  - name: work\n    request: {url: 'http://127.0.0.1:8080/'}\n    load: "
 	sc := NewSafeConfig(nil)
-	sc.Shard = Shard{Index: 0, Count: 2}
+	sc.Shard = fleet.Shard{Index: 0, Count: 2}
 	if err := os.WriteFile(file, []byte(probe+"{concurrency: [1, 2]}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 )
 
@@ -61,7 +62,7 @@ func (v *validator) searchRange(r plan.SearchRange, p keyPath, limit float64, li
 // together on a plan each computes alone, and a search's next level depends
 // on the fleet's figures (docs/search.md). file names the config in the
 // error, "file:line: path: message" as load errors read.
-func (c *Config) CheckShard(file string, shard Shard) error {
+func (c *Config) CheckShard(file string, shard fleet.Shard) error {
 	if shard.Replicas() <= 1 {
 		return nil
 	}

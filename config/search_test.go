@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 )
 
@@ -35,11 +36,11 @@ probes:
 		if l.Mode() != tc.mode || l.Kind() != plan.ModeSearch || l.Peak() != tc.peak {
 			t.Errorf("%s: mode %s, kind %s, peak %g; want %s, search, %g", tc.search, l.Mode(), l.Kind(), l.Peak(), tc.mode, tc.peak)
 		}
-		if err := c.CheckShard("x.yml", Shard{}); err != nil {
+		if err := c.CheckShard("x.yml", fleet.Shard{}); err != nil {
 			t.Errorf("a lone loadprobe may search: %v", err)
 		}
 		want := `x.yml:6: probes[0].load.search: a fleet (--shard 1/3) cannot search yet: its replicas step together on a fixed plan; give probe "work" a concurrency or rate ramp, or run it on one loadprobe`
-		if err := c.CheckShard("x.yml", Shard{Index: 1, Count: 3}); err == nil || err.Error() != want {
+		if err := c.CheckShard("x.yml", fleet.Shard{Index: 1, Count: 3}); err == nil || err.Error() != want {
 			t.Errorf("on a fleet:\n got: %v\nwant: %s", err, want)
 		}
 	}

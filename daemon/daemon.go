@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadprobe/loadprobe/schedule"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
@@ -24,7 +22,9 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/schedule"
 )
 
 // shutdownTimeout bounds how long in-flight HTTP requests may take once the
@@ -38,7 +38,7 @@ type Options struct {
 	EnableLifecycle bool            // POST /-/reload and POST /api/v1/probes/NAME/run
 	StoragePath     string          // where the latest results are kept across restarts; "" keeps none
 	Paused          bool            // --paused: start with the pause switch on
-	Shard           config.Shard    // this replica's part of a fleet (--shard); zero: a lone loadprobe
+	Shard           fleet.Shard     // this replica's part of a fleet (--shard); zero: a lone loadprobe
 	Fleet           FleetOptions    // where replica 0 reads the fleet's runs back (--fleet.*)
 	Logger          *slog.Logger
 	// Hup delivers reload requests; nil means the process's SIGHUP.

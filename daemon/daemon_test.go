@@ -18,13 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/exporter-toolkit/web"
+
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule"
-
-	"github.com/prometheus/common/promslog"
-	"github.com/prometheus/exporter-toolkit/web"
 )
 
 // The configs name targetURL; startDaemon and td.write replace it with the

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/promslog"
+
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/result"
-	"github.com/prometheus/common/promslog"
 )
 
 // The main example, pointed at a demo target, shows a first breaking point

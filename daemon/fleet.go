@@ -6,7 +6,7 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 
-	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/fleet/readback"
 	"github.com/loadprobe/loadprobe/schedule"
 )
 
@@ -26,7 +26,7 @@ func (d *Daemon) fleetJudge() (schedule.FleetJudge, error) {
 	if o.PrometheusURL == "" || d.opts.Shard.Index != 0 {
 		return nil, nil
 	}
-	if err := fleet.CheckSelector(o.Selector); err != nil {
+	if err := readback.CheckSelector(o.Selector); err != nil {
 		return nil, fmt.Errorf("--fleet.selector %w", err)
 	}
 	httpCfg := commoncfg.DefaultHTTPClientConfig
@@ -37,7 +37,7 @@ func (d *Daemon) fleetJudge() (schedule.FleetJudge, error) {
 		}
 		httpCfg = *c
 	}
-	r, err := fleet.New(fleet.Options{
+	r, err := readback.New(readback.Options{
 		URL: o.PrometheusURL, HTTP: httpCfg, Selector: o.Selector,
 		Shards: d.opts.Shard.Replicas(), Wait: o.Wait,
 	}, d.logger)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/common/promslog"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
@@ -25,17 +25,17 @@ func TestFleetFlags(t *testing.T) {
 	cfg := filepath.Join(dir, "loadprobe.yml")
 	testkit.WriteFile(t, cfg, "allowed_targets: [127.0.0.1]\nprobes: []\n")
 	for _, tc := range []struct {
-		shard    config.Shard
+		shard    fleet.Shard
 		file     string
 		selector string
 		wantErr  string
 	}{
-		{config.Shard{Index: 0, Count: 3}, good, `job="loadprobe"`, ""},
-		{config.Shard{Index: 0, Count: 3}, bad, "", "--fleet.http-config.file"},
-		{config.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "", "--fleet.http-config.file"},
-		{config.Shard{Index: 0, Count: 3}, good, `{job="loadprobe"}`, `--fleet.selector "{job=\"loadprobe\"}": write the label matchers without braces`},
-		{config.Shard{Index: 0, Count: 3}, good, `job=loadprobe`, `--fleet.selector "job=loadprobe": label job`},
-		{config.Shard{Index: 1, Count: 3}, bad, "", ""},
+		{fleet.Shard{Index: 0, Count: 3}, good, `job="loadprobe"`, ""},
+		{fleet.Shard{Index: 0, Count: 3}, bad, "", "--fleet.http-config.file"},
+		{fleet.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "", "--fleet.http-config.file"},
+		{fleet.Shard{Index: 0, Count: 3}, good, `{job="loadprobe"}`, `--fleet.selector "{job=\"loadprobe\"}": write the label matchers without braces`},
+		{fleet.Shard{Index: 0, Count: 3}, good, `job=loadprobe`, `--fleet.selector "job=loadprobe": label job`},
+		{fleet.Shard{Index: 1, Count: 3}, bad, "", ""},
 	} {
 		_, err := New(Options{
 			ConfigFile: cfg, Shard: tc.shard, Logger: promslog.NewNopLogger(),

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/collector"
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 // metricsDocConfig runs one short probe of each kind against the test's
@@ -159,7 +159,7 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 func fleetFamilies(t *testing.T) map[string]documented {
 	t.Helper()
 	var reg describer
-	collector.RegisterFleet(&reg, nil, config.Shard{})
+	collector.RegisterFleet(&reg, nil, fleet.Shard{})
 	out := map[string]documented{}
 	for _, d := range reg.descs {
 		m := descName.FindStringSubmatch(d.String())

@@ -6,7 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -52,14 +52,14 @@ func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
 	fast := func(time.Time) time.Duration { return 10 * time.Millisecond }
 	for _, tc := range []struct {
 		name, load string
-		shard      config.Shard
+		shard      fleet.Shard
 		// backlog makes the target slow from the end of the first step
 		// until after the second step's start: settling never succeeds.
 		backlog bool
 	}{
 		{name: "concurrency", load: "concurrency: [1, 2, 4]\nstep_duration: 2s"},
 		{name: "rate", load: "rate: [10, 20, 40]\nstep_duration: 2s"},
-		{name: "sharded with an idle share", load: "concurrency: [1, 2, 4]\nstep_duration: 2s", shard: config.Shard{Index: 2, Count: 3}},
+		{name: "sharded with an idle share", load: "concurrency: [1, 2, 4]\nstep_duration: 2s", shard: fleet.Shard{Index: 2, Count: 3}},
 		{name: "settle cut at the start", load: "concurrency: [1, 2, 4]\nstep_duration: 2s", backlog: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,22 +121,4 @@ func TestUnalignedStepsFollowOneAnother(t *testing.T) {
 			t.Errorf("step starts %v after the run's, want 0s and 2.01s", got)
 		}
 	})
-}
-
-func TestAlignedLengthCountsEveryStepAndAllowance(t *testing.T) {
-	for _, tc := range []struct {
-		load string
-		want time.Duration
-	}{
-		{"concurrency: [1, 2, 4]\nstep_duration: 2s", 9 * time.Second},
-		// The allowance is at most settle_timeout.
-		{"rate: [10, 20]\nstep_duration: 10s\nsettle_timeout: 1s", 22 * time.Second},
-		// Phases keep their own lengths; the allowance is half a step_duration.
-		{"phases:\n- {name: a, duration: 3s, rate: 1}\n- {name: b, duration: 1s, rate: 2}\nstep_duration: 4s", 8 * time.Second},
-	} {
-		p := probeFor(t, "http://127.0.0.1:1/", tc.load)
-		if got := AlignedLength(p.Load); got != tc.want {
-			t.Errorf("%q: AlignedLength %s, want %s", tc.load, got, tc.want)
-		}
-	}
 }

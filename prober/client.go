@@ -10,10 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // maxBodyBytes is how much of a response body an attempt reads. Beyond it the

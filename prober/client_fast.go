@@ -15,11 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/prober/internal/h2"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // The lean HTTP/1.1 client. The request is serialized once; an attempt is one

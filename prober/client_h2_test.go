@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"golang.org/x/net/http2"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/result"
-	"github.com/prometheus/common/model"
 )
 
 // h2Request is a probe's request to an https URL with the defaults, so

@@ -13,12 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // The std path: net/http, configured by prometheus/common from the probe's

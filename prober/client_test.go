@@ -18,12 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
-
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // testServer is a raw TCP server on loopback that counts the connections it

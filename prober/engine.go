@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
@@ -20,7 +21,7 @@ type Options struct {
 	Live     live.Sink           // live metrics; live.Nop when nil
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
-	Shard    config.Shard        // this replica's part of a fleet (shard.go); zero: all of every level
+	Shard    fleet.Shard         // this replica's part of a fleet (shard.go); zero: all of every level
 	// Align is the wall-clock boundary an aligned run starts at, its steps
 	// at fixed offsets from it (align.go); zero: each step starts as soon
 	// as the last one has settled.
@@ -138,9 +139,9 @@ func run(ctx context.Context, p config.Probe, opts Options, client connector, st
 		// of a fleet share the sessions as they share connections.
 		e.pool.max = min(max(opts.Shard.Connections(s), 1), e.pool.max)
 	}
-	if fixed, ok := e.plan.(fixedPlan); ok {
+	if _, ok := e.plan.(fixedPlan); ok {
 		// Only a fixed plan is known in advance; a fleet cannot search.
-		e.align = newAlignment(opts.Align, p.Load, fixed)
+		e.align = newAlignment(opts.Align, p.Load)
 	}
 	if e.live == nil {
 		e.live = live.Nop{}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 )
 
 // A level's connections: a closed loop's level, an open loop's requests in
@@ -30,7 +31,7 @@ func TestMostConnections(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.body, err)
 		}
-		level, conns := mostConnections(cfg.Probes[0], config.Shard{})
+		level, conns := mostConnections(cfg.Probes[0], fleet.Shard{})
 		if level != tc.level || conns != tc.connections {
 			t.Errorf("%s: level %v, %d connections; want %v, %d", tc.body, level, conns, tc.level, tc.connections)
 		}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protowire"
 

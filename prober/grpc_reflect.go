@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -19,10 +20,6 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/grpcdesc"
-
-	// The health service's descriptor, which a health probe needs
-	// without asking the server for it.
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // minResolveTime bounds asking the server for its descriptors from below:

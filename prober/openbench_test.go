@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/result"
 	"github.com/prometheus/common/model"
+
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // BenchmarkOpenLoopCPU sets the open loop's CPU per request beside the

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -23,7 +24,7 @@ type planner interface {
 
 // newPlanner is the planner of a probe's load: a search, or the fixed
 // stages of plan, each holding the shard's share of its level.
-func newPlanner(p config.Probe, sh config.Shard) planner {
+func newPlanner(p config.Probe, sh fleet.Shard) planner {
 	if p.Load.Search != nil {
 		return newSearchPlan(p)
 	}
@@ -67,26 +68,10 @@ type stage struct {
 
 // stagesOf lists the stages of a probe's load in the order they run, each
 // holding the shard's share of its level.
-func stagesOf(l plan.Load, sh config.Shard) []stage {
-	step := time.Duration(l.StepDuration)
+func stagesOf(l plan.Load, sh fleet.Shard) []stage {
 	var stages []stage
-	switch l.Mode() {
-	case plan.ModeConcurrency:
-		for _, c := range l.Concurrency {
-			stages = append(stages, stage{level: float64(c), rampTo: float64(c), duration: step})
-		}
-	case plan.ModeRate:
-		for _, r := range l.Rate {
-			stages = append(stages, stage{level: r, rampTo: r, duration: step})
-		}
-	case plan.ModePhases:
-		for _, ph := range l.Phases {
-			to := ph.Rate
-			if ph.RampTo != nil {
-				to = *ph.RampTo
-			}
-			stages = append(stages, stage{level: ph.Rate, rampTo: to, name: ph.Name, duration: time.Duration(ph.Duration)})
-		}
+	for _, st := range l.Steps() {
+		stages = append(stages, stage{level: st.Level, rampTo: st.RampTo, name: st.Name, duration: st.Duration})
 	}
 	return share(sh, l.Mode(), stages)
 }

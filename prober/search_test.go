@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
 )
@@ -27,7 +28,7 @@ type figures struct {
 // next. It returns the steps and the analysis of the run.
 func simulate(t *testing.T, p config.Probe, target func(level float64, reading int) figures) result.Result {
 	t.Helper()
-	plan := newPlanner(p, config.Shard{})
+	plan := newPlanner(p, fleet.Shard{})
 	r := result.Result{Mode: p.Load.Mode(), Steps: []result.Step{}}
 	readings := map[float64]int{}
 	for st, more := plan.next(r.Steps); more; st, more = plan.next(r.Steps) {

@@ -3,7 +3,7 @@ package prober
 import (
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 )
 
@@ -11,7 +11,7 @@ import (
 // Each stage keeps the fleet's level to report on its step (every
 // replica's series carry the configured level, so that Prometheus sums
 // them by level), while its load becomes the replica's share.
-func share(s config.Shard, mode plan.Mode, stages []stage) []stage {
+func share(s fleet.Shard, mode plan.Mode, stages []stage) []stage {
 	for i, st := range stages {
 		stages[i].fleetLevel = (st.level + st.rampTo) / 2
 		if mode == plan.ModeConcurrency {

@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -22,16 +22,16 @@ func TestPlanSendsTheShardsShareAndReportsTheFleetLevel(t *testing.T) {
 	url := "http://127.0.0.1:1/"
 	tests := []struct {
 		load  string
-		shard config.Shard
+		shard fleet.Shard
 		want  []stage // level, rampTo, fleetLevel
 	}{
-		{"concurrency: [1, 10, 12]", config.Shard{Index: 1, Count: 3}, []stage{{level: 0, rampTo: 0, fleetLevel: 1}, {level: 3, rampTo: 3, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
-		{"concurrency: [1, 10, 12]", config.Shard{Index: 0, Count: 3}, []stage{{level: 1, rampTo: 1, fleetLevel: 1}, {level: 4, rampTo: 4, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
-		{"concurrency: [5]", config.Shard{}, []stage{{level: 5, rampTo: 5, fleetLevel: 5}}},
-		{"rate: [30, 300]", config.Shard{Index: 2, Count: 3}, []stage{{level: 10, rampTo: 10, fleetLevel: 30}, {level: 100, rampTo: 100, fleetLevel: 300}}},
+		{"concurrency: [1, 10, 12]", fleet.Shard{Index: 1, Count: 3}, []stage{{level: 0, rampTo: 0, fleetLevel: 1}, {level: 3, rampTo: 3, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
+		{"concurrency: [1, 10, 12]", fleet.Shard{Index: 0, Count: 3}, []stage{{level: 1, rampTo: 1, fleetLevel: 1}, {level: 4, rampTo: 4, fleetLevel: 10}, {level: 4, rampTo: 4, fleetLevel: 12}}},
+		{"concurrency: [5]", fleet.Shard{}, []stage{{level: 5, rampTo: 5, fleetLevel: 5}}},
+		{"rate: [30, 300]", fleet.Shard{Index: 2, Count: 3}, []stage{{level: 10, rampTo: 10, fleetLevel: 30}, {level: 100, rampTo: 100, fleetLevel: 300}}},
 		{`phases:
   - {name: up, duration: 1s, rate: 30, ramp_to: 90}
-  - {name: flat, duration: 1s, rate: 90}`, config.Shard{Index: 0, Count: 3}, []stage{{level: 10, rampTo: 30, fleetLevel: 60}, {level: 30, rampTo: 30, fleetLevel: 90}}},
+  - {name: flat, duration: 1s, rate: 90}`, fleet.Shard{Index: 0, Count: 3}, []stage{{level: 10, rampTo: 30, fleetLevel: 60}, {level: 30, rampTo: 30, fleetLevel: 90}}},
 	}
 	for _, tt := range tests {
 		got := stagesOf(probeFor(t, url, tt.load).Load, tt.shard)
@@ -79,7 +79,7 @@ step_duration: 1s
 warmup: 100ms`)
 	live := &concurrencyLive{}
 
-	r := mustRun(t, context.Background(), p, Options{Live: live, Shard: config.Shard{Index: 1, Count: 3}})
+	r := mustRun(t, context.Background(), p, Options{Live: live, Shard: fleet.Shard{Index: 1, Count: 3}})
 
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 1 {
 		t.Fatalf("result %s with levels %v, want completed with 1 level; error %q", r.Ended, levels(r), r.Error)
@@ -112,7 +112,7 @@ func TestShardIdlesThroughALevelBelowTheReplicaCount(t *testing.T) {
 step_duration: 3s`)
 		start := time.Now()
 
-		r := mustRun(t, context.Background(), p, Options{Shard: config.Shard{Index: 2, Count: 3}})
+		r := mustRun(t, context.Background(), p, Options{Shard: fleet.Shard{Index: 2, Count: 3}})
 
 		if got := time.Since(start); got != 6*time.Second {
 			t.Errorf("two idle steps of 3s took %s, want 6s", got)

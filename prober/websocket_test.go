@@ -14,8 +14,8 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -208,11 +208,11 @@ func TestWebSocketOpenLoopSpreadsOverItsSessions(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name     string
-		shard    config.Shard
+		shard    fleet.Shard
 		sessions int
 	}{
-		{"alone", config.Shard{}, 4},
-		{"replica 0 of 2", config.Shard{Index: 0, Count: 2}, 2},
+		{"alone", fleet.Shard{}, 4},
+		{"replica 0 of 2", fleet.Shard{Index: 0, Count: 2}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := probeFor(t, url, `rate: [200]

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
-	"github.com/loadprobe/loadprobe/prober"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -43,9 +43,9 @@ func (s *Scheduler) grid(p config.Probe) time.Duration {
 	if !p.Schedule.Continuous {
 		return time.Duration(p.Schedule.Interval)
 	}
-	d := prober.AlignedLength(p.Load)
+	d := fleet.AlignedLength(p.Load)
 	if control, ok := s.control(p); ok {
-		d += prober.AlignedLength(control.Load)
+		d += fleet.AlignedLength(control.Load)
 	}
 	return d
 }
@@ -104,7 +104,7 @@ func (s *Scheduler) alignAt(l *probeLoop) time.Time {
 	if !s.aligned() {
 		return time.Time{}
 	}
-	if late := time.Since(l.due); late > prober.SettleAllowance(l.probe.Load) {
+	if late := time.Since(l.due); late > fleet.SettleAllowance(l.probe.Load) {
 		s.logger.Warn("Run started late: its steps are not aligned with the fleet's", "probe", l.probe.Name, "late", late)
 		return time.Time{}
 	}
@@ -117,5 +117,5 @@ func controlAlign(at time.Time, p config.Probe) time.Time {
 	if at.IsZero() {
 		return at
 	}
-	return at.Add(prober.AlignedLength(p.Load))
+	return at.Add(fleet.AlignedLength(p.Load))
 }

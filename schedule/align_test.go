@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -24,7 +25,7 @@ type alignedRun struct {
 // runner records every run it is asked for. The bubble's clock starts on a
 // whole minute since the Unix epoch (2000-01-01); f starts 17s into it, so
 // that no boundary falls on f's start.
-func alignBubble(t *testing.T, sh config.Shard, f func(t *testing.T, s *Scheduler, runs func() []alignedRun)) {
+func alignBubble(t *testing.T, sh fleet.Shard, f func(t *testing.T, s *Scheduler, runs func() []alignedRun)) {
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
 		var mu sync.Mutex
@@ -67,14 +68,14 @@ func TestAlignedRunsStartOnBoundaries(t *testing.T) {
 	const s = time.Second
 	for _, tc := range []struct {
 		name   string
-		shard  config.Shard
+		shard  fleet.Shard
 		probes string
 		// trigger asks for a run of probe a at 43s.
 		trigger bool
 		want    []alignedRun
 	}{
 		{
-			name: "interval", shard: config.Shard{Index: 1, Count: 3},
+			name: "interval", shard: fleet.Shard{Index: 1, Count: 3},
 			probes: `  - name: a
     request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 2s}
@@ -83,7 +84,7 @@ func TestAlignedRunsStartOnBoundaries(t *testing.T) {
 			want: []alignedRun{{"a", 60 * s, 60 * s}, {"a", 120 * s, 120 * s}},
 		},
 		{
-			name: "continuous", shard: config.Shard{Index: 1, Count: 3},
+			name: "continuous", shard: fleet.Shard{Index: 1, Count: 3},
 			probes: `  - name: a
     request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1], step_duration: 2s}
@@ -93,7 +94,7 @@ func TestAlignedRunsStartOnBoundaries(t *testing.T) {
 			want: []alignedRun{{"a", 18 * s, 18 * s}, {"a", 21 * s, 21 * s}, {"a", 24 * s, 24 * s}},
 		},
 		{
-			name: "control", shard: config.Shard{Index: 1, Count: 3},
+			name: "control", shard: fleet.Shard{Index: 1, Count: 3},
 			probes: `  - name: a
     request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 2s}
@@ -108,7 +109,7 @@ func TestAlignedRunsStartOnBoundaries(t *testing.T) {
 			want: []alignedRun{{"a", 60 * s, 60 * s}, {"c", 64 * s, 66 * s}},
 		},
 		{
-			name: "trigger", shard: config.Shard{Index: 1, Count: 3}, trigger: true,
+			name: "trigger", shard: fleet.Shard{Index: 1, Count: 3}, trigger: true,
 			probes: `  - name: a
     request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 2s}
@@ -117,7 +118,7 @@ func TestAlignedRunsStartOnBoundaries(t *testing.T) {
 			want: []alignedRun{{"a", 43 * s, 50 * s}},
 		},
 		{
-			name: "lone", shard: config.Shard{},
+			name: "lone", shard: fleet.Shard{},
 			probes: `  - name: a
     request: {url: "http://127.0.0.1/work"}
     load: {concurrency: [1, 2], step_duration: 2s}

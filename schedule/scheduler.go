@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
@@ -53,9 +54,9 @@ type Scheduler struct {
 	run    prober.Runner
 	obs    Observer
 	logger *slog.Logger
-	store  *Store       // nil: results are not kept across restarts
-	shard  config.Shard // this replica's part of a fleet
-	judge  FleetJudge   // nil: runs are not judged as a fleet's (fleet.go)
+	store  *Store      // nil: results are not kept across restarts
+	shard  fleet.Shard // this replica's part of a fleet
+	judge  FleetJudge  // nil: runs are not judged as a fleet's (fleet.go)
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -119,7 +120,7 @@ type Options struct {
 	Logger *slog.Logger // nil: nothing is logged
 	// Shard makes every run, controls included, send the shard's share
 	// of each level (docs/fleet.md); zero: a lone loadprobe.
-	Shard config.Shard
+	Shard fleet.Shard
 	// FleetJudge, when set, judges every finished run (completed or
 	// aborted) of a scheduled probe as part of its fleet's, once the run
 	// is kept: the fleet's figures join the run's result when they are

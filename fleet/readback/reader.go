@@ -1,11 +1,11 @@
-// Package fleet reads a fleet's run back from Prometheus. The replicas of a
+// Package readback reads a fleet's run back from Prometheus. The replicas of a
 // fleet (--shard i/N) each send their share of every level and export the
 // fleet's level on their step series; Prometheus scrapes them all. After
 // each of its runs the replica with ordinal 0 queries every shard's step
 // series of that run, sums them level by level and judges the sum with the
 // rules one replica uses (docs/fleet.md, "Fleet figures (replica 0)"). loadprobe adds
 // no coordinator: Prometheus is the only place the replicas meet.
-package fleet
+package readback
 
 import (
 	"context"

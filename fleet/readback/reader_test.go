@@ -1,4 +1,4 @@
-package fleet
+package readback
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
@@ -70,7 +71,7 @@ func shardSteps(start time.Time, slow bool) []result.Step {
 // replica is one shard as Prometheus sees it: its /metrics, labelled with
 // its job and instance.
 type replica struct {
-	shard      config.Shard
+	shard      fleet.Shard
 	steps      []result.Step // nil: it is down
 	configHash string        // its loadprobe_shard_info's config_hash
 }
@@ -177,7 +178,7 @@ func reader(t *testing.T, url string, wait time.Duration) *Reader {
 func threeShards(steps func(i int) []result.Step) []replica {
 	var rs []replica
 	for i := range 3 {
-		rs = append(rs, replica{shard: config.Shard{Index: i, Count: 3}, steps: steps(i)})
+		rs = append(rs, replica{shard: fleet.Shard{Index: i, Count: 3}, steps: steps(i)})
 	}
 	return rs
 }
@@ -333,7 +334,7 @@ func TestJudgeWaitsForTheLastScrape(t *testing.T) {
 func TestJudgeNamesADuplicateShard(t *testing.T) {
 	p := testProbe(t)
 	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
-	rs = append(rs, replica{shard: config.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
+	rs = append(rs, replica{shard: fleet.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}

@@ -1,4 +1,4 @@
-package fleet
+package readback
 
 import (
 	"fmt"

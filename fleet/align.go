@@ -1,0 +1,46 @@
+package fleet
+
+import (
+	"time"
+
+	"github.com/loadprobe/loadprobe/plan"
+)
+
+// A fleet's replicas step together because each computes the same step
+// starts from the same wall-clock boundary, with no word between them
+// (docs/fleet.md, "Aligned runs and steps"). Step i starts at the run's
+// boundary plus the lengths of the steps before it, each followed by a
+// fixed settle allowance: a replica that settles early waits for the next
+// start, and one still settling at it stops settling there, because the
+// rest of the fleet starts the step at that moment whatever this replica
+// waits for.
+
+// SettleAllowance is the time an aligned run leaves between two steps for
+// settling (docs/design.md, "Settling between steps"): half a
+// step_duration, at most settle_timeout. Half a step leaves a backlog of
+// that step's timeouts room to clear without making a ramp half settling.
+func SettleAllowance(l plan.Load) time.Duration {
+	return min(time.Duration(l.StepDuration)/2, time.Duration(l.SettleTimeout))
+}
+
+// StepStarts is when each step of an aligned run of l starts, from its
+// boundary at, followed by the end of the last step's settle allowance:
+// where the next aligned run (its control, or the next run of a
+// continuous probe) starts.
+func StepStarts(at time.Time, l plan.Load) []time.Time {
+	steps := l.Steps()
+	starts := make([]time.Time, 0, len(steps)+1)
+	for _, st := range steps {
+		starts = append(starts, at)
+		at = at.Add(st.Duration + SettleAllowance(l))
+	}
+	return append(starts, at)
+}
+
+// AlignedLength is how long an aligned run of l takes from its boundary
+// to the start of the next aligned run.
+func AlignedLength(l plan.Load) time.Duration {
+	var at time.Time
+	starts := StepStarts(at, l)
+	return starts[len(starts)-1].Sub(at)
+}
