@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/loadprobe/loadprobe/config"
+	lpfleet "github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
@@ -122,7 +123,7 @@ func TestFleetRendersAndDecodesStrictly(t *testing.T) {
 
 	// Each replica's shard is its pod ordinal, out of as many as there are.
 	shard := flagValue(t, c.Args, "--shard")
-	if want := fmt.Sprintf("%s/%d", fleet.ShardOrdinal, *ss.Spec.Replicas); shard != want || *ss.Spec.Replicas != 3 {
+	if want := fmt.Sprintf("%s/%d", lpfleet.ShardOrdinal, *ss.Spec.Replicas); shard != want || *ss.Spec.Replicas != 3 {
 		t.Errorf("--shard=%s with %d replicas, want 3 replicas and --shard=%s", shard, *ss.Spec.Replicas, want)
 	}
 	if !reflect.DeepEqual(ss.Spec.Selector.MatchLabels, pod.Labels) {
