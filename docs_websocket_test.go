@@ -43,7 +43,7 @@ func TestDocsWebSocketConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ok := cfg.Probe("ws-sessions")
+	p, ok := cfg.Plan("ws-sessions")
 	if !ok {
 		t.Fatal("no probe ws-sessions in the WebSocket config of docs/websocket.md")
 	}

@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	"result":               {"plan"},
 	"result/analysis":      {"plan", "result"},
 	"config":               {"config/template", "plan", "fleet"},
-	"plan":                 {},
+	"plan":                 {"config/template"},
 	"config/template":      {},
 	"collector":            {"config", "plan", "result", "prober/live", "schedule/state", "fleet"},
 	"fleet":                {"plan"},

@@ -179,7 +179,7 @@ func checkConfig(file string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s is valid: %s\n", file, plural(len(sc.Get().Probes), "probe"))
-	for _, n := range prober.FileNeeds(sc.Get().Probes, fleet.Shard{}) {
+	for _, n := range prober.FileNeeds(sc.Get().Plans(), fleet.Shard{}) {
 		fmt.Fprintln(stderr, "warning:", n)
 	}
 	return 0

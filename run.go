@@ -71,7 +71,7 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p))
 		var control *prober.Control
 		if p.Control != "" { // looked up only when named: most probes have none
-			if c, ok := cfg.Probe(p.Control); ok {
+			if c, ok := cfg.Plan(p.Control); ok {
 				control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
 			}
 		}
@@ -109,18 +109,18 @@ func runOnce(ctx context.Context, configFile string, names []string, output stri
 
 // selectProbes returns the named probes in the order first given, each
 // once however often it is named, or all.
-func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
+func selectProbes(cfg *config.Config, names []string) ([]*plan.Probe, error) {
 	if len(names) == 0 {
-		return cfg.Probes, nil
+		return cfg.Plans(), nil
 	}
-	var ps []config.Probe
+	var ps []*plan.Probe
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		p, ok := cfg.Probe(n)
+		p, ok := cfg.Plan(n)
 		if !ok {
 			return nil, fmt.Errorf("no probe named %q in the config", n)
 		}
@@ -134,7 +134,7 @@ func selectProbes(cfg *config.Config, names []string) ([]config.Probe, error) {
 // its breaking point does) and, when min_capacity is set, its capacity
 // reached it. A run a guard or the pause switch stopped did not: the
 // target suffered, or the run was cut short (docs/guards.md).
-func expectationsHold(p config.Probe, r result.Result) bool {
+func expectationsHold(p *plan.Probe, r result.Result) bool {
 	if r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted {
 		return false
 	}
@@ -151,7 +151,7 @@ func expectationsHold(p config.Probe, r result.Result) bool {
 // capacity, validity, model and diagnosis. Latency columns are over successful responses;
 // the http_error responses' own p99 gets a column when any step had one.
 // closed is a WebSocket probe's close codes over the run ("" when none).
-func writeTable(w io.Writer, p config.Probe, r result.Result, closed string) {
+func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	wd := wordsFor(p, r)
 	lq, budget := analysis.LatencyRule(p.Rules)
 	kind := "ramp"

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -21,7 +20,8 @@ func TestWriteFlowSteps(t *testing.T) {
 		},
 	}}}
 	var out bytes.Buffer
-	writeTable(&out, config.DefaultProbe, r, "")
+	p := compiledProbe(t, "http://127.0.0.1:8080/")
+	writeTable(&out, p, r, "")
 	for _, want := range []string{
 		"flow steps:",
 		"connections   step  attempts    mean     p99  error ratio          codes  errors",
@@ -34,7 +34,7 @@ func TestWriteFlowSteps(t *testing.T) {
 	}
 	r.Steps[0].Flow = nil
 	out.Reset()
-	writeTable(&out, config.DefaultProbe, r, "")
+	writeTable(&out, p, r, "")
 	if strings.Contains(out.String(), "flow steps") {
 		t.Errorf("a single request's table has a flow block:\n%s", out.String())
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -19,7 +18,7 @@ type words struct {
 	webSocket bool
 }
 
-func wordsFor(p config.Probe, r result.Result) words {
+func wordsFor(p *plan.Probe, r result.Result) words {
 	return words{mode: r.Mode, webSocket: p.Request.WebSocket()}
 }
 

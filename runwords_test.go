@@ -42,8 +42,7 @@ func TestRunTableSpeaksWebSocket(t *testing.T) {
 			[]string{"sessions", "msg/s", "refused upgrades"}},
 	}
 	for _, tt := range tests {
-		p := config.DefaultProbe
-		p.Request.URL = tt.url
+		p := compiledProbe(t, tt.url)
 		r := result.Result{Name: "p", Mode: tt.mode, Ended: result.ResultCompleted, Steps: []result.Step{
 			step(4, result.Codes{result.HTTPStatus(101): 40}, 0), step(8, result.Codes{result.HTTPStatus(101): 80, result.HTTPStatus(403): 3}, 7),
 		}, Capacity: &result.Point{Level: 8, Throughput: 80}}
@@ -81,8 +80,7 @@ func TestCloseCodesReadTheRunsLiveCounts(t *testing.T) {
 // TestRunWritesConfiguredFiguresPlainly: a figure from the config reads as
 // it was written, not in exponent form.
 func TestRunWritesConfiguredFiguresPlainly(t *testing.T) {
-	p := config.DefaultProbe
-	p.Request.URL = "http://127.0.0.1:8080/work"
+	p := compiledProbe(t, "http://127.0.0.1:8080/work")
 	p.Expect.MinCapacity = 1e6
 	p.Rules.ErrorRatioBudget = 0.00001
 	r := result.Result{Name: "p", Mode: plan.ModeRate, Ended: result.ResultCompleted,
@@ -92,4 +90,17 @@ func TestRunWritesConfiguredFiguresPlainly(t *testing.T) {
 	writeTable(&out, p, r, "")
 	testkit.Contains(t, "the table", out.String(), "expected at least 1000000/s: NOT met", "error ratio exceeds 0.00001", "at 1000000 req/s")
 	testkit.Lacks(t, "the table", out.String(), "e+", "e-")
+}
+
+// compiledProbe is the default probe with a name, url and one level,
+// compiled.
+func compiledProbe(t *testing.T, url string) *plan.Probe {
+	t.Helper()
+	p := config.DefaultProbe
+	p.Name, p.Request.URL, p.Load.Concurrency = "p", url, []int{1}
+	compiled, err := config.Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compiled
 }

@@ -13,7 +13,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
@@ -37,8 +36,8 @@ func (f *fakeSource) set(states ...state.Probe) {
 	f.states = states
 }
 
-func probeConfig(name string, minCapacity float64) config.Probe {
-	return config.Probe{
+func probeConfig(name string, minCapacity float64) *plan.Probe {
+	return &plan.Probe{
 		Name:     name,
 		Expect:   plan.Expect{MinCapacity: minCapacity},
 		Schedule: plan.Schedule{Interval: model.Duration(time.Hour)},

@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
@@ -74,7 +73,7 @@ func (fc *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (fc *fleetCollector) collectSteps(ch chan<- prometheus.Metric, p config.Probe, steps []result.Step) {
+func (fc *fleetCollector) collectSteps(ch chan<- prometheus.Metric, p *plan.Probe, steps []result.Step) {
 	seen := make(map[string]bool, len(steps))
 	for i := len(steps) - 1; i >= 0; i-- { // the later of two steps at one level wins, as in results.go
 		s := steps[i]

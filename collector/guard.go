@@ -3,7 +3,6 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 )
@@ -48,7 +47,7 @@ func (f *guardFamilies) forget(l prometheus.Labels) {
 
 // DeclareGuards creates the counters of p's guards at 0, so that
 // increase() sees a probe's first breach.
-func (c *Collector) DeclareGuards(p config.Probe) {
+func (c *Collector) DeclareGuards(p *plan.Probe) {
 	var names []string
 	if p.Guard.ErrorRatio > 0 {
 		names = append(names, plan.GuardErrorRatio)

@@ -3,7 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 )
 
@@ -28,7 +28,7 @@ func (l *Live) Step(name string) live.Sink {
 // steps only (prober/flow.go), so those would stay 0 forever. A probe that
 // a reload turned from a flow into a single request gets its own series
 // back, made anew. Call it after Live, for every configured probe.
-func (c *Collector) DeclareFlow(p config.Probe) {
+func (c *Collector) DeclareFlow(p *plan.Probe) {
 	c.mu.Lock()
 	wasFlow := false
 	for key := range c.steps {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -55,9 +55,9 @@ func TestStepLive(t *testing.T) {
 // it a single request brings its own back, counting.
 func TestDeclareFlowExportsItsStepsOnly(t *testing.T) {
 	reg, _, c := newTest(t)
-	flow := config.Probe{Name: "shop", Flow: []config.FlowStep{{Name: "login"}, {Name: "item"}}}
-	single := config.Probe{Name: "work"}
-	for _, p := range []config.Probe{flow, single} {
+	flow := &plan.Probe{Name: "shop", Flow: []plan.FlowStep{{Name: "login"}, {Name: "item"}}}
+	single := &plan.Probe{Name: "work"}
+	for _, p := range []*plan.Probe{flow, single} {
 		c.Live(p.Name)
 		c.DeclareFlow(p)
 	}
@@ -91,7 +91,7 @@ func TestDeclareFlowExportsItsStepsOnly(t *testing.T) {
 		t.Errorf("a single request's series by step: %v, want step=\"\" with %d", got, perStep)
 	}
 
-	c.DeclareFlow(config.Probe{Name: "shop"}) // reloaded as a single request
+	c.DeclareFlow(&plan.Probe{Name: "shop"}) // reloaded as a single request
 	c.Live("shop").Attempt(result.Success, result.HTTPStatus(200), 0.001)
 	if got := steps("shop"); len(got) != 1 || got[""] != perStep {
 		t.Errorf("after the reload, shop's series by step: %v, want step=\"\" only", got)

@@ -1,17 +1,22 @@
 package config
 
 import (
-	"maps"
+	"crypto/sha256"
 	"math"
+	"regexp"
 	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Compile checks one probe as Parse checks each probe of a file, and
-// returns it compiled as Parse returns it: its body in Payload, its
-// templates, its data rows and capture patterns. It is how a probe built
-// in Go (from DefaultProbe, with a name, a URL and a load) is checked
-// before it sends anything; a probe Parse returned compiles again to
-// itself, without reading its files again.
+// returns it compiled, as Parse compiles each: what the engine runs. It is
+// how a probe built in Go (from DefaultProbe, with a name, a URL and a
+// load) is checked before it sends anything.
 //
 // What belongs to a config file as a whole is not judged: allowed_targets,
 // the caps max_concurrency and max_rate, a control and whether a run fits
@@ -19,51 +24,74 @@ import (
 // The error names each key at fault, e.g.
 //
 //	probe "api": request.headers.X-A: the value of X-A holds a control character
-func Compile(p Probe) (Probe, error) {
-	p = p.clone()
+func Compile(p Probe) (*plan.Probe, error) {
 	uncapped := &Config{MaxConcurrency: math.MaxInt, MaxRate: math.Inf(1)}
-	v := &validator{lines: map[string]int{}}
-	v.probe(uncapped, &p, nil, "")
+	v := newValidator(nil)
+	_, compiled := v.probe(uncapped, &p, nil, "")
 	for i := range v.issues {
 		v.issues[i].line = 0 // no file: the key path says where
 	}
 	if err := v.err("probe " + strconv.Quote(p.Name)); err != nil {
-		return Probe{}, err
+		return nil, err
 	}
-	return p, nil
+	return compiled, nil
 }
 
-// clone copies what compiling p writes to, so that the caller's probe,
-// which other goroutines may read (a config in force), is left as it is.
-func (p Probe) clone() Probe {
-	p.Request = p.Request.clone()
-	if p.Data != nil {
-		d := *p.Data
-		p.Data = &d
+// requestParts are what validation read and compiled of one request, which
+// compile builds its plan from.
+type requestParts struct {
+	payload   []byte
+	templates *requestTemplates // nil when nothing varies
+	grpc      *grpcTemplates    // nil when nothing varies
+	set       *protoregistry.Files
+	// patterns are the regexes of a flow step's captures, by name.
+	patterns map[string]*regexp.Regexp
+	// sum is the SHA-256 of the files read for the request (a body_file,
+	// a descriptor set), which Same compares.
+	sum [sha256.Size]byte
+}
+
+// compile builds the plan of p, which validation found valid, from what
+// it read: the files it names (dataSum is its data file's SHA-256), and
+// the credentials its client settings read (client.go).
+func (v *validator) compile(p *Probe, pp keyPath, rows *plan.Rows, dataSum [sha256.Size]byte) *plan.Probe {
+	problems := len(v.issues)
+	cp := plan.Probe{
+		Name: p.Name, Load: p.Load, Rules: p.Rules, Abort: p.Abort, Guard: p.Guard,
+		Control: p.Control, Expect: p.Expect, Schedule: p.Schedule, Rows: rows,
 	}
-	if p.Flow != nil {
-		flow := make([]FlowStep, len(p.Flow))
-		for i, st := range p.Flow {
-			st.Request = st.Request.clone()
-			st.Capture = maps.Clone(st.Capture)
-			flow[i] = st
+	print := sha256.New()
+	if err := yaml.NewEncoder(print).Encode(p); err != nil {
+		v.errorf(pp, "%v", err)
+		return nil
+	}
+	request := func(r *Request, rp keyPath) *plan.Request {
+		parts := v.parts[r]
+		print.Write(parts.sum[:])
+		return v.compileRequest(r, parts, rp)
+	}
+	if p.Flow == nil {
+		cp.Request = request(&p.Request, pp.to("request"))
+	}
+	for i := range p.Flow {
+		st := &p.Flow[i]
+		step := plan.FlowStep{Name: st.Name, Request: request(&st.Request, pp.to("flow", i, "request"))}
+		for _, name := range st.CaptureNames() {
+			c := st.Capture[name]
+			step.Captures = append(step.Captures, plan.Capture{Name: name, JSON: c.JSON, Header: c.Header, Pattern: v.parts[&st.Request].patterns[name]})
 		}
-		p.Flow = flow
+		if t := st.Think; t != nil {
+			step.Think = &plan.Think{Min: time.Duration(t.Min), Max: time.Duration(t.Max)}
+		}
+		cp.Flow = append(cp.Flow, step)
 	}
-	return p
-}
-
-// clone copies the client settings that validation writes to: it sets
-// authorization's default type, and moves bearer_token into it; and the
-// grpc section, whose descriptors and templates it sets.
-func (r Request) clone() Request {
-	if a := r.HTTPClientConfig.Authorization; a != nil {
-		c := *a
-		r.HTTPClientConfig.Authorization = &c
+	if len(cp.Flow) > 0 {
+		// The first step's host is the one the scheduler keeps exclusive.
+		cp.Request = cp.Flow[0].Request
 	}
-	if g := r.GRPC; g != nil {
-		c := *g
-		r.GRPC = &c
+	print.Write(dataSum[:])
+	if len(v.issues) > problems {
+		return nil
 	}
-	return r
+	return plan.New(cp, [32]byte(print.Sum(nil)))
 }

@@ -9,9 +9,9 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 )
 
-// A probe Parse returned compiles again to the same probe, without its
-// files: a run never reads body_file or the data file.
-func TestCompileParsedProbeReadsNoFile(t *testing.T) {
+// Parse compiles each probe once: its plan holds the files it names, so
+// that a run never reads body_file or the data file.
+func TestParsedPlanNeedsNoFile(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string]string{"body.json": `{"id": "{{.id}}"}`, "rows.csv": "id\n1\n2\n"} {
 		if err := os.WriteFile(dir+"/"+name, []byte(text), 0o600); err != nil {
@@ -29,13 +29,9 @@ probes:
 		t.Fatal(err)
 	}
 	os.RemoveAll(dir)
-	parsed := c.Probes[0]
-	p, err := Compile(parsed)
-	if err != nil {
-		t.Fatalf("Compile: %v", err)
-	}
-	if string(p.Request.Payload) != `{"id": "{{.id}}"}` || p.Request.Templates == nil || p.Data.Rows.Len() != 2 {
-		t.Errorf("payload %q, templates %v, %d rows; want the file's body compiled and its 2 rows", p.Request.Payload, p.Request.Templates != nil, p.Data.Rows.Len())
+	p := c.Plans()[0]
+	if body := p.Request.Body.Placeholder("7"); body != `{"id": "7"}` || !p.Request.Templated || p.Rows.Table.Len() != 2 {
+		t.Errorf("body %q, templated %v, %d rows; want the file's body compiled and its 2 rows", body, p.Request.Templated, p.Rows.Table.Len())
 	}
 }
 
@@ -53,8 +49,8 @@ func TestCompileGoProbe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Compile: %v", err)
 	}
-	if string(got.Request.Payload) != p.Request.Body || got.Request.Templates == nil {
-		t.Errorf("payload %q, templates %v; want the body, compiled", got.Request.Payload, got.Request.Templates != nil)
+	if body := got.Request.Body.Placeholder("1"); body != `{"n": 1}` || !got.Request.Templated {
+		t.Errorf("body %q, templated %v; want the body, compiled", body, got.Request.Templated)
 	}
 	if p.Request.HTTPClientConfig.BearerToken != "t0ken" || p.Request.HTTPClientConfig.Authorization != nil {
 		t.Error("Compile changed the probe it was given")

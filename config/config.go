@@ -1,7 +1,6 @@
 package config
 
 import (
-	"slices"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -21,7 +20,12 @@ type Config struct {
 	MaxParallelRuns int     `yaml:"max_parallel_runs"`
 	Probes          []Probe `yaml:"probes"`
 
-	hash string // Hash's; set by Parse
+	hash  string        // Hash's; set by Parse
+	plans []*plan.Probe // Probes compiled, in order; set by Parse
+	// rows are the data files read, by path and content: a reload takes an
+	// unchanged file's rows from the config in force (docs/templates.md,
+	// "Data").
+	rows map[keptData]*plan.Rows
 }
 
 // Probe is one scheduled load probe.
@@ -57,17 +61,6 @@ type Request struct {
 	// HTTPClientConfig is a named field, not an embedded one, so that its
 	// String and UnmarshalJSON are not promoted onto Request.
 	HTTPClientConfig commoncfg.HTTPClientConfig `yaml:",inline"`
-
-	// Payload is the request body: Body, or the contents of BodyFile read
-	// when the config was loaded, so the engine never reads a file. Parse
-	// and Compile set it; a probe built in Go sets Body or BodyFile.
-	Payload []byte `yaml:"-"`
-	// payloadOf is the BodyFile whose contents Payload holds: compiling
-	// the probe again does not read the file again.
-	payloadOf string
-	// Templates holds the parts of the request that vary per attempt,
-	// compiled at load (template.go); nil when none does.
-	Templates *RequestTemplates `yaml:"-"`
 }
 
 // HTTP2 holds the settings of the lean HTTP/2 client (docs/configuration.md,
@@ -127,12 +120,16 @@ func (c *Config) Probe(name string) (Probe, bool) {
 	return Probe{}, false
 }
 
-// ValidCode reports whether a response with this status code is a success:
-// one of valid_status_codes, or any 2xx when that list is empty. The client
-// tabulates it once per run, not per response.
-func (r Request) ValidCode(code int) bool {
-	if len(r.ValidStatusCodes) == 0 {
-		return code >= 200 && code <= 299
+// Plans are the probes compiled, in the order of Probes: what the daemon
+// and `run` run.
+func (c *Config) Plans() []*plan.Probe { return c.plans }
+
+// Plan returns the compiled probe called name.
+func (c *Config) Plan(name string) (*plan.Probe, bool) {
+	for _, p := range c.plans {
+		if p.Name == name {
+			return p, true
+		}
 	}
-	return slices.Contains(r.ValidStatusCodes, code)
+	return nil, false
 }

@@ -203,8 +203,8 @@ func TestLoadGoodConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(r.Payload) != string(payload) {
-		t.Errorf("payload: got %q, want %q", r.Payload, payload)
+	if got := bodyOf(c.Plans()[0]); got != string(payload) {
+		t.Errorf("payload: got %q, want %q", got, payload)
 	}
 	if r.HTTPClientConfig.BasicAuth == nil || r.HTTPClientConfig.BasicAuth.PasswordFile != filepath.Join("testdata", "password.txt") {
 		t.Errorf("basic_auth: got %+v, want password_file resolved against testdata", r.HTTPClientConfig.BasicAuth)
@@ -223,21 +223,21 @@ func TestLoadGoodConfig(t *testing.T) {
 		t.Errorf("control: got %q", work.Control)
 	}
 	for code, want := range map[int]bool{199: false, 200: true, 204: true, 299: true, 301: false, 503: false, -1: false, 1000: false} {
-		if got := r.ValidCode(code); got != want {
+		if got := c.Plans()[0].Request.ValidCode(code); got != want {
 			t.Errorf("work: ValidCode(%d) = %t, want %t", code, got, want)
 		}
 	}
 
 	noop := c.Probes[1]
-	if string(noop.Request.Payload) != "ping" || noop.Request.Method != "GET" {
-		t.Errorf("noop: got payload %q method %q", noop.Request.Payload, noop.Request.Method)
+	if got := bodyOf(c.Plans()[1]); got != "ping" || noop.Request.Method != "GET" {
+		t.Errorf("noop: got payload %q method %q", got, noop.Request.Method)
 	}
 	// A section that is present keeps the defaults of its absent keys.
 	if noop.Rules.KneeFraction != 0.9 || noop.Rules.LatencyQuantile != 0.99 || noop.Rules.LatencyBudget != plan.DefaultRules.LatencyBudget {
 		t.Errorf("noop rules: got %+v", noop.Rules)
 	}
 	for code, want := range map[int]bool{200: true, 201: false, 204: true, 301: true, 302: false} {
-		if got := noop.Request.ValidCode(code); got != want {
+		if got := c.Plans()[1].Request.ValidCode(code); got != want {
 			t.Errorf("noop: ValidCode(%d) = %t, want %t", code, got, want)
 		}
 	}
@@ -256,8 +256,8 @@ func TestLoadGoodConfig(t *testing.T) {
 	if s := profile.Schedule; s.Interval != model.Duration(30*time.Minute) || s.Jitter != model.Duration(time.Minute) || s.Continuous {
 		t.Errorf("profile schedule: got %+v", s)
 	}
-	if profile.Request.Payload != nil {
-		t.Errorf("profile: payload %q without body", profile.Request.Payload)
+	if got := bodyOf(c.Plans()[2]); got != "" {
+		t.Errorf("profile: payload %q without body", got)
 	}
 
 	if p, ok := c.Probe("noop"); !ok || p.Request.URL != "http://api.staging.example.com/noop" {
@@ -282,27 +282,12 @@ func TestExampleConfig(t *testing.T) {
 	}
 }
 
-func TestValidCodeWithoutLoad(t *testing.T) {
-	var r Request
-	for code, want := range map[int]bool{100: false, 200: true, 299: true, 300: false, 500: false} {
-		if got := r.ValidCode(code); got != want {
-			t.Errorf("zero Request: ValidCode(%d) = %t, want %t", code, got, want)
-		}
-	}
-	r.ValidStatusCodes = []int{200, 404}
-	for code, want := range map[int]bool{200: true, 204: false, 404: true} {
-		if got := r.ValidCode(code); got != want {
-			t.Errorf("Request{ValidStatusCodes: [200 404]}: ValidCode(%d) = %t, want %t", code, got, want)
-		}
-	}
-}
-
 func BenchmarkValidCode(b *testing.B) {
 	c, err := LoadFile("testdata/good.yml")
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &c.Probes[1]
+	p := c.Plans()[1]
 	n := 0
 	for i := 0; b.Loop(); i++ {
 		if p.Request.ValidCode(200 + i&127) {
@@ -429,4 +414,10 @@ func TestTypeErrorPaths(t *testing.T) {
 			t.Errorf("Parse(%q):\n got: %v\nwant: %s", tc.in, err, tc.want)
 		}
 	}
+}
+
+// bodyOf is the body a probe's plan sends, when it is fixed.
+func bodyOf(p *plan.Probe) string {
+	body, _ := p.Request.Body.Literal()
+	return body
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Data is a probe's data file: each iteration takes one row, whose columns
@@ -30,12 +30,7 @@ type Data struct {
 	File  string `yaml:"file"`
 	Order string `yaml:"order"` // sequential (the default) or random
 
-	Columns []string        `yaml:"-"`
-	Rows    *template.Table `yaml:"-"` // as wide as Columns
-	// Sum is the SHA-256 of the file as read: a reload compares it, not
-	// the rows, to tell whether the data changed (Probe.Same).
-	Sum    [sha256.Size]byte `yaml:"-"`
-	rowsOf string            // the File the rows were read from: compiling again does not read it again
+	rows int // how many the file holds, for /config
 }
 
 // Orders of a probe's data rows.
@@ -67,15 +62,15 @@ func (d Data) MarshalYAML() (any, error) {
 		File  string `yaml:"file"`
 		Order string `yaml:"order"`
 	}{d.File, d.Order})
-	n.LineComment = fmt.Sprintf("%d rows", d.Rows.Len())
+	n.LineComment = fmt.Sprintf("%d rows", d.rows)
 	return &n, err
 }
 
-// data checks d and reads its rows; the columns it returns are what the
-// probe's templates may name.
-func (v *validator) data(d *Data, p keyPath, dir string) []string {
+// data checks d and reads its rows, and returns them with the file's
+// SHA-256; their columns are what the probe's templates may name.
+func (v *validator) data(d *Data, p keyPath, dir string) (*plan.Rows, [sha256.Size]byte) {
 	if d == nil {
-		return nil
+		return nil, [sha256.Size]byte{}
 	}
 	switch d.Order {
 	case "":
@@ -87,42 +82,40 @@ func (v *validator) data(d *Data, p keyPath, dir string) []string {
 	fp := p.to("file")
 	if d.File == "" {
 		v.errorf(fp, "required")
-		return nil
+		return nil, [sha256.Size]byte{}
 	}
 	d.File = commoncfg.JoinDir(dir, d.File)
-	if d.rowsOf == d.File {
-		return d.Columns
-	}
 	text, err := regularfile.Read(d.File, maxDataFileSize)
 	if err != nil {
 		v.errorf(fp, "%v", err)
-		return nil
+		return nil, [sha256.Size]byte{}
 	}
-	sum := sha256.Sum256(text)
-	if k, ok := v.kept[keptData{d.File, sum}]; ok {
-		d.Columns, d.Rows, d.Sum, d.rowsOf = k.Columns, k.Rows, sum, d.File
-		return d.Columns
+	key := keptData{d.File, sha256.Sum256(text)}
+	rows, ok := v.rows[key]
+	if !ok {
+		rows = &plan.Rows{}
+		// Spreadsheets and Windows editors start a UTF-8 file with a byte
+		// order mark; it is no part of the first column's name.
+		text = bytes.TrimPrefix(text, []byte("\uFEFF"))
+		switch ext := strings.ToLower(filepath.Ext(d.File)); ext {
+		case ".csv":
+			rows.Columns, rows.Table, err = readCSV(text)
+		case ".jsonl", ".ndjson":
+			rows.Columns, rows.Table, err = readJSONLines(text)
+		default:
+			err = fmt.Errorf("%q is neither CSV (.csv) nor JSON Lines (.jsonl, .ndjson)", ext)
+		}
+		if err == nil && rows.Table.Len() == 0 {
+			err = errors.New("holds no rows")
+		}
+		if err != nil {
+			v.errorf(fp, "%s: %v", d.File, err)
+			return nil, [sha256.Size]byte{}
+		}
+		v.rows[key] = rows
 	}
-	// Spreadsheets and Windows editors start a UTF-8 file with a byte
-	// order mark; it is no part of the first column's name.
-	text = bytes.TrimPrefix(text, []byte("\uFEFF"))
-	switch ext := strings.ToLower(filepath.Ext(d.File)); ext {
-	case ".csv":
-		d.Columns, d.Rows, err = readCSV(text)
-	case ".jsonl", ".ndjson":
-		d.Columns, d.Rows, err = readJSONLines(text)
-	default:
-		err = fmt.Errorf("%q is neither CSV (.csv) nor JSON Lines (.jsonl, .ndjson)", ext)
-	}
-	if err == nil && d.Rows.Len() == 0 {
-		err = errors.New("holds no rows")
-	}
-	if err != nil {
-		v.errorf(fp, "%s: %v", d.File, err)
-		return nil
-	}
-	d.Sum, d.rowsOf = sum, d.File
-	return d.Columns
+	d.rows = rows.Table.Len()
+	return &plan.Rows{Columns: rows.Columns, Table: rows.Table, Random: d.Order == OrderRandom}, key.sum
 }
 
 // newTable returns the table of text's rows, of width columns, sized for
@@ -226,22 +219,4 @@ func checkColumns(names []string, line int) error {
 		seen[n] = true
 	}
 	return nil
-}
-
-// Same reports whether p and q are one probe: the same settings, and data
-// files of the same content, told by their Sum computed at load, never by
-// comparing their rows (millions of them take a reload many seconds).
-func (p Probe) Same(q Probe) bool {
-	if (p.Data == nil) != (q.Data == nil) {
-		return false
-	}
-	if p.Data != nil {
-		if p.Data.Sum != q.Data.Sum {
-			return false
-		}
-		pd, qd := *p.Data, *q.Data
-		pd.Rows, qd.Rows = nil, nil
-		p.Data, q.Data = &pd, &qd
-	}
-	return reflect.DeepEqual(p, q)
 }

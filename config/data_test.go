@@ -39,8 +39,8 @@ func TestDataFieldsBounded(t *testing.T) {
 		switch {
 		case tc.wantErr == "" && err != nil:
 			t.Errorf("%d rows of 2 fields: %v", tc.rows, err)
-		case tc.wantErr == "" && c.Probes[0].Data.Rows.Len() != tc.rows:
-			t.Errorf("%d rows of 2 fields: %d rows loaded", tc.rows, c.Probes[0].Data.Rows.Len())
+		case tc.wantErr == "" && c.Plans()[0].Rows.Table.Len() != tc.rows:
+			t.Errorf("%d rows of 2 fields: %d rows loaded", tc.rows, c.Plans()[0].Rows.Table.Len())
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%d rows of 2 fields: error %v, want one containing %q", tc.rows, err, tc.wantErr)
 		}
@@ -64,25 +64,28 @@ func TestReloadKeepsUnchangedData(t *testing.T) {
 	if err := sc.ReloadConfig(yml, nil); err != nil {
 		t.Fatal(err)
 	}
-	first := sc.Get().Probes[0]
+	first := sc.Get().Plans()[0]
 	if err := sc.ReloadConfig(yml, nil); err != nil {
 		t.Fatal(err)
 	}
-	same := sc.Get().Probes[0]
-	if same.Data.Rows != first.Data.Rows || !same.Same(first) {
-		t.Errorf("an unchanged data file: rows shared %v, probe the same %v; want both", same.Data.Rows == first.Data.Rows, same.Same(first))
+	same := sc.Get().Plans()[0]
+	if same.Rows.Table != first.Rows.Table || !same.Same(first) {
+		t.Errorf("an unchanged data file: rows shared %v, probe the same %v; want both", same.Rows.Table == first.Rows.Table, same.Same(first))
 	}
 	write(data, "a\nann\ncid\n")
 	if err := sc.ReloadConfig(yml, nil); err != nil {
 		t.Fatal(err)
 	}
-	changed := sc.Get().Probes[0]
-	if changed.Same(first) || changed.Data.Rows.Row(1).Field(0) != "cid" {
-		t.Errorf("a changed data file: probe the same %v, row 2 %q; want another probe with the new rows", changed.Same(first), changed.Data.Rows.Row(1).Field(0))
+	changed := sc.Get().Plans()[0]
+	if changed.Same(first) || changed.Rows.Table.Row(1).Field(0) != "cid" {
+		t.Errorf("a changed data file: probe the same %v, row 2 %q; want another probe with the new rows", changed.Same(first), changed.Rows.Table.Row(1).Field(0))
 	}
-	other := first
-	other.Load.StepDuration *= 2
-	if other.Same(first) {
+	write(data, "a\nann\nbob\n")
+	write(yml, strings.Replace(dataProbe, "concurrency: [1]", "concurrency: [1], step_duration: 10s", 1))
+	if err := sc.ReloadConfig(yml, nil); err != nil {
+		t.Fatal(err)
+	}
+	if other := sc.Get().Plans()[0]; other.Same(first) {
 		t.Error("a probe with another step_duration is the same")
 	}
 }

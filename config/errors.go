@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // lineError is one problem in a config file. LoadFile and Parse return
@@ -74,10 +76,25 @@ type validator struct {
 	// failed holds the paths whose value could not be decoded: validation
 	// says nothing about them or below them, it would only echo the error.
 	failed []string
-	// kept holds the data of the running config by file and content: a
-	// reload takes an unchanged file's rows from it (docs/templates.md,
-	// "Data").
-	kept map[keptData]*Data
+	// rows holds the data files read, by file and content, the running
+	// config's among them: a reload takes an unchanged file's rows from it
+	// (docs/templates.md, "Data").
+	rows map[keptData]*plan.Rows
+	// parts holds what validation read and compiled of each request, for
+	// compile to build the probe's plan from.
+	parts map[*Request]*requestParts
+}
+
+// newValidator returns a validator of a config that replaces running (nil:
+// none), whose data files it takes the rows of when they have not changed.
+func newValidator(running *Config) *validator {
+	v := &validator{lines: map[string]int{}, rows: map[keptData]*plan.Rows{}, parts: map[*Request]*requestParts{}}
+	if running != nil {
+		for key, rows := range running.rows {
+			v.rows[key] = rows
+		}
+	}
+	return v
 }
 
 // keptData names a data file's rows: its path and the SHA-256 of its text.

@@ -28,9 +28,6 @@ type Capture struct {
 	JSON   string `yaml:"json,omitempty"`
 	Header string `yaml:"header,omitempty"`
 	Regex  string `yaml:"regex,omitempty"`
-
-	// Pattern is Regex, compiled at load.
-	Pattern *regexp.Regexp `yaml:"-"`
 }
 
 // Think is the pause after a step: a fixed duration (think: 100ms) or one
@@ -55,10 +52,8 @@ const maxFlowSteps = 32
 
 var defaultFlowStep = FlowStep{Request: DefaultRequest}
 
-// flow checks a probe's flow, compiles its templates (each step may use the
-// data's columns and the values captured by the steps before it) and makes
-// the probe's request the first step's: the host the scheduler keeps
-// exclusive, and the request that settles the target between levels.
+// flow checks a probe's flow and compiles its templates: each step may use
+// the data's columns and the values captured by the steps before it.
 func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []string) {
 	fp := p.to("flow")
 	if _, set := v.lines[p.to("request").String()]; set {
@@ -87,32 +82,31 @@ func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []
 		default:
 			names[st.Name] = i
 		}
-		v.request(c, &st.Request, sp.to("request"), dir, template.Scope{Columns: columns, Captured: captured})
+		parts := v.request(c, &st.Request, sp.to("request"), dir, template.Scope{Columns: columns, Captured: captured})
 		if st.Request.GRPC != nil {
 			v.errorf(sp.to("request", "grpc"), "a flow's steps are HTTP requests: a gRPC call is a probe of its own")
 		} else {
-			v.grpc(&st.Request, sp.to("request"), dir, template.Scope{}) // a grpc:// URL without its section
+			v.grpc(&st.Request, parts, sp.to("request"), dir, template.Scope{}) // a grpc:// URL without its section
 		}
 		for _, name := range st.CaptureNames() {
 			cp := sp.to("capture", name)
 			if !validName(name) {
 				v.errorf(cp, "%q is not a valid name: use letters, digits, _ and -", name)
 			}
-			cap := st.Capture[name]
-			v.capture(&cap, cp)
-			st.Capture[name] = cap
+			if re := v.capture(st.Capture[name], cp); re != nil {
+				parts.patterns[name] = re
+			}
 			captured = append(captured, name)
 		}
 		if t := st.Think; t != nil && (t.Min < 0 || t.Max < t.Min) {
 			v.errorf(sp.to("think"), "min must be at least 0 and max at least min (got %s to %s)", t.Min, t.Max)
 		}
 	}
-	if len(pr.Flow) > 0 {
-		pr.Request = pr.Flow[0].Request
-	}
 }
 
-func (v *validator) capture(c *Capture, p keyPath) {
+// capture checks c at p, and returns its regex compiled; nil for a JSON
+// path or a header.
+func (v *validator) capture(c Capture, p keyPath) *regexp.Regexp {
 	set := 0
 	for _, s := range []string{c.JSON, c.Header, c.Regex} {
 		if s != "" {
@@ -121,19 +115,21 @@ func (v *validator) capture(c *Capture, p keyPath) {
 	}
 	if set != 1 {
 		v.errorf(p, "exactly one of json, header and regex is required")
-		return
+		return nil
 	}
-	if c.Regex != "" {
-		re, err := regexp.Compile(c.Regex)
-		switch {
-		case err != nil:
-			v.errorf(p.to("regex"), "%v", err)
-		case re.NumSubexp() < 1:
-			v.errorf(p.to("regex"), "%q has no group: the first group is the value captured", c.Regex)
-		default:
-			c.Pattern = re
-		}
+	if c.Regex == "" {
+		return nil
 	}
+	re, err := regexp.Compile(c.Regex)
+	switch {
+	case err != nil:
+		v.errorf(p.to("regex"), "%v", err)
+	case re.NumSubexp() < 1:
+		v.errorf(p.to("regex"), "%q has no group: the first group is the value captured", c.Regex)
+	default:
+		return re
+	}
+	return nil
 }
 
 // CaptureNames lists the names the step captures, in the order their values

@@ -45,14 +45,14 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(out, out2) {
 			t.Fatalf("round trip changed the config:\n%s\n---\n%s", out, out2)
 		}
-		for i := range c.Probes {
-			r1, r2 := &c.Probes[i].Request, &c2.Probes[i].Request
+		for i, p := range c.Plans() {
+			p2 := c2.Plans()[i]
 			// /config hides an {{env}} action's value: <secret> is the body then.
-			if !bytes.Equal(r1.Payload, r2.Payload) && !envAction.MatchString(r1.Body) {
+			if p.Request.Body.Placeholder("1") != p2.Request.Body.Placeholder("1") && !envAction.MatchString(c.Probes[i].Request.Body) {
 				t.Fatalf("probe %d: payload changed", i)
 			}
 			for code := 0; code < 700; code++ {
-				if r1.ValidCode(code) != r2.ValidCode(code) {
+				if p.Request.ValidCode(code) != p2.Request.ValidCode(code) {
 					t.Fatalf("probe %d: ValidCode(%d) changed", i, code)
 				}
 			}

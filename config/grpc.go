@@ -1,6 +1,7 @@
 package config
 
 import (
+	"crypto/sha256"
 	"maps"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/internal/grpcdesc"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // GRPC is a unary gRPC call (docs/grpc.md): request.grpc, with a grpc://
@@ -31,28 +33,10 @@ type GRPC struct {
 	// Health, when set, makes the call grpc.health.v1.Health/Check of this
 	// service ("" for the server as a whole), instead of Method and Message.
 	Health *string `yaml:"health,omitempty"`
-
-	// Set holds the files of a descriptor set, read at load; nil with
-	// reflection.
-	Set *protoregistry.Files `yaml:"-"`
-	// setOf is the file Set was read from: compiling again does not read it.
-	setOf string
-	// Templates holds the message and metadata when any of them holds an
-	// action; nil when none does.
-	Templates *GRPCTemplates `yaml:"-"`
-}
-
-// GRPCTemplates are the templated parts of a gRPC call, compiled at load.
-type GRPCTemplates struct {
-	Message  *template.Template
-	Metadata map[string]*template.Template
 }
 
 // Reflection is the descriptors value that asks the server for them.
 const Reflection = "reflection"
-
-// HealthMethod is the method a health probe calls.
-const HealthMethod = "grpc.health.v1.Health/Check"
 
 // defaultGRPC is a grpc section's defaults. One connection is what a
 // grpc-go client keeps to a target, so that a level of N RPCs in flight
@@ -70,12 +54,10 @@ const maxProtosetSize = 64 << 20
 // grpcScheme reports the schemes of a gRPC probe's URL.
 func grpcScheme(scheme string) bool { return scheme == "grpc" || scheme == "grpcs" }
 
-// IsGRPC reports whether r is a gRPC call.
-func (r *Request) IsGRPC() bool { return r.GRPC != nil }
-
 // grpc checks a probe's gRPC call, when it has one or its URL says
-// grpc:// (docs/grpc.md), and compiles its templates.
-func (v *validator) grpc(r *Request, rp keyPath, dir string, scope template.Scope) {
+// grpc:// (docs/grpc.md), and compiles its templates and reads its
+// descriptors into parts.
+func (v *validator) grpc(r *Request, parts *requestParts, rp keyPath, dir string, scope template.Scope) {
 	u, err := url.Parse(r.URL)
 	scheme := err == nil && grpcScheme(u.Scheme)
 	g, gp := r.GRPC, rp.to("grpc")
@@ -99,20 +81,20 @@ func (v *validator) grpc(r *Request, rp keyPath, dir string, scope template.Scop
 	method := g.Method
 	if g.Health != nil {
 		if g.Method != "" || g.Message != "" {
-			v.errorf(gp.to("health"), "a health probe calls %s: method and message do not apply", HealthMethod)
+			v.errorf(gp.to("health"), "a health probe calls %s: method and message do not apply", plan.HealthMethod)
 		}
-		method = HealthMethod
+		method = plan.HealthMethod
 	} else if g.Method == "" {
 		v.errorf(gp.to("method"), "required (package.Service/Method), or health")
 	} else if _, _, err := grpcdesc.SplitMethod(g.Method); err != nil {
 		v.errorf(gp.to("method"), "%v", err)
 	}
-	message := v.grpcTemplates(g, gp, scope)
-	v.descriptors(g, gp, dir)
-	if g.Set == nil || g.Health != nil {
+	message := v.grpcTemplates(g, parts, gp, scope)
+	parts.set = v.descriptors(g, parts, gp, dir)
+	if parts.set == nil || g.Health != nil {
 		return // reflection: the run resolves the method when it starts
 	}
-	md, err := grpcdesc.Method(g.Set, method)
+	md, err := grpcdesc.Method(parts.set, method)
 	if err != nil {
 		v.errorf(gp.to("method"), "%v", err)
 		return
@@ -164,8 +146,7 @@ func tlsRef(t *commoncfg.TLSConfig) bool {
 // grpcTemplates compiles the message and the metadata when any holds an
 // action, and returns the message as the checks at load see it: every
 // slot written as sample. Metadata keys are lower case in HTTP/2.
-func (v *validator) grpcTemplates(g *GRPC, gp keyPath, scope template.Scope) string {
-	g.Templates = nil
+func (v *validator) grpcTemplates(g *GRPC, parts *requestParts, gp keyPath, scope template.Scope) string {
 	mp := gp.to("metadata")
 	for _, name := range slices.Sorted(maps.Keys(g.Metadata)) {
 		if !validMetadataKey(name) {
@@ -179,14 +160,14 @@ func (v *validator) grpcTemplates(g *GRPC, gp keyPath, scope template.Scope) str
 	if !strings.Contains(message, "{{") && !slices.ContainsFunc(slices.Collect(maps.Values(g.Metadata)), func(s string) bool { return strings.Contains(s, "{{") }) {
 		return message
 	}
-	t := &GRPCTemplates{Metadata: map[string]*template.Template{}}
+	t := &grpcTemplates{Metadata: map[string]*template.Template{}}
 	c := &templateCompiler{v: v, scope: scope, ok: true}
 	t.Message = c.compile(message, template.Body, gp.to("message"))
 	for name, value := range g.Metadata {
 		t.Metadata[name] = c.compile(value, template.Header, mp.to(name))
 	}
 	if c.ok {
-		g.Templates = t
+		parts.grpc = t
 	}
 	return t.Message.Placeholder(sample)
 }
@@ -206,28 +187,31 @@ func validMetadataKey(k string) bool {
 	return true
 }
 
-// descriptors reads the descriptor set a call names, relative to dir.
-func (v *validator) descriptors(g *GRPC, gp keyPath, dir string) {
+// grpcTemplates are the templated parts of a gRPC call, compiled at load.
+type grpcTemplates struct {
+	Message  *template.Template
+	Metadata map[string]*template.Template
+}
+
+// descriptors reads the descriptor set a call names, relative to dir;
+// nil with reflection.
+func (v *validator) descriptors(g *GRPC, parts *requestParts, gp keyPath, dir string) *protoregistry.Files {
 	dp := gp.to("descriptors")
 	if g.Descriptors == Reflection || g.Descriptors == "" {
-		g.Descriptors, g.Set, g.setOf = Reflection, nil, ""
-		return
+		g.Descriptors = Reflection
+		return nil
 	}
 	file := commoncfg.JoinDir(dir, g.Descriptors)
-	if g.Set != nil && g.setOf == file {
-		g.Descriptors = file
-		return // read when the config loaded
-	}
-	g.Set, g.setOf = nil, ""
 	b, err := regularfile.Read(file, maxProtosetSize)
 	if err != nil {
 		v.errorf(dp, "%v", err)
-		return
+		return nil
 	}
 	set, err := grpcdesc.ParseSet(b)
 	if err != nil {
 		v.errorf(dp, "%s: %v", g.Descriptors, err)
-		return
+		return nil
 	}
-	g.Descriptors, g.Set, g.setOf = file, set, file
+	g.Descriptors, parts.sum = file, sha256.Sum256(b)
+	return set
 }

@@ -46,16 +46,16 @@ func TestGRPCProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := c.Probes[0].Request.GRPC
-	if g.Descriptors != Reflection || g.Connections != 1 || g.Set != nil {
-		t.Errorf("defaults: descriptors %q, connections %d, set %v; want reflection and 1", g.Descriptors, g.Connections, g.Set)
+	g, pg := c.Probes[0].Request.GRPC, c.Plans()[0].Request.GRPC
+	if g.Descriptors != Reflection || g.Connections != 1 || pg.Descriptors != nil {
+		t.Errorf("defaults: descriptors %q, connections %d, set %v; want reflection and 1", g.Descriptors, g.Connections, pg.Descriptors)
 	}
-	if g.Templates == nil || g.Templates.Message.Placeholder("1") != `{"n": 1}` {
-		t.Errorf("templates %+v; want the message compiled", g.Templates)
+	if _, fixed := pg.Message.Literal(); fixed || pg.Message.Placeholder("1") != `{"n": 1}` {
+		t.Errorf("message %q; want the message compiled", pg.Message.Placeholder("1"))
 	}
-	s := c.Probes[1].Request.GRPC
-	if s.Set == nil || s.Connections != 4 || s.Templates != nil {
-		t.Errorf("protoset probe: set %v, connections %d, templates %v", s.Set, s.Connections, s.Templates)
+	s := c.Plans()[1].Request.GRPC
+	if _, fixed := s.Message.Literal(); s.Descriptors == nil || s.Connections != 4 || !fixed {
+		t.Errorf("protoset probe: set %v, connections %d, message fixed %v", s.Descriptors, s.Connections, fixed)
 	}
 	if h := c.Probes[2].Request.GRPC.Health; h == nil || *h != "" {
 		t.Errorf("health %v; want the server's own (\"\")", h)

@@ -56,14 +56,7 @@ func parse(filename string, data []byte, running *Config) (*Config, error) {
 	}
 
 	cfg := defaultConfig
-	v := &validator{lines: map[string]int{}, kept: map[keptData]*Data{}}
-	if running != nil {
-		for _, p := range running.Probes {
-			if d := p.Data; d != nil && d.Rows != nil {
-				v.kept[keptData{d.File, d.Sum}] = d
-			}
-		}
-	}
+	v := newValidator(running)
 	if n := top(&doc); n != nil {
 		v.lines[""] = n.Line
 		newDecoder(v, n).decode(n, reflect.ValueOf(&cfg).Elem(), nil)
@@ -73,6 +66,7 @@ func parse(filename string, data []byte, running *Config) (*Config, error) {
 		return nil, err
 	}
 	cfg.hash = hashOf(data)
+	cfg.rows = v.rows
 	return &cfg, nil
 }
 

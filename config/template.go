@@ -7,20 +7,21 @@ import (
 	"strings"
 
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
-// RequestTemplates are the templated parts of a request, compiled when the
-// config loads. Request.Templates is nil when no part of the request holds
-// an action: the client then sends the same bytes every time, as before.
-type RequestTemplates struct {
+// requestTemplates are the templated parts of a request, compiled when the
+// config loads; nil when no part of the request holds an action: the
+// client then sends the same bytes every time.
+type requestTemplates struct {
 	URL     *template.Template
 	Headers map[string]*template.Template // every header, by its configured name
 	Body    *template.Template            // body or body_file
 }
 
-// Literal reports whether every part writes a fixed text ({{env}} only):
+// literal reports whether every part writes a fixed text ({{env}} only):
 // the client can then render the request once.
-func (t *RequestTemplates) Literal() bool {
+func (t *requestTemplates) literal() bool {
 	parts := []*template.Template{t.URL, t.Body}
 	for _, h := range t.Headers {
 		parts = append(parts, h)
@@ -33,16 +34,23 @@ func (t *RequestTemplates) Literal() bool {
 	return true
 }
 
-// MaxRequestBytes bounds what a templated request renders to: its URL,
-// headers and body together (docs/templates.md, "Templates"). A config
-// whose functions and text can exceed it is an error; an attempt whose data
-// or captured values would make it exceed it is not sent (outcome
-// generator).
-const MaxRequestBytes = 16 << 20
+// written is t with every part written out: t is literal.
+func (t *requestTemplates) written() *requestTemplates {
+	text := func(tm *template.Template) *template.Template {
+		s, _ := tm.Literal()
+		return template.Text(s)
+	}
+	w := &requestTemplates{URL: text(t.URL), Body: text(t.Body), Headers: make(map[string]*template.Template, len(t.Headers))}
+	for name, h := range t.Headers {
+		w.Headers[name] = text(h)
+	}
+	return w
+}
 
-// Size returns the most bytes t's URL, headers (with their names) and
-// body can render to with v's values; v nil counts values for nothing.
-func (t *RequestTemplates) Size(v *template.Vars) int64 {
+// size returns the most bytes t's URL, headers (with their names) and
+// body can render to with values for nothing.
+func (t *requestTemplates) size() int64 {
+	v := (*template.Vars)(nil)
 	n := t.URL.Size(v) + t.Body.Size(v)
 	for name, h := range t.Headers {
 		n += int64(len(name)) + 4 + h.Size(v) // "Name: value\r\n"
@@ -58,13 +66,12 @@ const sample = "1"
 // written as sample, every {{env}} with its value. A template cannot stand
 // in the scheme, the host or the port of the URL, nor in a Host header:
 // allowed_targets judges the host at load.
-func (v *validator) templates(r *Request, p keyPath, scope template.Scope) *Request {
-	r.Templates = nil
-	if !strings.Contains(r.URL, "{{") && !strings.Contains(string(r.Payload), "{{") && !headersTemplated(r.Headers) {
+func (v *validator) templates(r *Request, parts *requestParts, p keyPath, scope template.Scope) *Request {
+	if !strings.Contains(r.URL, "{{") && !strings.Contains(string(parts.payload), "{{") && !headersTemplated(r.Headers) {
 		return r
 	}
 	checked := *r
-	t := &RequestTemplates{Headers: map[string]*template.Template{}}
+	t := &requestTemplates{Headers: map[string]*template.Template{}}
 	c := &templateCompiler{v: v, scope: scope, ok: true}
 	t.URL = c.compile(r.URL, template.URL, p.to("url"))
 	checked.URL = t.URL.Placeholder(sample)
@@ -87,13 +94,13 @@ func (v *validator) templates(r *Request, p keyPath, scope template.Scope) *Requ
 	if r.BodyFile != "" {
 		bp = p.to("body_file")
 	}
-	t.Body = c.compile(string(r.Payload), template.Body, bp)
-	if n := t.Size(nil); c.ok && n > MaxRequestBytes {
-		v.errorf(p, "the templates can render a request of %d bytes (url, headers and body), above the bound of %d (16 MiB)", n, MaxRequestBytes)
+	t.Body = c.compile(string(parts.payload), template.Body, bp)
+	if n := t.size(); c.ok && n > plan.MaxRequestBytes {
+		v.errorf(p, "the templates can render a request of %d bytes (url, headers and body), above the bound of %d (16 MiB)", n, plan.MaxRequestBytes)
 		c.ok = false
 	}
 	if c.ok {
-		r.Templates = t
+		parts.templates = t
 	}
 	return &checked
 }

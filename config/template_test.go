@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 func TestDataAndTemplatesLoad(t *testing.T) {
@@ -38,25 +39,25 @@ probes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	csv, jsonl, plain := c.Probes[0], c.Probes[1], c.Probes[2]
-	if d := csv.Data; d.Order != OrderSequential || !slices.Equal(d.Columns, []string{"user", "password"}) || d.Rows.Len() != 2 || d.Rows.Row(1).Field(1) != "pw2" {
+	csv, jsonl, plain := c.Plans()[0], c.Plans()[1], c.Plans()[2]
+	if d := csv.Rows; c.Probes[0].Data.Order != OrderSequential || d.Random || !slices.Equal(d.Columns, []string{"user", "password"}) || d.Table.Len() != 2 || d.Table.Row(1).Field(1) != "pw2" {
 		t.Errorf("csv data: %+v", d)
 	}
-	if d := jsonl.Data; d.Order != OrderRandom || !slices.Equal(d.Columns, []string{"id", "user"}) || !slices.Equal(d.Rows.Row(1).Fields(), []string{"2", "bob"}) {
+	if d := jsonl.Rows; c.Probes[1].Data.Order != OrderRandom || !d.Random || !slices.Equal(d.Columns, []string{"id", "user"}) || !slices.Equal(d.Table.Row(1).Fields(), []string{"2", "bob"}) {
 		t.Errorf("jsonl data: %+v", d)
 	}
-	if plain.Request.Templates != nil {
-		t.Error("a request without actions has templates: it would not take the fixed path")
+	if plain.Request.Templated {
+		t.Error("a request without actions is templated: it would not take the fixed path")
 	}
-	tm := csv.Request.Templates
-	if tm == nil || tm.Literal() {
-		t.Fatalf("templates of a templated request: %+v", tm)
+	tm := csv.Request
+	if !tm.Templated {
+		t.Fatalf("a templated request is not: %+v", tm)
 	}
 	v := template.NewVars(0)
-	v.Index, v.Row = 7, csv.Data.Rows.Row(0)
+	v.Index, v.Row = 7, csv.Rows.Table.Row(0)
 	for _, check := range []struct{ got, want string }{
-		{string(tm.URL.Append(nil, v)), "http://127.0.0.1:8080/users/ann?n=7"},
-		{string(tm.Headers["Authorization"].Append(nil, v)), "Bearer s3cret-token"},
+		{string(tm.Whole.Append(nil, v)), "http://127.0.0.1:8080/users/ann?n=7"},
+		{string(headerValue(tm, "Authorization").Append(nil, v)), "Bearer s3cret-token"},
 		{string(tm.Body.Append(nil, v)), `{"password": "pw1"}`},
 	} {
 		if check.got != check.want {
@@ -102,8 +103,8 @@ probes:
 	}
 	p := c.Probes[0]
 	login, item := p.Flow[0], p.Flow[1]
-	if p.Request.URL != login.Request.URL || p.Request.Method != "POST" {
-		t.Errorf("the probe's request is not its first step's: %+v", p.Request)
+	if compiled := c.Plans()[0]; compiled.Request != compiled.Flow[0].Request || compiled.Request.Method != "POST" {
+		t.Errorf("the plan's request is not its first step's: %+v", compiled.Request)
 	}
 	if item.Request.Method != "GET" || item.Request.Timeout != model.Duration(2*time.Second) || login.Request.Timeout != model.Duration(time.Second) {
 		t.Errorf("a step's request does not start from the defaults: %+v", item.Request)
@@ -117,7 +118,7 @@ probes:
 	}
 	v := template.NewVars(2)
 	v.Captured[1] = "tok"
-	if got := string(item.Request.Templates.Headers["Authorization"].Append(nil, v)); got != "Bearer tok" {
+	if got := string(headerValue(c.Plans()[0].Flow[1].Request, "Authorization").Append(nil, v)); got != "Bearer tok" {
 		t.Errorf("the captured token renders %q", got)
 	}
 	out := c.String()
@@ -153,8 +154,18 @@ probes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := c.Probes[0].Data.Rows.Len(); n != rows {
+		if n := c.Plans()[0].Rows.Table.Len(); n != rows {
 			t.Errorf("%d rows loaded, the file holds %d", n, rows)
 		}
 	}
+}
+
+// headerValue is the template of r's header name.
+func headerValue(r *plan.Request, name string) *template.Template {
+	for _, f := range r.Header.Fields {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return nil
 }

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"crypto/sha256"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,8 +25,9 @@ const (
 	maxNameLength   = 128      // probe and phase names
 )
 
-// config validates c, and completes it: it resolves relative paths against
-// dir, reads body_file into Payload and compiles the templates.
+// config validates c, and compiles its probes into c.plans: it resolves
+// relative paths against dir, reads the files the probes name and
+// compiles their templates.
 func (v *validator) config(c *Config, dir string) {
 	v.globs(c.AllowedTargets)
 	if c.MaxConcurrency <= 0 {
@@ -40,10 +43,13 @@ func (v *validator) config(c *Config, dir string) {
 	// An empty probe list is valid: the daemon then serves its own metrics
 	// and waits for a reload that adds probes.
 	first := map[string]int{}
+	c.plans = make([]*plan.Probe, len(c.Probes))
 	for i := range c.Probes {
 		p := &c.Probes[i]
 		pp := keyPath{"probes", i}
-		if !v.probe(c, p, pp, dir) {
+		named, compiled := v.probe(c, p, pp, dir)
+		c.plans[i] = compiled
+		if !named {
 			continue
 		}
 		if j, dup := first[p.Name]; dup {
@@ -60,8 +66,10 @@ func (v *validator) config(c *Config, dir string) {
 
 // probe validates one probe at pp and compiles it, under c's caps and
 // allowlist; relative paths are resolved against dir. It reports whether
-// the probe's name is valid, for the checks across probes.
-func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bool) {
+// the probe's name is valid, for the checks across probes, and returns its
+// plan; nil when it is not valid.
+func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bool, compiled *plan.Probe) {
+	problems := len(v.issues)
 	np := pp.to("name")
 	switch {
 	case p.Name == "":
@@ -73,13 +81,16 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	default:
 		named = true
 	}
-	columns := v.data(p.Data, pp.to("data"), dir)
+	rows, dataSum := v.data(p.Data, pp.to("data"), dir)
+	var columns []string
+	if rows != nil {
+		columns = rows.Columns
+	}
 	if p.Flow != nil {
 		v.flow(c, p, pp, dir, columns)
 	} else {
 		scope := template.Scope{Columns: columns}
-		v.request(c, &p.Request, pp.to("request"), dir, scope)
-		v.grpc(&p.Request, pp.to("request"), dir, scope)
+		v.grpc(&p.Request, v.request(c, &p.Request, pp.to("request"), dir, scope), pp.to("request"), dir, scope)
 	}
 	v.load(c, &p.Load, pp.to("load"))
 	v.webSocket(p, pp)
@@ -90,7 +101,10 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 		v.errorf(pp.to("expect", "min_capacity"), "must be a non-negative number (got %s)", num(x))
 	}
 	v.schedule(p, pp.to("schedule"))
-	return named
+	if len(v.issues) == problems {
+		compiled = v.compile(p, pp, rows, dataSum)
+	}
+	return named, compiled
 }
 
 // controls checks each probe's control, once every name is known.
@@ -120,31 +134,28 @@ func (v *validator) controls(c *Config, first map[string]int) {
 // allow 100 to 250 concurrent streams (nginx 128, Go 250).
 const maxStreamsPerConnection = 1000
 
-func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope template.Scope) {
-	read := r.Payload
-	r.Payload = nil
+// request checks r at p and reads its body_file, compiles its templates
+// (template.go) into parts, which it returns.
+func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope template.Scope) *requestParts {
+	parts := &requestParts{patterns: map[string]*regexp.Regexp{}}
+	v.parts[r] = parts
 	switch {
 	case r.Body != "" && r.BodyFile != "":
 		v.errorf(p.to("body_file"), "body and body_file are exclusive")
 	case r.BodyFile != "":
 		r.BodyFile = commoncfg.JoinDir(dir, r.BodyFile)
-		if r.payloadOf == r.BodyFile {
-			// Read when the config loaded: a run never reads the file.
-			r.Payload = read
-			break
-		}
 		payload, err := regularfile.Read(r.BodyFile, maxBodyFileSize)
 		if err != nil {
 			v.errorf(p.to("body_file"), "%v", err)
 			break
 		}
-		r.Payload, r.payloadOf = payload, r.BodyFile
+		parts.payload, parts.sum = payload, sha256.Sum256(payload)
 	case r.Body != "":
-		r.Payload = []byte(r.Body)
+		parts.payload = []byte(r.Body)
 	}
 
 	// The checks below see the request as templates write it (template.go).
-	checked := v.templates(r, p, scope)
+	checked := v.templates(r, parts, p, scope)
 	if r.URL == "" {
 		v.errorf(p.to("url"), "required")
 	} else {
@@ -188,6 +199,7 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 
 	v.clientConfig(&r.HTTPClientConfig, p, dir)
 	v.clientHosts(c, checked, p)
+	return parts
 }
 
 // clientConfig checks prometheus/common's client settings inlined at p,

@@ -28,7 +28,7 @@ probes:
 			t.Errorf("%s: sessions %d, want %d", c.Probes[i].Name, got, want)
 		}
 	}
-	if got := string(c.Probes[0].Request.Payload); got != `{"op":"ping"}` {
+	if got := bodyOf(c.Plans()[0]); got != `{"op":"ping"}` {
 		t.Errorf("payload %q, want the body", got)
 	}
 }

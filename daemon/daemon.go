@@ -264,11 +264,11 @@ func (d *Daemon) reload() error {
 // all at 0, so that rate() and increase() work from a probe's first run on.
 func (d *Daemon) apply() {
 	cfg := d.sc.Get()
-	for _, n := range prober.FileNeeds(cfg.Probes, d.opts.Shard) {
+	for _, n := range prober.FileNeeds(cfg.Plans(), d.opts.Shard) {
 		d.logger.Warn("A level may not fit the file-descriptor limit", "probe", n.Probe, "level", n.Level, "needs", n.Needs, "limit", n.Limit)
 	}
 	d.sched.Apply(cfg)
-	for _, p := range cfg.Probes {
+	for _, p := range cfg.Plans() {
 		d.coll.Live(p.Name)
 		d.coll.DeclareFlow(p)
 		d.coll.DeclareGuards(p)

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -57,107 +56,52 @@ type httpClient interface {
 	newConnWith(vars *template.Vars) Conn
 }
 
-// newClient builds the client of the probe name from req, which config has
-// compiled: URL, method and headers are taken as they are. It takes the std
-// path when std says so (a flow step that captures a value reads its
-// response there) or when req needs it. src gives the attempts of the
-// client's own Conns their values (client_template.go); a flow, which sets
-// them itself, gives none. The error names what could not be set up (a
-// credentials file, TLS settings); it does not dial.
-func newClient(req config.Request, name string, std bool, src *varSource) (httpClient, error) {
-	req = literal(req)
-	u, err := requestURL(req)
-	if err != nil {
-		return nil, err
+// newClient builds the client of the probe name's request req: the lean
+// one, or net/http when std says so (a flow step that captures a value
+// reads its response there) or when req needs it (req.NetHTTP). src gives
+// the attempts of the client's own Conns their values
+// (client_template.go); a flow, which sets them itself, gives none. It
+// does not dial.
+func newClient(req *plan.Request, name string, std bool, src *varSource) (httpClient, error) {
+	if std || req.NetHTTP != "" {
+		return newStdClient(req, name, src)
 	}
-	if std || needsStd(req, u) != "" {
-		return newStdClient(req, u, name, src)
-	}
-	return newFastClient(req, u, src)
-}
-
-// needsStd names the setting for which a request must go through net/http,
-// or "" when the lean client can send it. Authentication that resolves to a
-// fixed header (basic_auth, authorization, bearer_token, with their *_file
-// variants) is resolved once by the lean client; only secret-manager
-// references need the std path. https goes through the lean client too
-// (client_tls.go), over HTTP/1.1 or HTTP/2 as the server chooses by ALPN
-// (client_h2.go).
-func needsStd(req config.Request, u *url.URL) string {
-	hc := req.HTTPClientConfig
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "scheme " + u.Scheme
-	case tlsSecretRef(hc.TLSConfig) != "":
-		return tlsSecretRef(hc.TLSConfig)
-	case hc.ProxyURL.URL != nil || hc.ProxyFromEnvironment:
-		return "proxy"
-	case hc.OAuth2 != nil:
-		return "oauth2"
-	case hc.FollowRedirects:
-		return "follow_redirects"
-	case hc.HTTPHeaders != nil && len(hc.HTTPHeaders.Headers) > 0:
-		return "http_headers"
-	case hc.BasicAuth != nil && (hc.BasicAuth.UsernameRef != "" || hc.BasicAuth.PasswordRef != ""):
-		return "basic_auth secret reference"
-	case hc.Authorization != nil && hc.Authorization.CredentialsRef != "":
-		return "authorization secret reference"
-	}
-	return ""
-}
-
-// requestURL parses req's URL; a templated one's scheme, host and port are
-// literal, which is all a client needs of it before an attempt.
-func requestURL(req config.Request) (*url.URL, error) {
-	raw := req.URL
-	if t := req.Templates; t != nil {
-		raw = t.URL.Placeholder("1")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("url: %w", err)
-	}
-	return u, nil
+	return newFastClient(req, src)
 }
 
 // ClientPath names the client that sends p's requests, for `loadprobe run`
 // to say: the lean HTTP/1.1 client, over TLS for https, or net/http and the
 // setting that needs it; for a flow, each step's.
-func ClientPath(p config.Probe) string {
+func ClientPath(p *plan.Probe) string {
 	switch {
 	case len(p.Flow) > 0:
 		steps := make([]string, len(p.Flow))
 		for i, st := range p.Flow {
-			steps[i] = st.Name + ": " + requestPath(st.Request, len(st.Capture) > 0)
+			steps[i] = st.Name + ": " + requestPath(st.Request, len(st.Captures) > 0)
 		}
 		return "flow (" + strings.Join(steps, "; ") + ")"
-	case isWebSocket(p.Request.URL):
+	case p.Request.WebSocket():
 		return "WebSocket (gorilla/websocket)"
-	case p.Request.IsGRPC():
+	case p.Request.GRPC != nil:
 		return fmt.Sprintf("gRPC (lean HTTP/2 client, connections: %d)", p.Request.GRPC.Connections)
 	}
 	return requestPath(p.Request, false)
 }
 
-func requestPath(req config.Request, captures bool) string {
-	req = literal(req)
-	u, err := requestURL(req)
-	if err != nil {
-		return "none (" + err.Error() + ")"
-	}
-	why := needsStd(req, u)
+func requestPath(req *plan.Request, captures bool) string {
+	why := req.NetHTTP
 	if captures {
 		why = "capture" // the std path keeps the response body to read
 	}
 	switch {
 	case why != "":
 		return "net/http (" + why + ")"
-	case u.Scheme == "https" && req.HTTPClientConfig.EnableHTTP2 && req.HTTP2.StreamsPerConnection > 1:
+	case req.URL.Scheme == "https" && req.HTTP2 && req.StreamsPerConnection > 1:
 		return "lean client over TLS (HTTP/1.1 or HTTP/2 by ALPN, " +
-			strconv.Itoa(req.HTTP2.StreamsPerConnection) + " streams per HTTP/2 connection)"
-	case u.Scheme == "https" && req.HTTPClientConfig.EnableHTTP2:
+			strconv.Itoa(req.StreamsPerConnection) + " streams per HTTP/2 connection)"
+	case req.URL.Scheme == "https" && req.HTTP2:
 		return "lean client over TLS (HTTP/1.1 or HTTP/2 by ALPN)"
-	case u.Scheme == "https":
+	case req.URL.Scheme == "https":
 		return "lean HTTP/1.1 client over TLS"
 	}
 	return "lean HTTP/1.1 client"
@@ -247,20 +191,9 @@ func (s *connSet[T]) drain() []T {
 	return out
 }
 
-// codeTable answers req.ValidCode for every three-digit status code, so that
-// an attempt looks its outcome up instead of calling through the config.
-type codeTable [1000]bool
-
-func newCodeTable(req config.Request) *codeTable {
-	var t codeTable
-	for code := range t {
-		t[code] = req.ValidCode(code)
-	}
-	return &t
-}
-
-func (t *codeTable) outcome(code int) result.Outcome {
-	if code >= 0 && code < len(t) && t[code] {
+// outcome is the outcome of an HTTP response with status code to req.
+func outcome(req *plan.Request, code int) result.Outcome {
+	if req.ValidCode(code) {
 		return result.Success
 	}
 	return result.HTTPError

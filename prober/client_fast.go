@@ -8,15 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/internal/h2"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -41,7 +40,7 @@ type fastClient struct {
 	// read the request (a keep-alive race, not a failure of the target),
 	// under the rules of net/http.
 	replayable bool
-	valid      *codeTable
+	req        *plan.Request
 	conns      connSet[net.Conn]
 	aborted    context.Context // ends on Abort: every dial gives up
 	abort      context.CancelFunc
@@ -49,15 +48,9 @@ type fastClient struct {
 	h2         *h2Client  // https offering h2 by ALPN (client_h2.go); nil otherwise
 }
 
-func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient, error) {
-	auth, err := staticAuthorization(req.HTTPClientConfig)
-	if err != nil {
-		return nil, err
-	}
-	tlsConfig, err := fastTLSConfig(req.HTTPClientConfig, u)
-	if err != nil {
-		return nil, err
-	}
+func newFastClient(req *plan.Request, src *varSource) (*fastClient, error) {
+	u := req.URL
+	tlsConfig := fastTLSConfig(req)
 	port := u.Port()
 	if port == "" {
 		port = "80"
@@ -65,11 +58,11 @@ func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient,
 			port = "443"
 		}
 	}
-	headers := newHeaderSet(req, auth)
-	shape := serializeRequest(req, u, headers)
+	shape := serializeRequest(req)
 	var request []byte
-	if req.Templates == nil {
+	if !req.Templated {
 		// Fixed: serialized once, the whole request, as it is sent.
+		var err error
 		if request, err = shape.render(&fastConn{}); err != nil {
 			return nil, fmt.Errorf("url: %w", err)
 		}
@@ -77,7 +70,8 @@ func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient,
 	}
 	var h2c *h2Client
 	if tlsConfig != nil && slices.Contains(tlsConfig.NextProtos, "h2") {
-		if h2c, err = newH2Client(req, u, headers); err != nil {
+		var err error
+		if h2c, err = newH2Client(req); err != nil {
 			return nil, err
 		}
 	}
@@ -92,32 +86,27 @@ func newFastClient(req config.Request, u *url.URL, src *varSource) (*fastClient,
 		shape:     shape,
 		head:      req.Method == "HEAD",
 		keepAlive: req.KeepAlive,
-		replayable: headers.has("Idempotency-Key") || headers.has("X-Idempotency-Key") ||
+		replayable: req.Header.Has("Idempotency-Key") || req.Header.Has("X-Idempotency-Key") ||
 			slices.Contains([]string{"GET", "HEAD", "OPTIONS", "TRACE"}, req.Method),
-		valid: newCodeTable(req),
+		req: req,
 	}, nil
 }
 
 // serializeRequest writes the request's shape once, headers in a stable
 // order, with the framing and defaults net/http would add: what does not
 // vary as literal text, a templated URL or header value as its slots.
-func serializeRequest(req config.Request, u *url.URL, headers headerSet) *requestShape {
-	uri := template.Text(u.RequestURI())
-	body := template.Text(string(req.Payload))
-	if t := req.Templates; t != nil {
-		uri, body = requestURI(t.URL, u), t.Body
-	}
+func serializeRequest(req *plan.Request) *requestShape {
 	head := []*template.Template{template.Text(" HTTP/1.1\r\n")}
 	header := func(name string, value *template.Template) {
 		head = append(head, template.Text(name+": "), value, template.Text("\r\n"))
 	}
-	host := template.Text(strings.TrimSuffix(u.Host, ":")) // "example.com:" means the default port
-	if headers.host != nil {
-		host = headers.host
+	host := template.Text(strings.TrimSuffix(req.URL.Host, ":")) // "example.com:" means the default port
+	if req.Header.Host != nil {
+		host = req.Header.Host
 	}
 	header("Host", host)
-	for _, f := range headers.fields {
-		switch f.name {
+	for _, f := range req.Header.Fields {
+		switch f.Name {
 		case "Content-Length", "Transfer-Encoding", "Trailer":
 			// Framing is the client's, as in net/http.
 			continue
@@ -126,12 +115,11 @@ func serializeRequest(req config.Request, u *url.URL, headers headerSet) *reques
 				continue
 			}
 		}
-		header(f.name, f.value)
+		header(f.Name, f.Value)
 	}
-	shape := &requestShape{method: req.Method + " ", target: uri, head: template.Concat(head...), body: body, tail: "\r\n"}
-	_, fixed := body.Literal()
-	switch {
-	case req.Method == "POST", req.Method == "PUT", req.Method == "PATCH", len(req.Payload) > 0, !fixed:
+	shape := &requestShape{method: req.Method + " ", target: req.Target, head: template.Concat(head...), body: req.Body, tail: "\r\n"}
+	switch text, fixed := req.Body.Literal(); {
+	case req.Method == "POST", req.Method == "PUT", req.Method == "PATCH", len(text) > 0, !fixed:
 		shape.length = true
 	}
 	if !req.KeepAlive {
@@ -212,7 +200,7 @@ func (fc *fastConn) Do(deadline time.Time) (result.Code, result.Outcome) {
 	if err != nil {
 		return result.Code{}, classify(err)
 	}
-	return result.HTTPStatus(code), fc.c.valid.outcome(code)
+	return result.HTTPStatus(code), outcome(fc.c.req, code)
 }
 
 func (fc *fastConn) Close() {

@@ -4,15 +4,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/internal/h2"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -45,16 +44,16 @@ type h2Group struct {
 	members int      // Conns not closed
 }
 
-func newH2Client(req config.Request, u *url.URL, headers headerSet) (*h2Client, error) {
+func newH2Client(req *plan.Request) (*h2Client, error) {
 	h := &h2Client{
-		opts:    h2.Options{MaxBody: maxBodyBytes, MaxHeaderList: maxHeaderBytes, WriteTimeout: time.Duration(req.Timeout)},
-		streams: req.HTTP2.StreamsPerConnection,
-		shape:   newH2Shape(req, u, headers),
+		opts:    h2.Options{MaxBody: maxBodyBytes, MaxHeaderList: maxHeaderBytes, WriteTimeout: req.Timeout},
+		streams: req.StreamsPerConnection,
+		shape:   newH2Shape(req),
 	}
 	if !req.KeepAlive {
 		h.streams = 1 // a connection per attempt
 	}
-	if req.Templates == nil {
+	if !req.Templated {
 		var fc fastConn
 		fc.vars = template.NewVars(0)
 		var err error
@@ -125,7 +124,7 @@ func (fc *fastConn) doH2(deadline time.Time) (code result.Code, o result.Outcome
 		case err != nil:
 			return result.Code{}, classify(err), true
 		}
-		return result.HTTPStatus(resp.Status), fc.c.valid.outcome(resp.Status), true
+		return result.HTTPStatus(resp.Status), outcome(fc.c.req, resp.Status), true
 	}
 }
 
@@ -184,7 +183,7 @@ func (g *h2Group) drop(conn *h2.Conn) {
 // h2Shape is the request as HTTP/2 fields: pseudo-header fields, then the
 // headers net/http's HTTP/2 transport would send, names in lower case.
 type h2Shape struct {
-	fields    []h2Field
+	fields    []plan.Field
 	method    string
 	body      *template.Template
 	templated bool // the size bound applies (docs/templates.md, "Templates")
@@ -193,33 +192,23 @@ type h2Shape struct {
 // h2PathField is the index of :path in an h2Shape's fields.
 const h2PathField = 2
 
-type h2Field struct {
-	name  string
-	value *template.Template
-}
-
 // connectionHeaders are HTTP/1.1's, which HTTP/2 forbids (RFC 9113, 8.2.2),
 // and the framing, which is the client's.
 var connectionHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding",
 	"Upgrade", "Content-Length", "Trailer"}
 
-func newH2Shape(req config.Request, u *url.URL, headers headerSet) *h2Shape {
-	uri := template.Text(u.RequestURI())
-	body := template.Text(string(req.Payload))
-	if t := req.Templates; t != nil {
-		uri, body = requestURI(t.URL, u), t.Body
+func newH2Shape(req *plan.Request) *h2Shape {
+	host := template.Text(strings.TrimSuffix(req.URL.Host, ":"))
+	if req.Header.Host != nil {
+		host = req.Header.Host
 	}
-	host := template.Text(strings.TrimSuffix(u.Host, ":"))
-	if headers.host != nil {
-		host = headers.host
-	}
-	s := &h2Shape{method: req.Method, body: body, templated: req.Templates != nil, fields: []h2Field{
-		{":authority", host}, {":method", template.Text(req.Method)},
-		{":path", uri}, {":scheme", template.Text("https")},
+	s := &h2Shape{method: req.Method, body: req.Body, templated: req.Templated, fields: []plan.Field{
+		{Name: ":authority", Value: host}, {Name: ":method", Value: template.Text(req.Method)},
+		{Name: ":path", Value: req.Target}, {Name: ":scheme", Value: template.Text("https")},
 	}}
-	for _, f := range headers.fields {
-		if !slices.Contains(connectionHeaders, f.name) {
-			s.fields = append(s.fields, h2Field{strings.ToLower(f.name), f.value})
+	for _, f := range req.Header.Fields {
+		if !slices.Contains(connectionHeaders, f.Name) {
+			s.fields = append(s.fields, plan.Field{Name: strings.ToLower(f.Name), Value: f.Value})
 		}
 	}
 	return s
@@ -236,23 +225,23 @@ func (s *h2Shape) render(fc *fastConn) (h2.Request, error) {
 	if s.templated {
 		size := s.body.Size(fc.vars)
 		for _, f := range s.fields {
-			size += f.value.Size(fc.vars)
+			size += f.Value.Size(fc.vars)
 		}
-		if size > config.MaxRequestBytes {
+		if size > plan.MaxRequestBytes {
 			return h2.Request{}, errTooLarge
 		}
 	}
 	fc.body = s.body.Append(fc.body[:0], fc.vars)
 	b := fc.buf[:0]
 	for i, f := range s.fields {
-		fc.value = f.value.Append(fc.value[:0], fc.vars)
+		fc.value = f.Value.Append(fc.value[:0], fc.vars)
 		if i == h2PathField {
 			var err error
 			if fc.value, err = requestTarget(fc.value, 0); err != nil {
 				return h2.Request{}, err
 			}
 		}
-		b = h2.AppendField(b, f.name, fc.value)
+		b = h2.AppendField(b, f.Name, fc.value)
 	}
 	if len(fc.body) > 0 || s.method == "POST" || s.method == "PUT" || s.method == "PATCH" {
 		fc.value = strconv.AppendInt(fc.value[:0], int64(len(fc.body)), 10)

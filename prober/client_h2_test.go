@@ -92,7 +92,7 @@ func TestClientH2Differential(t *testing.T) {
 		for _, path := range []string{"fast", "std"} {
 			req := h2Request(srv.URL+tc.path, 500*time.Millisecond)
 			req.Method = cmpOr(tc.method, "GET")
-			req.Payload = []byte(tc.body)
+			req.Body = tc.body
 			req.Headers = map[string]string{"X-Path": path + tc.path}
 			conn := newTestClient(t, req, path).NewConn()
 			code, o := conn.Do(time.Now().Add(time.Duration(req.Timeout)))
@@ -240,7 +240,7 @@ func TestHostileH2Servers(t *testing.T) {
 				url, _ := newH2HostileServer(t, tc.window, tc.serve)
 				req := h2Request(url, timeout)
 				if tc.post {
-					req.Method, req.Payload = "POST", []byte(strings.Repeat("b", 100<<10)) // past the first 64 KiB of window
+					req.Method, req.Body = "POST", strings.Repeat("b", 100<<10) // past the first 64 KiB of window
 				}
 				start := time.Now()
 				code, o, ok := doWithin(newTestClient(t, req, path).NewConn(), start.Add(timeout), liveness)

@@ -5,18 +5,16 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -41,18 +39,14 @@ type stdClient struct {
 	aborted context.Context // ends on Abort: every request gives up
 	abort   context.CancelFunc
 	src     *varSource // the values of NewConn's attempts
-	cfg     commoncfg.HTTPClientConfig
+	req     *plan.Request
 	name    string
 	opts    []commoncfg.HTTPClientOption
 	tmpl    *http.Request // method, URL, Host and fixed headers of every attempt
 	payload []byte
-	// templates are the parts of a templated request that vary per
-	// attempt, written into a copy of tmpl (client_template.go); nil when
-	// none does. varying are its headers that do.
-	templates *config.RequestTemplates
-	varying   []headerField
-	follow    bool // follow redirects, to the same host only
-	valid     *codeTable
+	// varying are the headers that vary per attempt, written into a copy
+	// of tmpl (client_template.go) with the URL and the body.
+	varying []plan.Field
 
 	// base is built by newStdClient, which so checks the settings. With
 	// oauth2 every Conn shares it; otherwise it serves only a Conn whose
@@ -62,35 +56,25 @@ type stdClient struct {
 	rts    connSet[http.RoundTripper] // the Conns' own RoundTrippers
 }
 
-func newStdClient(req config.Request, u *url.URL, name string, src *varSource) (*stdClient, error) {
-	cfg := req.HTTPClientConfig
-	if err := pinProxies(&cfg, u); err != nil {
-		return nil, err
-	}
-	tmpl, err := http.NewRequest(req.Method, u.String(), nil)
+func newStdClient(req *plan.Request, name string, src *varSource) (*stdClient, error) {
+	tmpl, err := http.NewRequest(req.Method, req.URL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	// Credentials are the round tripper's to add (secret references,
-	// OAuth2), under a header set in headers as everywhere.
-	headers := newHeaderSet(req, "")
-	if headers.host != nil {
-		tmpl.Host, _ = headers.host.Literal() // config keeps Host literal
+	if req.Header.Host != nil {
+		tmpl.Host, _ = req.Header.Host.Literal() // config keeps Host literal
 	}
-	varying := headers.literal(tmpl.Header)
+	payload, _ := req.Body.Literal()
 	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
 		aborted: aborted, abort: abort,
-		src:       src,
-		templates: req.Templates,
-		varying:   varying,
-		cfg:       cfg,
-		name:      name,
-		tmpl:      tmpl,
-		payload:   req.Payload,
-		follow:    cfg.FollowRedirects,
-		valid:     newCodeTable(req),
-		shared:    cfg.OAuth2 != nil,
+		src:     src,
+		req:     req,
+		varying: fixedHeaders(req.Header, tmpl.Header),
+		name:    name,
+		tmpl:    tmpl,
+		payload: []byte(payload),
+		shared:  req.Client.OAuth2 != nil,
 	}
 	c.opts = append(c.opts, commoncfg.WithDialContextFunc(func(ctx context.Context, _, addr string) (net.Conn, error) {
 		return dial(ctx, addr, time.Time{})
@@ -98,17 +82,13 @@ func newStdClient(req config.Request, u *url.URL, name string, src *varSource) (
 	if !req.KeepAlive {
 		c.opts = append(c.opts, commoncfg.WithKeepAlivesDisabled())
 	}
-	if !c.shared {
-		tlsConfig, err := commoncfg.NewTLSConfig(&cfg.TLSConfig)
-		if err != nil {
-			return nil, fmt.Errorf("tls_config: %w", err)
-		}
+	if tlsConfig := req.TLS; tlsConfig != nil && !c.shared {
 		c.opts = append(c.opts, commoncfg.WithNewTLSConfigFunc(
 			func(context.Context, *commoncfg.TLSConfig, ...commoncfg.TLSConfigOption) (*tls.Config, error) {
 				return tlsConfig.Clone(), nil
 			}))
 	}
-	c.base, err = commoncfg.NewRoundTripperFromConfig(cfg, name, c.opts...)
+	c.base, err = commoncfg.NewRoundTripperFromConfig(req.Client, name, c.opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +107,7 @@ func (c *stdClient) newConn(vars *template.Vars, src *varSource) Conn {
 	if !c.shared {
 		// The settings were checked by newStdClient; should a file they
 		// name have gone since, the Conn falls back to sharing base.
-		if rt, err := commoncfg.NewRoundTripperFromConfig(c.cfg, c.name, c.opts...); err == nil {
+		if rt, err := commoncfg.NewRoundTripperFromConfig(c.req.Client, c.name, c.opts...); err == nil {
 			sc.rt, sc.own = rt, true
 			c.rts.add(rt)
 		}
@@ -153,7 +133,7 @@ func (c *stdClient) Close() {
 // operator did not name. A redirect it does not follow is the response.
 func (c *stdClient) checkRedirect(req *http.Request, via []*http.Request) error {
 	switch {
-	case !c.follow:
+	case !c.req.Client.FollowRedirects:
 		return http.ErrUseLastResponse
 	case len(via) >= 10:
 		return errors.New("stopped after 10 redirects")
@@ -198,7 +178,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	defer cancel()
 	req := sc.c.tmpl.WithContext(ctx)
 	getBody := sc.c.getBody
-	if sc.c.templates != nil {
+	if sc.c.req.Templated {
 		if sc.src != nil {
 			sc.src.attempt(sc.vars)
 		}
@@ -220,7 +200,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	}
 	var resp *http.Response
 	var err error
-	if sc.c.follow {
+	if sc.c.req.Client.FollowRedirects {
 		resp, err = sc.client.Do(req)
 	} else {
 		// Without redirects, http.Client only adds copies of the request.
@@ -244,7 +224,7 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	if err != nil {
 		return result.Code{}, failure(ctx, err)
 	}
-	o := sc.c.valid.outcome(resp.StatusCode)
+	o := outcome(sc.c.req, resp.StatusCode)
 	if take != nil && o == result.Success && !take(resp.Header, body) {
 		o = result.HTTPError
 	}

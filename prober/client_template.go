@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // Templated requests (docs/templates.md, "Templates"). config
@@ -27,10 +27,10 @@ type varSource struct {
 	rows *template.Rows // nil without data
 }
 
-func newVarSource(p config.Probe) *varSource {
+func newVarSource(p *plan.Probe) *varSource {
 	s := &varSource{}
-	if p.Data != nil && p.Data.Rows.Len() > 0 {
-		s.rows = template.NewRows(p.Data.Rows, p.Data.Order == config.OrderRandom)
+	if r := p.Rows; r != nil && r.Table.Len() > 0 {
+		s.rows = template.NewRows(r.Table, r.Random)
 	}
 	return s
 }
@@ -50,41 +50,10 @@ func (s *varSource) attempt(v *template.Vars) {
 	s.row(v)
 }
 
-// literal returns req with its templates written out when none of them
-// varies (an {{env}} is read at load): such a request is sent as a fixed
-// one, serialized once.
-func literal(req config.Request) config.Request {
-	t := req.Templates
-	if t == nil || !t.Literal() {
-		return req
-	}
-	req.URL, _ = t.URL.Literal()
-	headers := make(map[string]string, len(t.Headers))
-	for name, h := range t.Headers {
-		headers[name], _ = h.Literal()
-	}
-	req.Headers = headers
-	body, _ := t.Body.Literal()
-	req.Payload = []byte(body)
-	req.Templates = nil
-	return req
-}
-
-// requestURI is the template of the request target: the URL template
-// without its scheme and host, which config keeps literal.
-func requestURI(t *template.Template, u *url.URL) *template.Template {
-	rest := strings.TrimPrefix(t.Prefix(), u.Scheme+"://"+u.Host)
-	var start string
-	if !strings.HasPrefix(rest, "/") {
-		start = "/"
-	}
-	return template.Concat(template.Text(start+rest), t.Rest())
-}
-
 // errTooLarge is the error of an attempt whose data or captured values
-// would render its request above config.MaxRequestBytes: it is not sent
+// would render its request above plan.MaxRequestBytes: it is not sent
 // (docs/templates.md, "Templates").
-var errTooLarge = fmt.Errorf("the request would render above %d bytes", config.MaxRequestBytes)
+var errTooLarge = fmt.Errorf("the request would render above %d bytes", plan.MaxRequestBytes)
 
 // requestShape is a templated request on the lean client: its request
 // line's method and target, its head after the target up to the framing,
@@ -103,7 +72,7 @@ type requestShape struct {
 // for a target that net/http would escape (requestTarget). The error is
 // that of a target that net/http would not send either.
 func (s *requestShape) render(fc *fastConn) ([]byte, error) {
-	if s.target.Size(fc.vars)+s.head.Size(fc.vars)+s.body.Size(fc.vars) > config.MaxRequestBytes {
+	if s.target.Size(fc.vars)+s.head.Size(fc.vars)+s.body.Size(fc.vars) > plan.MaxRequestBytes {
 		return nil, errTooLarge
 	}
 	fc.body = s.body.Append(fc.body[:0], fc.vars)
@@ -156,15 +125,14 @@ func needsParse(c byte) bool {
 // templated writes the varying parts of req (a copy of the client's) for
 // the next attempt on net/http, and returns its body.
 func (c *stdClient) templated(req *http.Request, v *template.Vars) ([]byte, error) {
-	t := c.templates
-	if t.Size(v) > config.MaxRequestBytes {
+	if c.req.Size(v) > plan.MaxRequestBytes {
 		return nil, errTooLarge
 	}
-	u, err := url.Parse(string(t.URL.Append(nil, v)))
+	u, err := url.Parse(string(c.req.Whole.Append(nil, v)))
 	if err != nil {
 		return nil, err
 	}
 	req.URL = u
 	render(req.Header, c.varying, v)
-	return t.Body.Append(nil, v), nil
+	return c.req.Body.Append(nil, v), nil
 }

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -139,6 +141,35 @@ func serveFixed(c net.Conn, resp string) {
 	}
 }
 
+// basicAuth is the Authorization header of basic credentials.
+func basicAuth(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+}
+
+// compileRequest is req compiled as config compiles a probe's.
+func compileRequest(tb testing.TB, req config.Request) *plan.Request {
+	tb.Helper()
+	return compileProbe(tb, config.Probe{Request: req}).Request
+}
+
+// compileProbe is p compiled as config compiles a probe, with the
+// defaults of the sections it leaves out, a name and one level.
+func compileProbe(tb testing.TB, p config.Probe) *plan.Probe {
+	tb.Helper()
+	full := config.DefaultProbe
+	full.Name, full.Request, full.Flow, full.Load.Concurrency = "test", p.Request, p.Flow, []int{1}
+	for i := range full.Flow {
+		if full.Flow[i].Request.Method == "" {
+			full.Flow[i].Request.Method = "GET"
+		}
+	}
+	compiled, err := config.Compile(full)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return compiled
+}
+
 func testRequest(rawURL string) config.Request {
 	req := config.DefaultRequest
 	req.URL = rawURL
@@ -160,14 +191,14 @@ func newTestClient(tb testing.TB, req config.Request, path string) httpClient {
 	tb.Helper()
 	var c httpClient
 	var err error
-	u, _ := url.Parse(req.URL)
+	compiled := compileRequest(tb, req)
 	switch path {
 	case "":
-		c, err = newClient(req, "test", false, &varSource{})
+		c, err = newClient(compiled, "test", false, &varSource{})
 	case "fast":
-		c, err = newFastClient(req, u, &varSource{})
+		c, err = newFastClient(compiled, &varSource{})
 	case "std":
-		c, err = newStdClient(req, u, "test", &varSource{})
+		c, err = newStdClient(compiled, "test", &varSource{})
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -371,7 +402,7 @@ func TestClientRequest(t *testing.T) {
 		}},
 		{name: "post", setup: func(r *config.Request) {
 			r.Method = "POST"
-			r.Payload = []byte(`{"a": 1}`)
+			r.Body = `{"a": 1}`
 			r.Headers = map[string]string{"content-type": "application/json", "X-Custom": "v 1", "Host": "example.test"}
 		}, check: func(t *testing.T, s seen) {
 			if s.method != "POST" || s.body != `{"a": 1}` || s.contentLength != 8 ||
@@ -507,8 +538,10 @@ func TestClientInvalidConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("http://127.0.0.1:8080/")
 			tc.setup(&req)
-			if _, err := newClient(req, "test", false, &varSource{}); err == nil {
-				t.Error("newClient() did not fail")
+			p := config.DefaultProbe
+			p.Name, p.Request, p.Load.Concurrency = "test", req, []int{1}
+			if _, err := config.Compile(p); err == nil {
+				t.Error("config.Compile() did not fail")
 			}
 		})
 	}

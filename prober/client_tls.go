@@ -3,63 +3,41 @@ package prober
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"net"
-	"net/url"
 
-	commoncfg "github.com/prometheus/common/config"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // https on the fast path: crypto/tls under the lean HTTP/1.1 client. The
 // TLS configuration is prometheus/common's, built from tls_config by
-// NewTLSConfig as net/http's path builds it, so every setting means the
-// same on both paths: ca/ca_file, cert/cert_file and key/key_file (client
-// certificates, read at each handshake, as prometheus/common does),
-// server_name, insecure_skip_verify, min_version and max_version. The
+// NewTLSConfig when the config loads (plan.Request.TLS), as net/http's
+// path builds it, so every setting means the same on both paths:
+// ca/ca_file, cert/cert_file and key/key_file (client certificates, read
+// at each handshake, as prometheus/common does), server_name, insecure_skip_verify, min_version and max_version. The
 // server name defaults to the URL's host, as in net/http. ALPN offers h2
 // and http/1.1 when enable_http2 (the default) allows HTTP/2, and the
 // server's choice decides which of the lean clients takes the connection
 // (client_h2.go); http/1.1 only otherwise.
 
-// fastTLSConfig returns the TLS configuration of an https URL on the fast
-// path, or nil for http.
-func fastTLSConfig(hc commoncfg.HTTPClientConfig, u *url.URL) (*tls.Config, error) {
-	if u.Scheme != "https" {
-		return nil, nil
+// fastTLSConfig returns the TLS configuration of an https request on the
+// fast path, or nil for http.
+func fastTLSConfig(req *plan.Request) *tls.Config {
+	if req.URL.Scheme != "https" {
+		return nil
 	}
 	protos := []string{"http/1.1"}
-	if hc.EnableHTTP2 {
+	if req.HTTP2 {
 		protos = []string{"h2", "http/1.1"}
 	}
-	return clientTLS(hc, u, protos)
+	return withALPN(req.TLS, protos)
 }
 
-// clientTLS is the TLS configuration of tls_config for a connection to u's
-// host that offers protos by ALPN.
-func clientTLS(hc commoncfg.HTTPClientConfig, u *url.URL, protos []string) (*tls.Config, error) {
-	cfg, err := commoncfg.NewTLSConfig(&hc.TLSConfig)
-	if err != nil {
-		return nil, fmt.Errorf("tls_config: %w", err)
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName = u.Hostname()
-	}
+// withALPN is a copy of the request's TLS configuration that offers protos
+// by ALPN.
+func withALPN(cfg *tls.Config, protos []string) *tls.Config {
+	cfg = cfg.Clone()
 	cfg.NextProtos = protos
-	return cfg, nil
-}
-
-// tlsSecretRef names the tls_config setting that reads a secret manager,
-// which only net/http's path is given; "" when there is none.
-func tlsSecretRef(t commoncfg.TLSConfig) string {
-	switch {
-	case t.CARef != "":
-		return "tls_config ca_ref"
-	case t.CertRef != "":
-		return "tls_config cert_ref"
-	case t.KeyRef != "":
-		return "tls_config key_ref"
-	}
-	return ""
+	return cfg
 }
 
 // handshake runs the client side of a TLS handshake over nc, by the

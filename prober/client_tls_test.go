@@ -116,7 +116,7 @@ func tlsConn(t *testing.T, path, url string, tc commoncfg.TLSConfig) (Conn, int)
 	if path != "websocket" {
 		return newTestClient(t, httpsRequest(url, tc), path).NewConn(), http.StatusOK
 	}
-	ws, err := newWSClient(httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc), nil, nil)
+	ws, err := newWSClient(compileRequest(t, httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,13 +232,15 @@ func TestClientPathNamed(t *testing.T) {
 		},
 			want: "net/http (tls_config ca_ref)"},
 		{url: "http://127.0.0.1:8080/", setup: func(r *config.Request) { r.HTTPClientConfig.ProxyURL = commoncfg.URL{URL: proxy} }, want: "net/http (proxy)"},
-		{url: "grpc://127.0.0.1:9090", setup: func(r *config.Request) { r.GRPC = &config.GRPC{Connections: 1} }, want: "gRPC (lean HTTP/2 client, connections: 1)"},
+		{url: "grpc://127.0.0.1:9090", setup: func(r *config.Request) {
+			r.GRPC = &config.GRPC{Method: "demo.Work/Do", Descriptors: config.Reflection, Connections: 1}
+		}, want: "gRPC (lean HTTP/2 client, connections: 1)"},
 	} {
 		req := testRequest(tc.url)
 		if tc.setup != nil {
 			tc.setup(&req)
 		}
-		if got := ClientPath(config.Probe{Request: req}); got != tc.want {
+		if got := ClientPath(compileProbe(t, config.Probe{Request: req})); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.url, got, tc.want)
 		}
 	}
@@ -248,10 +250,10 @@ func TestClientPathNamed(t *testing.T) {
 		{Name: "login", Request: testRequest("http://127.0.0.1:8080/login"), Capture: map[string]config.Capture{"token": {JSON: "token"}}},
 		{Name: "item", Request: testRequest("http://127.0.0.1:8080/items/1")},
 	}}
-	if got, want := ClientPath(flow), "flow (login: net/http (capture); item: lean HTTP/1.1 client)"; got != want {
+	if got, want := ClientPath(compileProbe(t, flow)), "flow (login: net/http (capture); item: lean HTTP/1.1 client)"; got != want {
 		t.Errorf("flow: %q, want %q", got, want)
 	}
-	if got, want := ClientPath(config.Probe{Request: testRequest("ws://127.0.0.1:8080/ws")}), "WebSocket (gorilla/websocket)"; got != want {
+	if got, want := ClientPath(compileProbe(t, config.Probe{Request: testRequest("ws://127.0.0.1:8080/ws")})), "WebSocket (gorilla/websocket)"; got != want {
 		t.Errorf("ws: %q, want %q", got, want)
 	}
 }

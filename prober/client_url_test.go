@@ -14,6 +14,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -73,7 +74,7 @@ probes:
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
-			c, err := newConnector(cfg.Probes[0], live.Nop{})
+			c, err := newConnector(cfg.Plans()[0], live.Nop{})
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
@@ -144,7 +145,7 @@ probes:
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
-			c, err := newConnector(cfg.Probes[0], live.Nop{})
+			c, err := newConnector(cfg.Plans()[0], live.Nop{})
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
@@ -188,7 +189,7 @@ func TestH2RequestAboveTheBoundIsNotSent(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 	dir := t.TempDir()
-	testkit.WriteFile(t, filepath.Join(dir, "rows.csv"), "v\n"+strings.Repeat("x", config.MaxRequestBytes+1)+"\n")
+	testkit.WriteFile(t, filepath.Join(dir, "rows.csv"), "v\n"+strings.Repeat("x", plan.MaxRequestBytes+1)+"\n")
 	for path, extra := range clientPaths {
 		yml := fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
 probes:
@@ -201,7 +202,7 @@ probes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := newConnector(cfg.Probes[0], live.Nop{})
+		c, err := newConnector(cfg.Plans()[0], live.Nop{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package prober
 import (
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -92,14 +92,14 @@ func (l link) thought() time.Duration {
 // newConnector returns the connector of p, which config has compiled: the
 // client of its flow's steps, its WebSocket sessions, its gRPC calls, or
 // its HTTP request.
-func newConnector(p config.Probe, sink live.Sink) (connector, error) {
+func newConnector(p *plan.Probe, sink live.Sink) (connector, error) {
 	switch {
 	case len(p.Flow) > 0:
 		return newFlowClient(p)
-	case isWebSocket(p.Request.URL):
+	case p.Request.WebSocket():
 		wl, _ := sink.(live.Handshakes)
 		return newWSClient(p.Request, newVarSource(p), wl)
-	case p.Request.IsGRPC():
+	case p.Request.GRPC != nil:
 		return newGRPCClient(p.Request, newVarSource(p))
 	}
 	return newClient(p.Request, p.Name, false, newVarSource(p))

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
@@ -59,7 +58,7 @@ const abandonAfter = 2 * time.Second
 
 // engine is the state of one run of one probe.
 type engine struct {
-	probe    config.Probe
+	probe    *plan.Probe
 	opts     Options
 	live     live.Sink
 	client   connector
@@ -96,12 +95,11 @@ type engine struct {
 
 // Run runs probe p once, step by step, and returns its result: the one
 // call a Go program needs to measure a target (see the package example).
-// p is a probe as config.Parse returns it, or one built in Go from
-// config.DefaultProbe with a name, a URL and a load: Run compiles it first
-// (config.Compile) and returns an error, having sent nothing, when it is
-// not valid or its client cannot be built (a credentials file that cannot
-// be read, TLS settings). Run does not check allowed_targets, which is the
-// config file's guard.
+// p is a probe as config.Parse compiles it (config.Plans), or one built in
+// Go from config.DefaultProbe with a name, a URL and a load and compiled
+// with config.Compile. Run returns an error, having sent nothing, when its
+// client cannot be built (a gRPC method that reflection cannot resolve).
+// Run does not check allowed_targets, which is the config file's guard.
 //
 // Run never panics on a misbehaving target: every attempt ends as an
 // outcome. Its result is "completed" only when every step ran its full
@@ -111,11 +109,7 @@ type engine struct {
 // a *result.Stop as its cause (the pause switch; docs/guards.md). Run
 // returns at most abandonAfter after ctx ends, even if an attempt under way
 // does not.
-func Run(ctx context.Context, p config.Probe, opts Options) (result.Result, error) {
-	p, err := config.Compile(p)
-	if err != nil {
-		return result.Result{}, err
-	}
+func Run(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error) {
 	started := time.Now()
 	client, err := newConnector(p, opts.Live)
 	if err != nil {
@@ -124,12 +118,12 @@ func Run(ctx context.Context, p config.Probe, opts Options) (result.Result, erro
 	return run(ctx, p, opts, client, started), nil
 }
 
-func newResult(p config.Probe, started time.Time) result.Result {
+func newResult(p *plan.Probe, started time.Time) result.Result {
 	return result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
 }
 
 // run runs p with client and returns its result, bounded as Run says.
-func run(ctx context.Context, p config.Probe, opts Options, client connector, started time.Time) result.Result {
+func run(ctx context.Context, p *plan.Probe, opts Options, client connector, started time.Time) result.Result {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), plan: newPlanner(p, opts.Shard), started: started, ctx: ctx, cancel: cancel}

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/plan"
@@ -25,14 +23,14 @@ import (
 
 // probeFor builds a probe the way a user would: from YAML, with the
 // config package's defaults and validation.
-func probeFor(t testing.TB, url, load string) config.Probe {
+func probeFor(t testing.TB, url, load string) *plan.Probe {
 	t.Helper()
 	return probeWith(t, url, "", load)
 }
 
 // probeWith is probeFor with more of the request: request holds whole
 // lines, indented as they stand under request.
-func probeWith(t testing.TB, url, request, load string) config.Probe {
+func probeWith(t testing.TB, url, request, load string) *plan.Probe {
 	t.Helper()
 	yml := fmt.Sprintf(`allowed_targets: ["127.0.0.*"]
 probes:
@@ -47,11 +45,11 @@ probes:
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yml)
 	}
-	return cfg.Probes[0]
+	return cfg.Plans()[0]
 }
 
 // mustRun runs p, which must be a valid probe.
-func mustRun(tb testing.TB, ctx context.Context, p config.Probe, opts Options) result.Result {
+func mustRun(tb testing.TB, ctx context.Context, p *plan.Probe, opts Options) result.Result {
 	tb.Helper()
 	r, err := Run(ctx, p, opts)
 	if err != nil {
@@ -221,10 +219,9 @@ func TestRunStopsWhenCanceled(t *testing.T) {
 		{"https", tlsSrv.URL + "/slow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := probeFor(t, tc.url, `concurrency: [1, 2]
+			p := probeWith(t, tc.url, "      tls_config: {insecure_skip_verify: true}\n", `concurrency: [1, 2]
 step_duration: 30s`)
-			p.Request.Timeout = model.Duration(5 * time.Second)
-			p.Request.HTTPClientConfig.TLSConfig.InsecureSkipVerify = true
+			p.Request.Timeout = 5 * time.Second
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
@@ -359,7 +356,7 @@ func TestRunSettlesBetweenStepsAndAfterTheRamp(t *testing.T) {
 			url := tc.target(t)
 			p := probeFor(t, url, `concurrency: [1, 8, 16]
 step_duration: 1s`)
-			p.Request.Timeout = model.Duration(200 * time.Millisecond)
+			p.Request.Timeout = time.Duration(200 * time.Millisecond)
 			p.Abort.ErrorRatio = 1
 			r := mustRun(t, context.Background(), p, Options{})
 			if len(r.Steps) != 3 {

@@ -14,8 +14,8 @@ import (
 )
 
 // Run a probe from Go: start from config.DefaultProbe, set a name, a URL
-// and a load, run it, read the result. Run checks the probe as a config
-// file's probes are checked, and returns an error, having sent nothing,
+// and a load, compile it, run it, read the result. config.Compile checks
+// the probe as a config file's probes are checked, and returns an error
 // for one that is not valid. Here the target is loadprobe's demo target in
 // an httptest server.
 func Example() {
@@ -28,7 +28,12 @@ func Example() {
 	p.Load.Concurrency = []int{1, 2}
 	p.Load.StepDuration = model.Duration(300 * time.Millisecond)
 
-	r, err := prober.Run(context.Background(), p, prober.Options{})
+	compiled, err := config.Compile(p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := prober.Run(context.Background(), compiled, prober.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 )
@@ -36,7 +35,7 @@ func (n FileNeed) String() string {
 // FileNeeds lists, for each of probes, its highest level when that
 // level's connections may not fit the file-descriptor limit; nothing when
 // the limit cannot be read.
-func FileNeeds(probes []config.Probe, sh fleet.Shard) []FileNeed {
+func FileNeeds(probes []*plan.Probe, sh fleet.Shard) []FileNeed {
 	limit := fileLimit()
 	if limit == 0 {
 		return nil
@@ -57,7 +56,7 @@ func FileNeeds(probes []config.Probe, sh fleet.Shard) []FileNeed {
 // (and at most a WebSocket probe's sessions). A flow's virtual user holds
 // one connection per step; a gRPC probe's calls share its
 // grpc.connections, whatever the level.
-func mostConnections(p config.Probe, sh fleet.Shard) (level float64, conns uint64) {
+func mostConnections(p *plan.Probe, sh fleet.Shard) (level float64, conns uint64) {
 	levels := []float64{}
 	if s := p.Load.Search; s != nil {
 		levels = append(levels, s.Range().Max)

@@ -31,7 +31,7 @@ func TestMostConnections(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.body, err)
 		}
-		level, conns := mostConnections(cfg.Probes[0], fleet.Shard{})
+		level, conns := mostConnections(cfg.Plans()[0], fleet.Shard{})
 		if level != tc.level || conns != tc.connections {
 			t.Errorf("%s: level %v, %d connections; want %v, %d", tc.body, level, conns, tc.level, tc.connections)
 		}

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -40,7 +40,7 @@ type flowStep struct {
 	client   httpClient
 	timeout  time.Duration
 	captures []flowCapture
-	think    *config.Think
+	think    *plan.Think
 }
 
 // capturer is a connection that hands a step's response to its captures:
@@ -53,18 +53,18 @@ type capturer interface {
 // template.Vars.Captured[slot].
 type flowCapture struct {
 	slot int
-	c    config.Capture
+	c    plan.Capture
 }
 
 // newFlowClient builds the client of every step of p's flow.
-func newFlowClient(p config.Probe) (*flowClient, error) {
+func newFlowClient(p *plan.Probe) (*flowClient, error) {
 	f := &flowClient{src: newVarSource(p)}
 	f.aborted, f.abort = context.WithCancel(context.Background())
 	slot := 0
 	for _, st := range p.Flow {
-		fs := flowStep{name: st.Name, live: live.Nop{}, timeout: time.Duration(st.Request.Timeout), think: st.Think}
-		for _, name := range st.CaptureNames() {
-			fs.captures = append(fs.captures, flowCapture{slot: slot, c: st.Capture[name]})
+		fs := flowStep{name: st.Name, live: live.Nop{}, timeout: st.Request.Timeout, think: st.Think}
+		for _, c := range st.Captures {
+			fs.captures = append(fs.captures, flowCapture{slot: slot, c: c})
 			slot++
 		}
 		c, err := newClient(st.Request, p.Name, len(fs.captures) > 0, nil)
@@ -237,11 +237,11 @@ func (c *flowConn) Do(time.Time) (code result.Code, o result.Outcome) {
 }
 
 // think pauses as the step says; false when the run was aborted meanwhile.
-func (c *flowConn) think(t *config.Think) bool {
+func (c *flowConn) think(t *plan.Think) bool {
 	if t == nil || t.Max <= 0 {
 		return true
 	}
-	d := time.Duration(t.Min)
+	d := t.Min
 	if spread := int64(t.Max - t.Min); spread > 0 {
 		d += time.Duration(c.vars.Rand.Int64N(spread + 1))
 	}

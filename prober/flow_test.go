@@ -13,18 +13,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
-
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // shopFlow is the two-step flow of the demo target's shop: log in, take
 // the token, fetch an item with it. capture is the JSON path of the token.
-func shopFlow(t *testing.T, url, capture, load string) config.Probe {
+func shopFlow(t *testing.T, url, capture, load string) *plan.Probe {
 	t.Helper()
 	return templatedProbe(t, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
 probes:
@@ -277,7 +275,7 @@ func TestFlowLiveCountsRequestsByStep(t *testing.T) {
 func TestFlowThinkTimeHoldsTheLevel(t *testing.T) {
 	url, _ := countingShop(t)
 	p := shopFlow(t, url, "token", "concurrency: [2]")
-	p.Flow[1].Think = &config.Think{Min: model.Duration(20 * time.Millisecond), Max: model.Duration(20 * time.Millisecond)}
+	p.Flow[1].Think = &plan.Think{Min: 20 * time.Millisecond, Max: 20 * time.Millisecond}
 	r := mustRun(t, context.Background(), p, Options{})
 	if len(r.Steps) != 1 {
 		t.Fatalf("run %s: %s", r.Ended, r.Error)

@@ -6,10 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
-	"net/url"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,9 +14,9 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/internal/grpcdesc"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/internal/h2"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -43,10 +40,10 @@ type grpcClient struct {
 	addr    string      // host:port to dial
 	tls     *tls.Config // grpcs://; nil for grpc://
 	opts    h2.Options
-	health  bool    // read the reply as a HealthCheckResponse
-	fixed   []byte  // the header block of the fields that do not vary
-	varying []field // metadata written per call, after fixed
-	body    []byte  // the framed message, when it does not vary
+	health  bool         // read the reply as a HealthCheckResponse
+	fixed   []byte       // the header block of the fields that do not vary
+	varying []plan.Field // metadata written per call, after fixed
+	body    []byte       // the framed message, when it does not vary
 	input   protoreflect.MessageDescriptor
 	message *template.Template // the message's JSON, when it varies
 	src     *varSource
@@ -63,12 +60,6 @@ type grpcClient struct {
 	conns     connSet[net.Conn] // connections dialled, until their end
 }
 
-// field is a header field whose value a template writes per call.
-type field struct {
-	name  string
-	value *template.Template
-}
-
 // grpcSlot is one of the client's connections, dialled when a call first
 // needs it and again once it can take no more streams.
 type grpcSlot struct {
@@ -81,11 +72,10 @@ type grpcSlot struct {
 // and the method, from the descriptor set config read or, with
 // reflection, asked of the server now, bounded by a few timeouts: a run
 // whose method cannot be resolved fails before it sends any load.
-func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
-	g := req.GRPC
-	u, err := url.Parse(req.URL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("url %q: not grpc://host:port", req.URL)
+func newGRPCClient(req *plan.Request, src *varSource) (*grpcClient, error) {
+	g, u := req.GRPC, req.URL
+	if u.Host == "" {
+		return nil, fmt.Errorf("url %q: not grpc://host:port", u)
 	}
 	addr := u.Host
 	if u.Port() == "" {
@@ -94,14 +84,12 @@ func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
 	c := &grpcClient{
 		addr:    addr,
 		src:     src,
-		timeout: time.Duration(req.Timeout),
-		opts:    h2.Options{MaxBody: maxBodyBytes, MaxHeaderList: maxHeaderBytes, WriteTimeout: time.Duration(req.Timeout)},
+		timeout: req.Timeout,
+		opts:    h2.Options{MaxBody: maxBodyBytes, MaxHeaderList: maxHeaderBytes, WriteTimeout: req.Timeout},
 		slots:   make([]*grpcSlot, g.Connections),
 	}
 	if u.Scheme == "grpcs" {
-		if c.tls, err = clientTLS(req.HTTPClientConfig, u, []string{"h2"}); err != nil {
-			return nil, err
-		}
+		c.tls = withALPN(req.TLS, []string{"h2"})
 		if len(c.tls.Certificates) == 0 && c.tls.GetClientCertificate == nil {
 			c.tls.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 				c.certAsked.Store(true)
@@ -113,26 +101,17 @@ func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
 		c.slots[i] = &grpcSlot{}
 	}
 	c.aborted, c.abort = context.WithCancel(context.Background())
-	method, message := g.Method, g.Message
-	if g.Health != nil {
-		c.health, method = true, config.HealthMethod
-		message = fmt.Sprintf(`{"service": %q}`, *g.Health)
-	}
-	if c.fixed, err = c.header(req, u, method); err != nil {
-		return nil, err
-	}
-	mdesc, err := c.resolve(g, method, time.Duration(req.Timeout))
+	c.health = g.Health != nil
+	c.fixed = c.header(req)
+	mdesc, err := c.resolve(req)
 	if err != nil {
-		return nil, fmt.Errorf("grpc method %s: %w", method, err)
+		return nil, fmt.Errorf("grpc method %s: %w", g.Method, err)
 	}
 	c.input = mdesc.Input()
-	if t := g.Templates; t != nil {
-		if text, fixed := t.Message.Literal(); fixed {
-			message = text
-		} else {
-			c.message = t.Message
-			return c, nil
-		}
+	message, fixed := g.Message.Literal()
+	if !fixed {
+		c.message = g.Message
+		return c, nil
 	}
 	msg, err := grpcdesc.Encode(c.input, []byte(message))
 	if err != nil {
@@ -146,40 +125,31 @@ func newGRPCClient(req config.Request, src *varSource) (*grpcClient, error) {
 // pseudo-header fields, the content type, the deadline (as grpc-timeout,
 // which the server enforces too), then the credentials and the metadata
 // that does not vary; c.varying gets the rest.
-func (c *grpcClient) header(req config.Request, u *url.URL, method string) ([]byte, error) {
+func (c *grpcClient) header(req *plan.Request) []byte {
 	scheme := "http"
 	if c.tls != nil {
 		scheme = "https"
 	}
 	b := appendField(nil, ":method", "POST")
 	b = appendField(b, ":scheme", scheme)
-	b = appendField(b, ":path", "/"+method)
-	b = appendField(b, ":authority", u.Host)
+	b = appendField(b, ":path", "/"+req.GRPC.Method)
+	b = appendField(b, ":authority", req.URL.Host)
 	b = appendField(b, "content-type", "application/grpc")
 	b = appendField(b, "user-agent", "loadprobe")
 	b = appendField(b, "te", "trailers")
 	b = appendField(b, "grpc-timeout", grpcTimeout(c.timeout))
-	auth, err := staticAuthorization(req.HTTPClientConfig)
-	if err != nil {
-		return nil, err
+	if req.Authorization != "" {
+		b = appendField(b, "authorization", req.Authorization)
 	}
-	if auth != "" {
-		b = appendField(b, "authorization", auth)
-	}
-	g := req.GRPC
-	for _, k := range slices.Sorted(maps.Keys(g.Metadata)) {
-		v := g.Metadata[k]
-		if t := g.Templates; t != nil {
-			text, fixed := t.Metadata[k].Literal()
-			if !fixed {
-				c.varying = append(c.varying, field{k, t.Metadata[k]})
-				continue
-			}
-			v = text
+	for _, f := range req.GRPC.Metadata {
+		text, fixed := f.Value.Literal()
+		if !fixed {
+			c.varying = append(c.varying, f)
+			continue
 		}
-		b = appendField(b, k, v)
+		b = appendField(b, f.Name, text)
 	}
-	return b, nil
+	return b
 }
 
 func appendField(b []byte, name, value string) []byte {
@@ -332,8 +302,8 @@ func (w *grpcConn) render() error {
 	if c.varying != nil {
 		b := append(w.block[:0], c.fixed...)
 		for _, f := range c.varying {
-			w.value = f.value.Append(w.value[:0], w.vars)
-			b = h2.AppendField(b, f.name, w.value)
+			w.value = f.Value.Append(w.value[:0], w.vars)
+			b = h2.AppendField(b, f.Name, w.value)
 		}
 		w.block, w.req.Header = b, b
 	}

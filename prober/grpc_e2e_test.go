@@ -14,7 +14,6 @@ import (
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -61,12 +61,12 @@ func grpcDemo(t *testing.T, opts target.Options, sopts ...grpc.ServerOption) str
 }
 
 // grpcProbe is a gRPC probe of url with the grpc section and the load given.
-func grpcProbe(t testing.TB, url, grpcSection, load string) config.Probe {
+func grpcProbe(t testing.TB, url, grpcSection, load string) *plan.Probe {
 	t.Helper()
 	return probeWith(t, url, "      grpc:\n"+indent(grpcSection, "        ")+"\n", load)
 }
 
-func runGRPC(t *testing.T, p config.Probe) result.Result {
+func runGRPC(t *testing.T, p *plan.Probe) result.Result {
 	t.Helper()
 	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
@@ -217,7 +217,7 @@ func TestGRPCDeadlineIsATimeout(t *testing.T) {
 		t.Run(timeout.String(), func(t *testing.T) {
 			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work`, `concurrency: [8]
 step_duration: 1s`)
-			p.Request.Timeout = model.Duration(timeout)
+			p.Request.Timeout = time.Duration(timeout)
 			r := runGRPC(t, p)
 			s := r.Steps[0]
 			if s.Errors["timeout"] == 0 || s.Errors["timeout"]+s.Responses[grpcOK] != s.Attempts {
@@ -286,10 +286,10 @@ func TestGRPCSClientCertificate(t *testing.T) {
 		{"without it", commoncfg.TLSConfig{CAFile: tt.caFile}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := grpcProbe(t, "grpcs://"+addr, `method: loadprobe.demo.v1.Target/Noop
-descriptors: `+demoProtoset, `concurrency: [2]
+			tlsLine := fmt.Sprintf("      tls_config: {ca_file: %q, cert_file: %q, key_file: %q}\n", tc.tls.CAFile, tc.tls.CertFile, tc.tls.KeyFile)
+			p := probeWith(t, "grpcs://"+addr, tlsLine+"      grpc:\n"+indent(`method: loadprobe.demo.v1.Target/Noop
+descriptors: `+demoProtoset, "        ")+"\n", `concurrency: [2]
 step_duration: 500ms`)
-			p.Request.HTTPClientConfig.TLSConfig = tc.tls
 			r := runGRPC(t, p)
 			s := r.Steps[0]
 			switch {
@@ -360,7 +360,7 @@ probes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runGRPC(t, cfg.Probes[0])
+	r := runGRPC(t, cfg.Plans()[0])
 	if s := r.Steps[0]; s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts {
 		t.Fatalf("responses %v of %d attempts; want every call OK", codeNames(s.Responses), s.Attempts)
 	}

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/grpcdesc"
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // minResolveTime bounds asking the server for its descriptors from below:
@@ -27,18 +27,19 @@ import (
 // for the few round trips of reflection.
 const minResolveTime = 5 * time.Second
 
-// resolve finds the method the client calls: a health check's in grpc-go's
-// own descriptors, else in the descriptor set config read, else by asking
-// the server (grpc.reflection.v1) for the file that defines the service
-// and those it imports, within max(timeout, minResolveTime).
-func (c *grpcClient) resolve(g *config.GRPC, method string, timeout time.Duration) (protoreflect.MethodDescriptor, error) {
+// resolve finds the method req calls: a health check's in grpc-go's own
+// descriptors, else in the descriptor set config read, else by asking the
+// server (grpc.reflection.v1) for the file that defines the service and
+// those it imports, within max(timeout, minResolveTime).
+func (c *grpcClient) resolve(req *plan.Request) (protoreflect.MethodDescriptor, error) {
+	g := req.GRPC
 	switch {
 	case c.health:
 		return healthpb.File_grpc_health_v1_health_proto.Services().Get(0).Methods().ByName("Check"), nil
-	case g.Set != nil:
-		return grpcdesc.Method(g.Set, method)
+	case g.Descriptors != nil:
+		return grpcdesc.Method(g.Descriptors, g.Method)
 	}
-	svc, _, err := grpcdesc.SplitMethod(method)
+	svc, _, err := grpcdesc.SplitMethod(g.Method)
 	if err != nil {
 		return nil, err
 	}
@@ -47,13 +48,13 @@ func (c *grpcClient) resolve(g *config.GRPC, method string, timeout time.Duratio
 		return nil, err
 	}
 	defer cc.Close()
-	ctx, cancel := context.WithTimeout(c.aborted, max(timeout, minResolveTime))
+	ctx, cancel := context.WithTimeout(c.aborted, max(req.Timeout, minResolveTime))
 	defer cancel()
 	files, err := reflectFiles(ctx, cc, svc)
 	if err != nil {
 		return nil, fmt.Errorf("asking the server by reflection: %w", err)
 	}
-	return grpcdesc.Method(files, method)
+	return grpcdesc.Method(files, g.Method)
 }
 
 // reflectionConn is a grpc-go connection to the client's server, with its

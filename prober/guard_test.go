@@ -20,14 +20,14 @@ import (
 
 // guardedProbe builds a probe from YAML with sections (load, guard, ...)
 // as a user writes them.
-func guardedProbe(t *testing.T, url, sections string) config.Probe {
+func guardedProbe(t *testing.T, url, sections string) *plan.Probe {
 	t.Helper()
 	yml := fmt.Sprintf("allowed_targets: [\"127.0.0.1\"]\nprobes:\n  - name: p\n    request: {url: %q, timeout: 1s}\n%s", url, "    "+strings.ReplaceAll(sections, "\n", "\n    "))
 	cfg, err := config.Parse("test.yml", []byte(yml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yml)
 	}
-	return cfg.Probes[0]
+	return cfg.Plans()[0]
 }
 
 // turningTarget answers 200 at once until `after` past its first request,

@@ -3,7 +3,6 @@ package prober
 import (
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
@@ -24,7 +23,7 @@ type planner interface {
 
 // newPlanner is the planner of a probe's load: a search, or the fixed
 // stages of plan, each holding the shard's share of its level.
-func newPlanner(p config.Probe, sh fleet.Shard) planner {
+func newPlanner(p *plan.Probe, sh fleet.Shard) planner {
 	if p.Load.Search != nil {
 		return newSearchPlan(p)
 	}

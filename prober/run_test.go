@@ -2,12 +2,9 @@ package prober
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,23 +23,9 @@ func goProbe(url string) config.Probe {
 	return p
 }
 
-// rawListener counts the connections and bytes that reach it.
-func rawListener(t *testing.T) (addr string, received func() (conns, bytes int64)) {
-	var nconns, nbytes atomic.Int64
-	addr = serveLoopback(t, func(c net.Conn) {
-		nconns.Add(1)
-		n, _ := io.Copy(io.Discard, c)
-		nbytes.Add(n)
-	})
-	return addr, func() (int64, int64) {
-		time.Sleep(100 * time.Millisecond) // what was sent has arrived
-		return nconns.Load(), nbytes.Load()
-	}
-}
-
-// Run compiles the probe it is given, as config.Parse compiles a file's:
-// one that is not valid is an error, and nothing reaches the target.
-func TestRunRefusesAnInvalidProbe(t *testing.T) {
+// A probe built in Go is compiled as config.Parse compiles a file's: one
+// that is not valid is an error, so it never reaches Run.
+func TestCompileRefusesAnInvalidProbe(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(*config.Probe)
@@ -71,15 +54,10 @@ func TestRunRefusesAnInvalidProbe(t *testing.T) {
 		}, "/nonexistent/token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, received := rawListener(t)
-			p := goProbe("http://" + addr + "/")
+			p := goProbe("http://127.0.0.1:1/")
 			tc.setup(&p)
-			r, err := Run(context.Background(), p, Options{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Run() = %s, %v; want an error with %q", r.Ended, err, tc.want)
-			}
-			if conns, bytes := received(); conns != 0 || bytes != 0 {
-				t.Errorf("the target got %d connections, %d bytes; want nothing sent", conns, bytes)
+			if _, err := config.Compile(p); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Compile() = %v; want an error with %q", err, tc.want)
 			}
 		})
 	}
@@ -96,18 +74,22 @@ func TestRunSendsTheBodySetInGo(t *testing.T) {
 				bodies[string(body)]++
 				mu.Unlock()
 			})
-			p := goProbe("http://" + addr + "/")
-			p.Request.Method = "POST"
-			p.Request.Body = `{"hello": "world"}`
-			p.Request.HTTPClientConfig.FollowRedirects = path == "std"
+			spec := goProbe("http://" + addr + "/")
+			spec.Request.Method = "POST"
+			spec.Request.Body = `{"hello": "world"}`
+			spec.Request.HTTPClientConfig.FollowRedirects = path == "std"
+			p, err := config.Compile(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := ClientPath(p); strings.Contains(got, "net/http") != (path == "std") {
 				t.Fatalf("client %s; want the %s path", got, path)
 			}
 			r := mustRun(t, context.Background(), p, Options{})
 			mu.Lock()
 			defer mu.Unlock()
-			if len(bodies) != 1 || bodies[p.Request.Body] == 0 || r.Steps[0].Attempts == 0 {
-				t.Errorf("the server received bodies %v; want only %q", bodies, p.Request.Body)
+			if len(bodies) != 1 || bodies[spec.Request.Body] == 0 || r.Steps[0].Attempts == 0 {
+				t.Errorf("the server received bodies %v; want only %q", bodies, spec.Request.Body)
 			}
 		})
 	}

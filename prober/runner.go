@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
@@ -14,12 +13,12 @@ import (
 // probe cannot run at all. Run is the Runner that sends load; the
 // scheduler takes a Runner, so that its tests can give it one that sends
 // none.
-type Runner func(ctx context.Context, p config.Probe, opts Options) (result.Result, error)
+type Runner func(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error)
 
 // Control is the control probe that checks a probe's run: the same
 // generator against a route that cannot saturate (docs/design.md, "The control probe").
 type Control struct {
-	Probe   config.Probe
+	Probe   *plan.Probe
 	Options Options
 	// Started, when set, is called with the probe's result just before
 	// the control starts.
@@ -49,7 +48,7 @@ type Control struct {
 //
 // The control of a search runs the levels the search measured, in order
 // of level: the generator is checked where the probe's load went.
-func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options, c *Control) result.Result {
+func (run Runner) WithControl(ctx context.Context, p *plan.Probe, opts Options, c *Control) result.Result {
 	r := run.orFailed(ctx, p, opts)
 	stopped := r.Abort != nil && r.Abort.By != result.ByErrorRatio
 	if c == nil || r.Ended == result.ResultFailed || r.Ended == result.ResultCanceled || stopped {
@@ -60,7 +59,9 @@ func (run Runner) WithControl(ctx context.Context, p config.Probe, opts Options,
 	}
 	cp := c.Probe
 	if r.Searched() {
-		cp.Load = sameLevels(cp.Load, r)
+		levels := *cp
+		levels.Load = sameLevels(cp.Load, r)
+		cp = &levels
 	}
 	cr := run.orFailed(ctx, cp, c.Options)
 	if c.Ended != nil {
@@ -93,7 +94,7 @@ func sameLevels(l plan.Load, r result.Result) plan.Load {
 }
 
 // orFailed runs p, and tells a run that could not run as a "failed" result.
-func (run Runner) orFailed(ctx context.Context, p config.Probe, opts Options) result.Result {
+func (run Runner) orFailed(ctx context.Context, p *plan.Probe, opts Options) result.Result {
 	started := time.Now()
 	r, err := run(ctx, p, opts)
 	if err != nil {

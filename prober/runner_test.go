@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -36,7 +35,7 @@ func TestWithControl(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ran, watched []string
-			run := Runner(func(_ context.Context, p config.Probe, _ Options) (result.Result, error) {
+			run := Runner(func(_ context.Context, p *plan.Probe, _ Options) (result.Result, error) {
 				ran = append(ran, p.Name)
 				if p.Name == "p" && tc.probe == result.ResultFailed || p.Name == "c" && tc.control == result.ResultFailed {
 					return result.Result{}, errors.New("no client")
@@ -47,11 +46,11 @@ func TestWithControl(t *testing.T) {
 				return knee("c", tc.control), nil
 			})
 			c := &Control{
-				Probe:   config.Probe{Name: "c"},
+				Probe:   &plan.Probe{Name: "c"},
 				Started: func(r result.Result) { watched = append(watched, "started after "+string(r.Ended)) },
 				Ended:   func(r result.Result) { watched = append(watched, "ended "+string(r.Ended)) },
 			}
-			r := run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
+			r := run.WithControl(context.Background(), &plan.Probe{Name: "p"}, Options{}, c)
 			wantRan, wantWatched := []string{"p"}, []string(nil)
 			if tc.controlRuns {
 				wantRan = []string{"p", "c"}
@@ -70,10 +69,10 @@ func TestWithControl(t *testing.T) {
 	}
 	// Without a control, the probe's run alone.
 	n := 0
-	r := Runner(func(context.Context, config.Probe, Options) (result.Result, error) {
+	r := Runner(func(context.Context, *plan.Probe, Options) (result.Result, error) {
 		n++
 		return result.Result{Ended: result.ResultCompleted}, nil
-	}).WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, nil)
+	}).WithControl(context.Background(), &plan.Probe{Name: "p"}, Options{}, nil)
 	if n != 1 || r.Ended != result.ResultCompleted {
 		t.Errorf("%d runs, result %s; want the probe's one run", n, r.Ended)
 	}
@@ -83,7 +82,7 @@ func TestWithControl(t *testing.T) {
 // level, each once, whatever load its own config names.
 func TestWithControlOfASearchRunsItsLevels(t *testing.T) {
 	var controlLoad plan.Load
-	run := Runner(func(_ context.Context, p config.Probe, _ Options) (result.Result, error) {
+	run := Runner(func(_ context.Context, p *plan.Probe, _ Options) (result.Result, error) {
 		if p.Name == "c" {
 			controlLoad = p.Load
 			return result.Result{Name: "c", Ended: result.ResultCompleted}, nil
@@ -94,8 +93,8 @@ func TestWithControlOfASearchRunsItsLevels(t *testing.T) {
 		}
 		return result.Result{Name: "p", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps}, nil
 	})
-	c := &Control{Probe: config.Probe{Name: "c", Load: plan.Load{Concurrency: []int{1, 1024}, StepDuration: 7}}}
-	run.WithControl(context.Background(), config.Probe{Name: "p"}, Options{}, c)
+	c := &Control{Probe: &plan.Probe{Name: "c", Load: plan.Load{Concurrency: []int{1, 1024}, StepDuration: 7}}}
+	run.WithControl(context.Background(), &plan.Probe{Name: "p"}, Options{}, c)
 	if want := []int{1, 2, 4, 8, 10, 11, 12, 16, 32}; !slices.Equal(controlLoad.Concurrency, want) || controlLoad.StepDuration != 7 {
 		t.Errorf("control ran %v (step %v), want %v at its own step_duration", controlLoad.Concurrency, controlLoad.StepDuration, want)
 	}

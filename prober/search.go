@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
@@ -27,7 +26,7 @@ type searchPlan struct {
 	duration  time.Duration
 }
 
-func newSearchPlan(p config.Probe) *searchPlan {
+func newSearchPlan(p *plan.Probe) *searchPlan {
 	s := p.Load.Search
 	return &searchPlan{
 		mode: p.Load.Mode(), rng: s.Range(), precision: s.Precision, maxSteps: s.MaxSteps,

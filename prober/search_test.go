@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
 )
@@ -26,7 +26,7 @@ type figures struct {
 // figures (the n-th reading of a level as its second argument, from 1), as
 // the engine runs a plan: each step is measured, then the plan decides the
 // next. It returns the steps and the analysis of the run.
-func simulate(t *testing.T, p config.Probe, target func(level float64, reading int) figures) result.Result {
+func simulate(t *testing.T, p *plan.Probe, target func(level float64, reading int) figures) result.Result {
 	t.Helper()
 	plan := newPlanner(p, fleet.Shard{})
 	r := result.Result{Mode: p.Load.Mode(), Steps: []result.Step{}}
@@ -57,7 +57,7 @@ func pool(level float64, _ int) figures {
 	return figures{goodput: 50 * min(level, 12), p99: time.Duration(float64(20*time.Millisecond) * max(1, level/12))}
 }
 
-func searchProbe(t *testing.T, search string) config.Probe {
+func searchProbe(t *testing.T, search string) *plan.Probe {
 	t.Helper()
 	return probeFor(t, "http://127.0.0.1:1/", "search: "+search+"\nstep_duration: 1s")
 }
@@ -65,7 +65,7 @@ func searchProbe(t *testing.T, search string) config.Probe {
 // checkGrowth fails when a step offered more than twice the highest level
 // measured before it that broke no rule: within both budgets and below
 // abort.error_ratio.
-func checkGrowth(t *testing.T, p config.Probe, r result.Result) {
+func checkGrowth(t *testing.T, p *plan.Probe, r result.Result) {
 	t.Helper()
 	lq, budget := analysis.LatencyRule(p.Rules)
 	clean := 0.0

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -138,7 +136,7 @@ func TestCollapseIsNamed(t *testing.T) {
 step_duration: 2s
 settle_timeout: 5s`)
 	p.Abort.ErrorRatio = 1
-	p.Request.Timeout = model.Duration(100 * time.Millisecond)
+	p.Request.Timeout = time.Duration(100 * time.Millisecond)
 	r := mustRun(t, context.Background(), p, Options{})
 	for _, s := range r.Steps {
 		t.Logf("/collapse level %g: goodput %.0f/s, error ratio %.3f, settle %.2fs, errors %v", s.Level, s.Goodput, s.ErrorRatio, s.SettleSeconds, s.Errors)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -70,17 +71,17 @@ func serveLoopback(t *testing.T, serve func(net.Conn)) string {
 
 // templatedProbe loads a probe from YAML as a user writes it; dir is where
 // data files are found.
-func templatedProbe(t testing.TB, yml string) config.Probe {
+func templatedProbe(t testing.TB, yml string) *plan.Probe {
 	t.Helper()
 	cfg, err := config.Parse("../examples/test.yml", []byte(yml))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yml)
 	}
-	return cfg.Probes[0]
+	return cfg.Plans()[0]
 }
 
 // attempts sends n attempts over conns connections at once, as workers do.
-func attempts(t *testing.T, p config.Probe, conns, n int) {
+func attempts(t *testing.T, p *plan.Probe, conns, n int) {
 	t.Helper()
 	c, err := newConnector(p, live.Nop{})
 	if err != nil {

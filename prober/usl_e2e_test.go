@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -31,7 +31,7 @@ func uslTarget(t *testing.T, sigma, kappa, lambda float64) string {
 }
 
 // runProbe runs p to its result, failing the test when it cannot run.
-func runProbe(t *testing.T, p config.Probe) result.Result {
+func runProbe(t *testing.T, p *plan.Probe) result.Result {
 	t.Helper()
 	return mustRun(t, context.Background(), p, Options{})
 }

@@ -7,15 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
-	commoncfg "github.com/prometheus/common/config"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -41,17 +39,11 @@ const upgradedCode = http.StatusSwitchingProtocols
 // closeGrace bounds the close handshake of a session the probe ends.
 const closeGrace = 100 * time.Millisecond
 
-// isWebSocket reports whether rawURL names a WebSocket probe (ws:// or wss://).
-func isWebSocket(rawURL string) bool {
-	scheme, _, ok := strings.Cut(rawURL, "://")
-	return ok && (strings.EqualFold(scheme, "ws") || strings.EqualFold(scheme, "wss"))
-}
-
 // wsClient opens the sessions of one probe's run.
 type wsClient struct {
 	url      *template.Template // the handshake's, rendered per handshake
 	headers  http.Header        // the handshake's fixed headers
-	varying  []headerField      // those rendered per handshake
+	varying  []plan.Field       // those rendered per handshake
 	message  *template.Template // rendered per message
 	fixed    bool               // the message does not vary: it is payload
 	payload  []byte
@@ -66,40 +58,23 @@ type wsClient struct {
 }
 
 // newWSClient builds the client from req, which config has compiled: its
-// headers (headers.go), with its static credentials read once, as on the
-// HTTP fast path, its tls_config and proxy. Its URL, headers and message
-// are templates as on HTTP (client_template.go): a message is written with
-// the values of its attempt, a handshake with those of the attempt that
-// opens the session. handshakes may be nil.
-func newWSClient(req config.Request, src *varSource, handshakes live.Handshakes) (*wsClient, error) {
-	req = literal(req)
-	u, err := requestURL(req)
-	if err != nil {
-		return nil, err
-	}
-	if u.Host == "" {
+// headers, with its static credentials, as on the HTTP fast path, its
+// tls_config and proxy. Its URL, headers and message are templates as on
+// HTTP (client_template.go): a message is written with the values of its
+// attempt, a handshake with those of the attempt that opens the session.
+// handshakes may be nil.
+func newWSClient(req *plan.Request, src *varSource, handshakes live.Handshakes) (*wsClient, error) {
+	if req.URL.Host == "" {
 		return nil, fmt.Errorf("url %q: no host", req.URL)
 	}
-	hc := req.HTTPClientConfig
-	if err := pinProxy(&hc.ProxyConfig, u); err != nil {
-		return nil, err
-	}
-	auth, err := staticAuthorization(hc)
-	if err != nil {
-		return nil, err
-	}
-	tlsConfig, err := commoncfg.NewTLSConfig(&hc.TLSConfig)
-	if err != nil {
-		return nil, fmt.Errorf("tls_config: %w", err)
-	}
 	c := &wsClient{
-		url: template.Text(req.URL), message: template.Text(string(req.Payload)),
+		url: req.Whole, message: req.Body,
 		headers: http.Header{},
 		src:     src,
 		reuse:   req.KeepAlive,
 		live:    handshakes,
 		dialer: websocket.Dialer{
-			TLSClientConfig: tlsConfig,
+			TLSClientConfig: req.TLS.Clone(),
 			ReadBufferSize:  4096,
 			WriteBufferSize: 4096,
 			// The prober's own dial: a host that cannot resolve fails as
@@ -109,21 +84,17 @@ func newWSClient(req config.Request, src *varSource, handshakes live.Handshakes)
 			},
 		},
 	}
-	if t := req.Templates; t != nil {
-		c.url, c.message = t.URL, t.Body
-	}
-	headers := newHeaderSet(req, auth)
-	if headers.host != nil {
-		host, _ := headers.host.Literal() // config keeps Host literal
+	if req.Header.Host != nil {
+		host, _ := req.Header.Host.Literal() // config keeps Host literal
 		c.headers.Set("Host", host)
 	}
-	c.varying = headers.literal(c.headers)
+	c.varying = fixedHeaders(req.Header, c.headers)
 	if msg, fixed := c.message.Literal(); fixed {
 		c.fixed, c.payload = true, []byte(msg)
 		c.msgType = messageType(c.payload)
 	}
-	if hc.ProxyURL.URL != nil {
-		c.dialer.Proxy = http.ProxyURL(hc.ProxyURL.URL)
+	if req.Proxy != nil {
+		c.dialer.Proxy = http.ProxyURL(req.Proxy)
 	}
 	if c.live == nil {
 		c.live = live.NopHandshakes{}
@@ -186,7 +157,7 @@ func (w *wsConn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 		c.src.attempt(w.vars)
 	}
 	if !c.fixed {
-		if c.message.Size(w.vars)+c.url.Size(w.vars) > config.MaxRequestBytes {
+		if c.message.Size(w.vars)+c.url.Size(w.vars) > plan.MaxRequestBytes {
 			return result.Code{}, result.TooLarge
 		}
 		w.msg = c.message.Append(w.msg[:0], w.vars)

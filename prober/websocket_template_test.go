@@ -73,7 +73,7 @@ probes:
 	if r.Ended != result.ResultCompleted {
 		t.Fatalf("result %s (%s); want completed", r.Ended, r.Error)
 	}
-	users := p.Data.Rows
+	users := p.Rows.Table
 	isUser := func(u string) bool {
 		for i := range users.Len() {
 			if users.Row(i).Field(0) == u {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gorilla/websocket"
 	commoncfg "github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/fleet"
@@ -292,7 +291,7 @@ func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("ws" + strings.TrimPrefix(srv.URL, "http"))
 			req.Headers, req.HTTPClientConfig = tc.headers, tc.client
-			ws, err := newWSClient(req, nil, nil)
+			ws, err := newWSClient(compileRequest(t, req), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +330,7 @@ func TestWebSocketSessionEndsAreClassified(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := probeFor(t, wsServer(t, tc.behave), `concurrency: [1]
 step_duration: 500ms`)
-			p.Request.Timeout = model.Duration(100 * time.Millisecond)
+			p.Request.Timeout = time.Duration(100 * time.Millisecond)
 			live := newWSLive()
 			r := mustRun(t, context.Background(), p, Options{Live: live})
 			s := r.Steps[0]
@@ -368,7 +367,7 @@ func TestWebSocketRunStopsWhenCanceled(t *testing.T) {
 	})
 	p := probeFor(t, url, `concurrency: [4]
 step_duration: 30s`)
-	p.Request.Timeout = model.Duration(10 * time.Second)
+	p.Request.Timeout = time.Duration(10 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for range 4 {

@@ -41,8 +41,7 @@ func BenchmarkWebSocketRoundTrips(b *testing.B) {
 		measureRoundTrips(b, func() int64 { return bareLoop(b, url, payload, sessions, hold) })
 	})
 	b.Run("loadprobe", func(b *testing.B) {
-		p := probeFor(b, url, fmt.Sprintf("concurrency: [%d]\nstep_duration: %s", sessions, model.Duration(hold)))
-		p.Request.Body = string(payload)
+		p := probeWith(b, url, fmt.Sprintf("      body: '%s'\n", payload), fmt.Sprintf("concurrency: [%d]\nstep_duration: %s", sessions, model.Duration(hold)))
 		measureRoundTrips(b, func() int64 {
 			r := mustRun(b, context.Background(), p, Options{})
 			if len(r.Steps) != 1 || r.Steps[0].ErrorRatio != 0 {

@@ -3,12 +3,10 @@ package schedule
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 )
 
@@ -34,9 +32,9 @@ type claim struct {
 
 // claimFor is the claim of a run of p, and of its control when it has one:
 // the control runs within the probe's reservation.
-func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasControl bool) *claim {
+func (s *Scheduler) claimFor(ctx context.Context, p, control *plan.Probe, hasControl bool) *claim {
 	c := &claim{name: p.Name, continuous: p.Schedule.Continuous, closedLoop: p.Load.Mode().ClosedLoop(), peak: p.Load.Peak()}
-	probes := []config.Probe{p}
+	probes := []*plan.Probe{p}
 	if hasControl {
 		probes = append(probes, control)
 	}
@@ -65,10 +63,8 @@ func (s *Scheduler) claimFor(ctx context.Context, p, control config.Probe, hasCo
 }
 
 // demand is what a run of p asks for: its host and its highest level.
-func demand(p config.Probe) (host string, conc int, rate float64) {
-	if u, err := url.Parse(p.Request.URL); err == nil {
-		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	}
+func demand(p *plan.Probe) (host string, conc int, rate float64) {
+	host = strings.TrimSuffix(strings.ToLower(p.Request.URL.Hostname()), ".")
 	if p.Load.Mode() == plan.ModeConcurrency {
 		return host, int(p.Load.Peak()), 0
 	}

@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -39,7 +39,7 @@ func boundary(t time.Time, grid time.Duration) time.Time {
 // grid is the spacing of p's aligned runs: its interval, or for a
 // continuous probe the aligned length of one run and of its control, so
 // that runs follow one another on every replica alike.
-func (s *Scheduler) grid(p config.Probe) time.Duration {
+func (s *Scheduler) grid(p *plan.Probe) time.Duration {
 	if !p.Schedule.Continuous {
 		return time.Duration(p.Schedule.Interval)
 	}
@@ -52,7 +52,7 @@ func (s *Scheduler) grid(p config.Probe) time.Duration {
 
 // firstRun is when a probe's first run is due: at once for a lone
 // loadprobe, on the first boundary of its grid for a fleet's replica.
-func (s *Scheduler) firstRun(p config.Probe, now time.Time) time.Time {
+func (s *Scheduler) firstRun(p *plan.Probe, now time.Time) time.Time {
 	if !s.aligned() {
 		return now
 	}
@@ -73,7 +73,7 @@ func (s *Scheduler) triggeredRun(now time.Time) time.Time {
 // that failed failedRetry after it. A fleet's replica takes the first
 // boundary from then on instead, without jitter, which would differ from
 // replica to replica.
-func (s *Scheduler) nextRun(p config.Probe, started, now time.Time, outcome result.RunResult) time.Time {
+func (s *Scheduler) nextRun(p *plan.Probe, started, now time.Time, outcome result.RunResult) time.Time {
 	sched := p.Schedule
 	var next time.Time
 	switch {
@@ -113,7 +113,7 @@ func (s *Scheduler) alignAt(l *probeLoop) time.Time {
 
 // controlAlign is when the control of a run aligned at at starts: on the
 // boundary after the probe's last step and its settle allowance.
-func controlAlign(at time.Time, p config.Probe) time.Time {
+func controlAlign(at time.Time, p *plan.Probe) time.Time {
 	if at.IsZero() {
 		return at
 	}

@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -30,7 +30,7 @@ func alignBubble(t *testing.T, sh fleet.Shard, f func(t *testing.T, s *Scheduler
 		t0 := time.Now()
 		var mu sync.Mutex
 		var runs []alignedRun
-		run := func(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
+		run := func(ctx context.Context, p *plan.Probe, opts prober.Options) (result.Result, error) {
 			ar := alignedRun{probe: p.Name, called: time.Since(t0), due: -1}
 			if !opts.Align.IsZero() {
 				ar.due = opts.Align.Sub(t0)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // FleetJudge reads back the fleet's run that r, this replica's finished
 // run of p, was part of (fleet.Reader.Judge); see Options.FleetJudge. It
 // returns when ctx ends.
-type FleetJudge func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet
+type FleetJudge func(ctx context.Context, p *plan.Probe, r result.Result) *result.Fleet
 
 // judgeFleet judges r in a goroutine of its own, so that the probe's next
 // run is not held up by the wait for the other shards' series; Wait waits

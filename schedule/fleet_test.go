@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestFleetJudgeJoinsTheRunsResult(t *testing.T) {
 	var mu sync.Mutex
 	judged := map[string]int{}
-	judge := func(ctx context.Context, p config.Probe, r result.Result) *result.Fleet {
+	judge := func(ctx context.Context, p *plan.Probe, r result.Result) *result.Fleet {
 		mu.Lock()
 		judged[p.Name]++
 		mu.Unlock()

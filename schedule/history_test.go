@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
@@ -18,7 +18,7 @@ import (
 func capacityRun() prober.Runner {
 	var mu sync.Mutex
 	runs := map[string]int{}
-	return func(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
+	return func(ctx context.Context, p *plan.Probe, opts prober.Options) (result.Result, error) {
 		r, err := fakeRun(ctx, p, opts)
 		mu.Lock()
 		runs[p.Name]++

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
@@ -91,7 +92,7 @@ type Scheduler struct {
 
 // probeLoop is the goroutine that schedules one probe.
 type probeLoop struct {
-	probe   config.Probe
+	probe   *plan.Probe
 	cancel  context.CancelFunc
 	trigger chan struct{}
 	done    chan struct{}
@@ -183,8 +184,8 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 	if s.ctx.Err() != nil {
 		return // stopped: no new loops while Wait may be waiting
 	}
-	wanted := map[string]config.Probe{}
-	for _, p := range cfg.Probes {
+	wanted := map[string]*plan.Probe{}
+	for _, p := range cfg.Plans() {
 		wanted[p.Name] = p
 	}
 	for name, l := range s.runs {
@@ -218,7 +219,7 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 			}
 		}()
 	}
-	for _, p := range cfg.Probes {
+	for _, p := range cfg.Plans() {
 		if _, ok := s.runs[p.Name]; ok {
 			continue
 		}
@@ -361,9 +362,9 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 	}
 	defer s.release(c)
 
-	var ctl *config.Probe
+	var ctl *plan.Probe
 	if hasControl {
-		ctl = &control
+		ctl = control
 	}
 	r := s.runWithControl(rctx, l, ctl, func(since time.Time) int { return s.overlapping(c, since) })
 
@@ -393,7 +394,7 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 
 // runWithControl runs l's probe and its control (nil: none) with the
 // scheduler's runner, keeping the run under way in l's state as it goes.
-func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *config.Probe, overlapping func(time.Time) int) result.Result {
+func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *plan.Probe, overlapping func(time.Time) int) result.Result {
 	p := l.probe
 	// Every view of this run carries one start time: the scheduler's.
 	started := time.Now()
@@ -416,7 +417,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *c
 		// its host and its load too: it is the same generator against
 		// the same server, right after the probe.
 		ctl = &prober.Control{
-			Probe:   *control,
+			Probe:   control,
 			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Align: controlAlign(align, p), Overlapping: overlapping},
 			Started: func(shown result.Result) {
 				restamp(&shown)
@@ -466,11 +467,11 @@ func (s *Scheduler) setDoing(l *probeLoop, doing string) {
 }
 
 // control returns the probe's control probe from the config in force.
-func (s *Scheduler) control(p config.Probe) (config.Probe, bool) {
+func (s *Scheduler) control(p *plan.Probe) (*plan.Probe, bool) {
 	if p.Control == "" {
-		return config.Probe{}, false
+		return nil, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cfg.Probe(p.Control)
+	return s.cfg.Plan(p.Control)
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
@@ -32,7 +33,7 @@ import (
 // attempts short), or aborted when ctx ended with a *result.Stop (the
 // pause switch), as prober.Run is. A probe named "fails" cannot run: an
 // error after 1ms, as from a probe whose client cannot be built.
-func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
+func fakeRun(ctx context.Context, p *plan.Probe, opts prober.Options) (result.Result, error) {
 	if p.Name == "fails" {
 		time.Sleep(time.Millisecond) // and a failing probe that spins is caught spinning
 		return result.Result{}, errors.New("its client cannot be built")
@@ -45,7 +46,7 @@ func fakeRun(ctx context.Context, p config.Probe, opts prober.Options) (result.R
 
 const stopTime = 10 * time.Millisecond
 
-func fakeSteps(ctx context.Context, p config.Probe, opts prober.Options, r *result.Result) result.RunResult {
+func fakeSteps(ctx context.Context, p *plan.Probe, opts prober.Options, r *result.Result) result.RunResult {
 	levels := slices.Clone(p.Load.Rate)
 	for _, c := range p.Load.Concurrency {
 		levels = append(levels, float64(c))

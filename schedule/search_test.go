@@ -6,7 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -16,7 +16,7 @@ import (
 func TestSchedulerKeepsWhatASearchStepIsFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const doing = "refining the knee between 8 and 12"
-		run := func(ctx context.Context, p config.Probe, opts prober.Options) (result.Result, error) {
+		run := func(ctx context.Context, p *plan.Probe, opts prober.Options) (result.Result, error) {
 			opts.Progress(prober.Progress{Probe: p.Name, Step: 7, Steps: 24, Level: 10, Search: doing})
 			time.Sleep(time.Second)
 			return result.Result{Name: p.Name, Mode: p.Load.Mode(), Ended: result.ResultCompleted, Started: time.Now(),

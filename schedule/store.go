@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/internal/regularfile"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
@@ -67,8 +68,7 @@ func (s *Store) Load() ([]state.Probe, error) {
 		if sp.Result.Name == "" {
 			continue // nothing to attach it to
 		}
-		st := state.Probe{Last: &sp.Result, LastCompleted: sp.LastCompleted, History: sp.History}
-		st.Probe.Name = sp.Result.Name
+		st := state.Probe{Probe: &plan.Probe{Name: sp.Result.Name}, Last: &sp.Result, LastCompleted: sp.LastCompleted, History: sp.History}
 		states = append(states, st)
 	}
 	return states, nil

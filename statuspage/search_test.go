@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
@@ -18,9 +17,8 @@ import (
 // level, shades each breaking point's bracket, and says what the step under
 // way is for.
 func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
-	p := config.DefaultProbe
-	p.Name = "searched"
-	p.Load.Search = &plan.Search{Concurrency: &plan.SearchRange{From: 1, Max: 256}, Precision: 0.1, MaxSteps: 24}
+	p := probe("searched")
+	p.Load = plan.Load{Search: &plan.Search{Concurrency: &plan.SearchRange{From: 1, Max: 256}, Precision: 0.1, MaxSteps: 24}}
 	r := &result.Result{Name: "searched", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Started: time.Now(), Valid: true}
 	for _, lv := range []float64{1, 2, 4, 8, 16, 32, 12, 10, 11} {
 		good := 50 * min(lv, 12)

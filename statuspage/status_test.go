@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,11 +21,13 @@ import (
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
-func probe(name string, levels ...int) config.Probe {
-	p := config.DefaultProbe
-	p.Name = name
-	p.Load.Concurrency = levels
-	return p
+// probe is a probe of a concurrency ramp over levels, with the default
+// sections, as the status page reads it.
+func probe(name string, levels ...int) *plan.Probe {
+	d := config.DefaultProbe
+	d.Load.Concurrency = levels
+	return &plan.Probe{Name: name, Load: d.Load, Rules: d.Rules, Abort: d.Abort, Guard: d.Guard, Schedule: d.Schedule,
+		Request: &plan.Request{URL: &url.URL{Scheme: "http", Host: "127.0.0.1:8080", Path: "/"}}}
 }
 
 // finished is a completed ramp whose three rules fired at 4, 8 and 16.

@@ -17,8 +17,8 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/promapi"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -68,7 +68,7 @@ func New(o Options, logger *slog.Logger) (*Reader, error) {
 // and judges it. It asks until every shard's steps of the run are scraped
 // or Options.Wait has passed (or ctx ends): then a shard still missing
 // makes the run invalid, named in Problems.
-func (r *Reader) Judge(ctx context.Context, p config.Probe, own result.Result) *result.Fleet {
+func (r *Reader) Judge(ctx context.Context, p *plan.Probe, own result.Result) *result.Fleet {
 	giveUp := time.Now().Add(r.opts.Wait)
 	for {
 		f, err := r.read(ctx, p, own)
@@ -101,7 +101,7 @@ func unread(shards int, err error) *result.Fleet {
 }
 
 // read reads the run once and sums it, whatever shard is missing.
-func (r *Reader) read(ctx context.Context, p config.Probe, own result.Result) (*result.Fleet, error) {
+func (r *Reader) read(ctx context.Context, p *plan.Probe, own result.Result) (*result.Fleet, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	now := time.Now()

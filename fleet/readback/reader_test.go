@@ -25,7 +25,7 @@ import (
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
-func testProbe(t *testing.T) config.Probe {
+func testProbe(t *testing.T) *plan.Probe {
 	t.Helper()
 	cfg, err := config.Parse("f.yml", []byte(`allowed_targets: ["127.0.0.1"]
 probes:
@@ -37,7 +37,7 @@ probes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg.Probes[0]
+	return cfg.Plans()[0]
 }
 
 // runStart is replica 0's run: every replica's steps start on its offsets.
@@ -82,7 +82,7 @@ func (s states) Snapshot() []state.Probe { return s }
 
 // vector is what Prometheus would hold of the replicas' gauges and
 // summaries now, each series with its job and instance.
-func vector(t *testing.T, p config.Probe, rs []replica) model.Vector {
+func vector(t *testing.T, p *plan.Probe, rs []replica) model.Vector {
 	t.Helper()
 	var v model.Vector
 	for i, r := range rs {
@@ -385,12 +385,12 @@ probes:
 	}
 	for _, tc := range []struct {
 		name          string
-		p             config.Probe
+		p             *plan.Probe
 		ok, failed    result.Code
 		wantOK, wantE result.Code // the fleet's code of the successes and of the failures
 	}{
 		{"HTTP, a code outside the registry", testProbe(t), result.HTTPStatus(200), result.HTTPStatus(599), result.HTTPStatus(200), result.CodeOther},
-		{"gRPC", grpcProbe.Probes[0], result.GRPCStatus(0), result.GRPCStatus(14), result.GRPCStatus(0), result.GRPCStatus(14)},
+		{"gRPC", grpcProbe.Plans()[0], result.GRPCStatus(0), result.GRPCStatus(14), result.GRPCStatus(0), result.GRPCStatus(14)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			steps := func(int) []result.Step {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
@@ -20,7 +19,7 @@ import (
 // replica whose run started late, or not at all) started a whole run
 // before, and count as missing. A rejected shard (its reason given)
 // counts as missing at every level, with that reason for its problem.
-func sum(p config.Probe, own result.Result, shards int, ps parts, rejected map[int]string) *result.Fleet {
+func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[int]string) *result.Fleet {
 	f := &result.Fleet{Shards: shards, Steps: []result.Step{}, MissingShards: []int{}, Problems: []string{}}
 	tolerance := time.Duration(p.Load.StepDuration).Seconds() / 2
 	missing := make([][]string, shards)
@@ -66,7 +65,7 @@ func sum(p config.Probe, own result.Result, shards int, ps parts, rejected map[i
 // merge sums the shards' parts of one step into the fleet's step; own is
 // replica 0's step at that level. It returns the step and the spread of
 // the parts' starts, in seconds.
-func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64) {
+func merge(p *plan.Probe, own result.Step, found []*part) (result.Step, float64) {
 	s := result.Step{
 		Level: own.Level, Name: own.Name, DurationSeconds: own.DurationSeconds,
 		Responses: result.Codes{}, HTTPErrors: result.Codes{}, Errors: map[string]int64{}, PerSecond: []result.Second{},
@@ -124,8 +123,8 @@ func merge(p config.Probe, own result.Step, found []*part) (result.Step, float64
 // success reports whether a response of code is one of p's successes: OK
 // for a gRPC probe, a valid status code for HTTP; never CodeOther, which
 // the shards' series bound a target's rare codes to.
-func success(p config.Probe, code result.Code) bool {
-	if p.Request.IsGRPC() {
+func success(p *plan.Probe, code result.Code) bool {
+	if p.Request.GRPC != nil {
 		return code == result.GRPCStatus(0)
 	}
 	return code.Protocol == result.HTTP && p.Request.ValidCode(int(code.Number))

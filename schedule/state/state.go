@@ -7,13 +7,13 @@ package state
 import (
 	"time"
 
-	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // Probe is what the daemon knows of one configured probe.
 type Probe struct {
-	Probe         config.Probe
+	Probe         *plan.Probe
 	Last          *result.Result // latest finished run (not canceled), nil before the first
 	Current       *result.Result // run under way with the steps finished so far, nil when idle
 	LastCompleted time.Time      // end of the last completed run; zero: never

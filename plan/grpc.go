@@ -1,0 +1,28 @@
+package plan
+
+import (
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/loadprobe/loadprobe/config/template"
+)
+
+// HealthMethod is the method a health probe calls.
+const HealthMethod = "grpc.health.v1.Health/Check"
+
+// GRPC is a unary gRPC call, compiled (docs/grpc.md).
+type GRPC struct {
+	// Method is package.Service/Method: HealthMethod for a health check.
+	Method string
+	// Health is the service a health check asks about ("" for the
+	// server as a whole); nil for a call of Method.
+	Health *string
+	// Message writes the JSON of the method's input message.
+	Message *template.Template
+	// Metadata is sent with every call, keys in order.
+	Metadata []Field
+	// Descriptors is the descriptor set the config names, parsed once;
+	// nil: the server is asked by reflection when a run starts.
+	Descriptors *protoregistry.Files
+	// Connections is how many HTTP/2 connections the calls in flight share.
+	Connections int
+}
