@@ -80,8 +80,18 @@ func (v *validator) compileRequest(r *Request, parts *requestParts, rp keyPath) 
 	pr.Header = headerSet(r.Headers, t, pr.Authorization)
 	if r.GRPC != nil {
 		pr.GRPC = compileGRPC(r.GRPC, parts)
+		pr.Templated = !literal(pr.GRPC.Message)
+		for _, f := range pr.GRPC.Metadata {
+			pr.Templated = pr.Templated || !literal(f.Value)
+		}
 	}
 	return pr
+}
+
+// literal reports a template that writes a fixed text.
+func literal(t *template.Template) bool {
+	_, ok := t.Literal()
+	return ok
 }
 
 // tlsScheme reports the schemes of a connection over TLS.

@@ -34,8 +34,9 @@ type Request struct {
 	Whole, Target, Body *template.Template
 	// Header is what every attempt sends beside the framing.
 	Header Header
-	// Templated reports a request whose URL, headers or body vary per
-	// attempt; their size is then bounded per attempt (MaxRequestBytes).
+	// Templated reports a request whose URL, headers or body (or gRPC
+	// message or metadata) vary per attempt; their size is then bounded
+	// per attempt (MaxRequestBytes).
 	Templated bool
 	Timeout   time.Duration
 	KeepAlive bool

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -20,9 +21,9 @@ type stuckClient struct {
 
 type stuckConn struct{ c *stuckClient }
 
-func (c *stuckClient) NewConn() Conn { return stuckConn{c} }
-func (c *stuckClient) Abort()        {}
-func (c *stuckClient) Close()        {}
+func (c *stuckClient) NewConn(*template.Vars) Conn { return stuckConn{c} }
+func (c *stuckClient) Abort()                      {}
+func (c *stuckClient) Close()                      {}
 
 func (c stuckConn) Do(time.Time) (result.Code, result.Outcome) {
 	if time.Since(c.c.start) < c.c.hangAt {
@@ -47,7 +48,7 @@ func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(15*time.Second, cancel)
 				start := time.Now()
-				r := run(ctx, p, Options{}, client, start)
+				r := run(ctx, p, Options{}, &request{t: client}, start)
 				if took := time.Since(start); took != 15*time.Second+abandonAfter {
 					t.Errorf("Run returned %s after its start, want the cancel at 15s + %s", took, abandonAfter)
 				}

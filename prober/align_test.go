@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -19,10 +20,10 @@ type pacedClient struct {
 
 type pacedConn struct{ c *pacedClient }
 
-func (c *pacedClient) NewConn() Conn { return pacedConn{c} }
-func (c *pacedClient) Abort()        {}
-func (c *pacedClient) Close()        {}
-func (pacedConn) Close()             {}
+func (c *pacedClient) NewConn(*template.Vars) Conn { return pacedConn{c} }
+func (c *pacedClient) Abort()                      {}
+func (c *pacedClient) Close()                      {}
+func (pacedConn) Close()                           {}
 
 func (c pacedConn) Do(deadline time.Time) (result.Code, result.Outcome) {
 	now := time.Now()
@@ -76,7 +77,7 @@ func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
 						return 10 * time.Millisecond
 					}
 				}
-				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard}, client, time.Now())
+				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard}, &request{t: client}, time.Now())
 				if r.Ended != result.ResultCompleted {
 					t.Fatalf("result %s (%s), want completed", r.Ended, r.Error)
 				}
@@ -113,7 +114,7 @@ func TestUnalignedStepsFollowOneAnother(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := probeFor(t, "http://127.0.0.1:1/", "concurrency: [1, 2]\nstep_duration: 2s")
 		start := time.Now()
-		r := run(context.Background(), p, Options{}, &pacedClient{latency: func(time.Time) time.Duration { return 10 * time.Millisecond }}, start)
+		r := run(context.Background(), p, Options{}, &request{t: &pacedClient{latency: func(time.Time) time.Duration { return 10 * time.Millisecond }}}, start)
 		got := offsets(stepStarts(r), start)
 		// The second starts after the first (2s, its last attempt ending
 		// on the dot) and one settling request (10ms).

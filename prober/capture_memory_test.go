@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -91,7 +90,7 @@ probes:
 	// what the users hold, not the garbage a lazier collector leaves.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	for _, users := range []int{1, 4, 8} {
-		c, err := newConnector(p, live.Nop{})
+		c, err := newWorkload(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +101,7 @@ probes:
 		var wg sync.WaitGroup
 		var failed atomic.Int64
 		for range users {
-			conn := c.NewConn()
+			conn := attempter{c.newUser()}
 			wg.Go(func() {
 				defer conn.Close()
 				for range iterations {
@@ -114,7 +113,7 @@ probes:
 		}
 		wg.Wait()
 		close(stop)
-		c.Close()
+		c.close()
 		grown := float64(<-peak-<-base) / float64(len(body))
 		t.Logf("%d users: heap peak %.0f MB above the start, %.1f bodies per user", users, grown*float64(len(body))/1e6, grown/float64(users))
 		if failed.Load() != 0 || wrong.Load() != 0 {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -49,24 +48,17 @@ const maxBodyBytes = 10 << 20
 //   - an attempt ends by its deadline, as a timeout, whatever the server
 //     does with the connection (a 101 response's included), and at once on
 //     Abort.
-type httpClient interface {
-	connector
-	// newConnWith returns a connection whose templated requests are
-	// written with vars as they are: a flow sets them for each step.
-	newConnWith(vars *template.Vars) Conn
-}
+type httpClient = connector
 
 // newClient builds the client of the probe name's request req: the lean
 // one, or net/http when std says so (a flow step that captures a value
-// reads its response there) or when req needs it (req.NetHTTP). src gives
-// the attempts of the client's own Conns their values
-// (client_template.go); a flow, which sets them itself, gives none. It
-// does not dial.
-func newClient(req *plan.Request, name string, std bool, src *varSource) (httpClient, error) {
+// reads its response there) or when req needs it (req.NetHTTP). It does
+// not dial.
+func newClient(req *plan.Request, name string, std bool) (httpClient, error) {
 	if std || req.NetHTTP != "" {
-		return newStdClient(req, name, src)
+		return newStdClient(req, name)
 	}
-	return newFastClient(req, src)
+	return newFastClient(req)
 }
 
 // ClientPath names the client that sends p's requests, for `loadprobe run`

@@ -44,11 +44,10 @@ type fastClient struct {
 	conns      connSet[net.Conn]
 	aborted    context.Context // ends on Abort: every dial gives up
 	abort      context.CancelFunc
-	src        *varSource // the values of NewConn's attempts
-	h2         *h2Client  // https offering h2 by ALPN (client_h2.go); nil otherwise
+	h2         *h2Client // https offering h2 by ALPN (client_h2.go); nil otherwise
 }
 
-func newFastClient(req *plan.Request, src *varSource) (*fastClient, error) {
+func newFastClient(req *plan.Request) (*fastClient, error) {
 	u := req.URL
 	tlsConfig := fastTLSConfig(req)
 	port := u.Port()
@@ -79,7 +78,6 @@ func newFastClient(req *plan.Request, src *varSource) (*fastClient, error) {
 	return &fastClient{
 		h2:      h2c,
 		aborted: aborted, abort: abort,
-		src:       src,
 		addr:      net.JoinHostPort(u.Hostname(), port),
 		tls:       tlsConfig,
 		request:   request,
@@ -128,17 +126,10 @@ func serializeRequest(req *plan.Request) *requestShape {
 	return shape
 }
 
-// NewConn returns one worker's connection; its templated requests take
-// the client's next values per attempt.
-func (c *fastClient) NewConn() Conn { return c.newConn(template.NewVars(0), c.src) }
-
-func (c *fastClient) newConnWith(vars *template.Vars) Conn { return c.newConn(vars, nil) }
-
-// newConn returns a connection; vars are the values its templated
-// requests are written with, and src, when not nil, gives them each
-// attempt's before it is sent (nil: a flow gives them, per step).
-func (c *fastClient) newConn(vars *template.Vars, src *varSource) Conn {
-	fc := &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars, src: src}
+// NewConn returns one user's connection; vars are the values its
+// templated requests are written with.
+func (c *fastClient) NewConn(vars *template.Vars) Conn {
+	fc := &fastConn{c: c, br: bufio.NewReaderSize(nil, readBufferSize), vars: vars}
 	if c.h2 != nil {
 		fc.group = c.h2.join()
 	}
@@ -166,7 +157,6 @@ type fastConn struct {
 	// A templated request is written into buf (its body first into body),
 	// with vars (client_template.go).
 	vars      *template.Vars
-	src       *varSource
 	buf, body []byte
 
 	// Over HTTP/2 (client_h2.go): the connection shared with the group's
@@ -177,9 +167,6 @@ type fastConn struct {
 }
 
 func (fc *fastConn) Do(deadline time.Time) (result.Code, result.Outcome) {
-	if fc.c.shape != nil && fc.src != nil {
-		fc.src.attempt(fc.vars)
-	}
 	if fc.group != nil && fc.nc == nil {
 		if code, o, ok := fc.doH2(deadline); ok {
 			return code, o

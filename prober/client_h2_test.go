@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -94,7 +95,7 @@ func TestClientH2Differential(t *testing.T) {
 			req.Method = cmpOr(tc.method, "GET")
 			req.Body = tc.body
 			req.Headers = map[string]string{"X-Path": path + tc.path}
-			conn := newTestClient(t, req, path).NewConn()
+			conn := newTestClient(t, req, path).NewConn(template.NewVars(0))
 			code, o := conn.Do(time.Now().Add(time.Duration(req.Timeout)))
 			conn.Close()
 			if code != httpCode(tc.code) || o != tc.want {
@@ -243,7 +244,7 @@ func TestHostileH2Servers(t *testing.T) {
 					req.Method, req.Body = "POST", strings.Repeat("b", 100<<10) // past the first 64 KiB of window
 				}
 				start := time.Now()
-				code, o, ok := doWithin(newTestClient(t, req, path).NewConn(), start.Add(timeout), liveness)
+				code, o, ok := doWithin(newTestClient(t, req, path).NewConn(template.NewVars(0)), start.Add(timeout), liveness)
 				switch {
 				case !ok:
 					t.Fatalf("the attempt did not end within %v of its %v deadline", liveness, timeout)
@@ -281,7 +282,7 @@ func TestH2GoAwayMidRamp(t *testing.T) {
 					}
 				}
 			})
-			conn := newTestClient(t, h2Request(url, 2*time.Second), path).NewConn()
+			conn := newTestClient(t, h2Request(url, 2*time.Second), path).NewConn(template.NewVars(0))
 			defer conn.Close()
 			for i := range 6 {
 				if code, o := conn.Do(time.Now().Add(2 * time.Second)); code != result.HTTPStatus(200) || o != result.Success {
@@ -313,7 +314,7 @@ func TestH2StreamsShareConnection(t *testing.T) {
 		c := newTestClient(t, req, "")
 		var wg sync.WaitGroup
 		for range tc.conns {
-			conn := c.NewConn()
+			conn := c.NewConn(template.NewVars(0))
 			wg.Go(func() {
 				defer conn.Close()
 				for range 5 {
@@ -344,7 +345,7 @@ func TestH2ConnOutlivesItsDial(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	defer srv.Close()
-	conn := newTestClient(t, h2Request(srv.URL, 100*time.Millisecond), "").NewConn()
+	conn := newTestClient(t, h2Request(srv.URL, 100*time.Millisecond), "").NewConn(template.NewVars(0))
 	defer conn.Close()
 	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); {
 		if code, o := conn.Do(time.Now().Add(100 * time.Millisecond)); o != result.Success {

@@ -38,7 +38,6 @@ import (
 type stdClient struct {
 	aborted context.Context // ends on Abort: every request gives up
 	abort   context.CancelFunc
-	src     *varSource // the values of NewConn's attempts
 	req     *plan.Request
 	name    string
 	opts    []commoncfg.HTTPClientOption
@@ -56,7 +55,7 @@ type stdClient struct {
 	rts    connSet[http.RoundTripper] // the Conns' own RoundTrippers
 }
 
-func newStdClient(req *plan.Request, name string, src *varSource) (*stdClient, error) {
+func newStdClient(req *plan.Request, name string) (*stdClient, error) {
 	tmpl, err := http.NewRequest(req.Method, req.URL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -68,7 +67,6 @@ func newStdClient(req *plan.Request, name string, src *varSource) (*stdClient, e
 	aborted, abort := context.WithCancel(context.Background())
 	c := &stdClient{
 		aborted: aborted, abort: abort,
-		src:     src,
 		req:     req,
 		varying: fixedHeaders(req.Header, tmpl.Header),
 		name:    name,
@@ -95,15 +93,9 @@ func newStdClient(req *plan.Request, name string, src *varSource) (*stdClient, e
 	return c, nil
 }
 
-// NewConn returns one worker's connection; its templated requests take
-// the client's next values per attempt.
-func (c *stdClient) NewConn() Conn { return c.newConn(template.NewVars(0), c.src) }
-
-func (c *stdClient) newConnWith(vars *template.Vars) Conn { return c.newConn(vars, nil) }
-
-// newConn returns a connection; vars and src are as on the lean client.
-func (c *stdClient) newConn(vars *template.Vars, src *varSource) Conn {
-	sc := &stdConn{c: c, rt: c.base, vars: vars, src: src}
+// NewConn returns one user's connection; vars are as on the lean client.
+func (c *stdClient) NewConn(vars *template.Vars) Conn {
+	sc := &stdConn{c: c, rt: c.base, vars: vars}
 	if !c.shared {
 		// The settings were checked by newStdClient; should a file they
 		// name have gone since, the Conn falls back to sharing base.
@@ -159,7 +151,6 @@ type stdConn struct {
 	own    bool // rt is this Conn's alone
 	client *http.Client
 	vars   *template.Vars
-	src    *varSource
 }
 
 func (sc *stdConn) Do(deadline time.Time) (result.Code, result.Outcome) {
@@ -179,9 +170,6 @@ func (sc *stdConn) do(deadline time.Time, take func(http.Header, []byte) bool) (
 	req := sc.c.tmpl.WithContext(ctx)
 	getBody := sc.c.getBody
 	if sc.c.req.Templated {
-		if sc.src != nil {
-			sc.src.attempt(sc.vars)
-		}
 		req = sc.c.tmpl.Clone(ctx) // its own headers, to be written
 		payload, err := sc.c.templated(req, sc.vars)
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -35,15 +34,15 @@ func TestTemplatedFastZeroAllocs(t *testing.T) {
 	s := newTestServer(t, fixedServer)
 	url := strings.Replace(s.url, "/path?q=1", "/items/{{random_int 1 5000}}?i={{index}}", 1)
 	p := templatedProbe(t, postProbeYAML(url, templatedBody, "      headers: {X-Request-Id: '{{uuid}}'}\n"))
-	c, err := newConnector(p, live.Nop{})
+	c, err := newWorkload(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if _, fast := c.(*fastClient); !fast {
+	defer c.close()
+	if _, fast := c.(*request).t.(*fastClient); !fast {
 		t.Fatal("a templated plain-http request left the lean client")
 	}
-	conn := c.NewConn()
+	conn := attempter{c.newUser()}
 	defer conn.Close()
 	deadline := time.Now().Add(time.Minute)
 	conn.Do(deadline) // dial, grow the buffers
@@ -98,12 +97,12 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 			name = "templated"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), live.Nop{})
+			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.url, body, "")), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer c.Close()
-			conn := c.NewConn()
+			defer c.close()
+			conn := attempter{c.newUser()}
 			defer conn.Close()
 			b.ReportAllocs()
 			cpu := cpuTime()
@@ -116,17 +115,17 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 		})
 		// 50 workers, one Conn each, as the engine runs them.
 		b.Run(name+"/parallel", func(b *testing.B) {
-			c, err := newConnector(templatedProbe(b, postProbeYAML(s.url, body, "")), live.Nop{})
+			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.url, body, "")), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer c.Close()
+			defer c.close()
 			b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()
 			cpu := cpuTime()
 			defer reportCPU(b, cpu)
 			b.RunParallel(func(pb *testing.PB) {
-				conn := c.NewConn()
+				conn := attempter{c.newUser()}
 				defer conn.Close()
 				for pb.Next() {
 					if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {

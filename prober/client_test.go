@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -194,11 +195,11 @@ func newTestClient(tb testing.TB, req config.Request, path string) httpClient {
 	compiled := compileRequest(tb, req)
 	switch path {
 	case "":
-		c, err = newClient(compiled, "test", false, &varSource{})
+		c, err = newClient(compiled, "test", false)
 	case "fast":
-		c, err = newFastClient(compiled, &varSource{})
+		c, err = newFastClient(compiled)
 	case "std":
-		c, err = newStdClient(compiled, "test", &varSource{})
+		c, err = newStdClient(compiled, "test")
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -273,7 +274,7 @@ func TestClientOutcomes(t *testing.T) {
 				if tc.setup != nil {
 					tc.setup(&req)
 				}
-				conn := newTestClient(t, req, path).NewConn()
+				conn := newTestClient(t, req, path).NewConn(template.NewVars(0))
 				defer conn.Close()
 				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != httpCode(tc.code) || o != tc.want {
 					t.Errorf("Do() = %v, %v; want %d, %v", code, o, tc.code, tc.want)
@@ -347,7 +348,7 @@ func TestClientResponses(t *testing.T) {
 				if tc.setup != nil {
 					tc.setup(&req)
 				}
-				conn := newTestClient(t, req, path).NewConn()
+				conn := newTestClient(t, req, path).NewConn(template.NewVars(0))
 				defer conn.Close()
 				for i := range n {
 					if i > 0 && tc.conns == n {
@@ -467,7 +468,7 @@ func TestClientRequest(t *testing.T) {
 				if tc.setup != nil {
 					tc.setup(&req)
 				}
-				conn := newTestClient(t, req, path).NewConn()
+				conn := newTestClient(t, req, path).NewConn(template.NewVars(0))
 				defer conn.Close()
 				if code, o := conn.Do(time.Now().Add(5 * time.Second)); code != result.HTTPStatus(200) || o != result.Success {
 					t.Fatalf("Do() = %d, %v", code, o)
@@ -562,7 +563,7 @@ func TestClientRedirect(t *testing.T) {
 	for path, want := range map[string]result.Code{"/here": result.HTTPStatus(200), "/away": result.HTTPStatus(302)} {
 		req := testRequest(srv.URL + path)
 		req.HTTPClientConfig.FollowRedirects = true
-		conn := newTestClient(t, req, "").NewConn()
+		conn := newTestClient(t, req, "").NewConn(template.NewVars(0))
 		if code, _ := conn.Do(time.Now().Add(5 * time.Second)); code != want {
 			t.Errorf("%s: code %d, want %d", path, code, want)
 		}
@@ -596,7 +597,7 @@ func TestClientStdOwnConnection(t *testing.T) {
 			const n, requests = 3, 4
 			var wg sync.WaitGroup
 			for range n {
-				conn := c.NewConn()
+				conn := c.NewConn(template.NewVars(0))
 				defer conn.Close()
 				wg.Go(func() {
 					for range requests {
@@ -640,7 +641,7 @@ func TestClientOAuth2(t *testing.T) {
 	req.HTTPClientConfig.OAuth2 = &commoncfg.OAuth2{ClientID: "id", ClientSecret: "secret", TokenURL: tokenServer.URL}
 	c := newTestClient(t, req, "")
 	for range 3 {
-		conn := c.NewConn()
+		conn := c.NewConn(template.NewVars(0))
 		for range 2 {
 			if code, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 				t.Fatalf("Do() = %d, %v", code, o)
@@ -664,7 +665,7 @@ func TestClientClose(t *testing.T) {
 				closed <- struct{}{}
 			})
 			c := newTestClient(t, testRequest(s.url), path)
-			conn := c.NewConn()
+			conn := c.NewConn(template.NewVars(0))
 			if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 				t.Fatalf("outcome %v", o)
 			}
@@ -693,7 +694,7 @@ func TestClientFastZeroAllocs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newTestServer(t, handle)
-			conn := newTestClient(t, testRequest(s.url), "fast").NewConn()
+			conn := newTestClient(t, testRequest(s.url), "fast").NewConn(template.NewVars(0))
 			defer conn.Close()
 			deadline := time.Now().Add(time.Minute)
 			conn.Do(deadline) // dial
@@ -721,7 +722,7 @@ func BenchmarkConnDo(b *testing.B) {
 	for _, path := range paths {
 		b.Run(path, func(b *testing.B) {
 			c := newTestClient(b, testRequest(s.url), path)
-			conn := c.NewConn()
+			conn := c.NewConn(template.NewVars(0))
 			defer conn.Close()
 			b.ReportAllocs()
 			cpu := cpuTime()
@@ -742,7 +743,7 @@ func BenchmarkConnDo(b *testing.B) {
 			cpu := cpuTime()
 			defer reportCPU(b, cpu)
 			b.RunParallel(func(pb *testing.PB) {
-				conn := c.NewConn()
+				conn := c.NewConn(template.NewVars(0))
 				defer conn.Close()
 				for pb.Next() {
 					if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {

@@ -26,6 +26,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -114,14 +115,14 @@ func httpsRequest(url string, tc commoncfg.TLSConfig) config.Request {
 func tlsConn(t *testing.T, path, url string, tc commoncfg.TLSConfig) (Conn, int) {
 	t.Helper()
 	if path != "websocket" {
-		return newTestClient(t, httpsRequest(url, tc), path).NewConn(), http.StatusOK
+		return newTestClient(t, httpsRequest(url, tc), path).NewConn(template.NewVars(0)), http.StatusOK
 	}
-	ws, err := newWSClient(compileRequest(t, httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc)), nil, nil)
+	ws, err := newWSClient(compileRequest(t, httpsRequest("wss"+strings.TrimPrefix(url, "https"), tc)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ws.Close)
-	return ws.NewConn(), upgradedCode
+	return ws.NewConn(template.NewVars(0)), upgradedCode
 }
 
 // Every tls_config setting means the same on the fast path, through
@@ -182,7 +183,7 @@ func TestClientTLSKeepsItsConnection(t *testing.T) {
 	if fast, ok := c.(*fastClient); !ok || fast.tls == nil {
 		t.Fatal("https without HTTP/2 is not on the fast path over TLS")
 	}
-	conn := c.NewConn()
+	conn := c.NewConn(template.NewVars(0))
 	for i := range 20 {
 		if code, o := conn.Do(time.Now().Add(2 * time.Second)); o != result.Success || code != result.HTTPStatus(200) {
 			t.Fatalf("request %d: code %d, outcome %v", i, code, o)
@@ -201,7 +202,7 @@ func TestClientTLSZeroAllocs(t *testing.T) {
 	cfg := &tls.Config{Certificates: []tls.Certificate{srv.cert}}
 	s := newTestServer(t, func(c net.Conn) { fixedServer(tls.Server(c, cfg)) })
 	u := "https://" + s.ln.Addr().String() + "/"
-	conn := newTestClient(t, httpsRequest(u, commoncfg.TLSConfig{CAFile: srv.caFile}), "fast").NewConn()
+	conn := newTestClient(t, httpsRequest(u, commoncfg.TLSConfig{CAFile: srv.caFile}), "fast").NewConn(template.NewVars(0))
 	defer conn.Close()
 	deadline := time.Now().Add(time.Minute)
 	conn.Do(deadline) // dial and handshake

@@ -15,7 +15,6 @@ import (
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
-	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -74,7 +73,7 @@ probes:
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
-			c, err := newConnector(cfg.Plans()[0], live.Nop{})
+			c, err := newWorkload(cfg.Plans()[0], nil)
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
@@ -82,10 +81,10 @@ probes:
 				t.Fatalf("%s: the %s client, want %s", target, got, path)
 			}
 			before := len(lines())
-			conn := c.NewConn()
+			conn := attempter{c.newUser()}
 			code, o := conn.Do(time.Now().Add(5 * time.Second))
 			conn.Close()
-			c.Close()
+			c.close()
 			sent[path] = fmt.Sprintf("%d %v (no request)", code, o)
 			if l := lines(); len(l) > before {
 				sent[path] = l[len(l)-1]
@@ -145,17 +144,17 @@ probes:
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
-			c, err := newConnector(cfg.Plans()[0], live.Nop{})
+			c, err := newWorkload(cfg.Plans()[0], nil)
 			if err != nil {
 				t.Fatalf("%s: %v", target, err)
 			}
 			mu.Lock()
 			delete(seen, path)
 			mu.Unlock()
-			conn := c.NewConn()
+			conn := attempter{c.newUser()}
 			code, o := conn.Do(time.Now().Add(5 * time.Second))
 			conn.Close()
-			c.Close()
+			c.close()
 			mu.Lock()
 			sent[path] = cmpOr(seen[path], fmt.Sprintf("%d %v (no request)", code, o))
 			mu.Unlock()
@@ -167,8 +166,8 @@ probes:
 }
 
 // clientKind names the client that c is, as clientPaths does.
-func clientKind(c connector) string {
-	if _, fast := c.(*fastClient); fast {
+func clientKind(w workload) string {
+	if _, fast := w.(*request).t.(*fastClient); fast {
 		return "fast"
 	}
 	return "std"
@@ -202,14 +201,14 @@ probes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := newConnector(cfg.Plans()[0], live.Nop{})
+		c, err := newWorkload(cfg.Plans()[0], nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn := c.NewConn()
+		conn := attempter{c.newUser()}
 		_, o := conn.Do(time.Now().Add(5 * time.Second))
 		conn.Close()
-		c.Close()
+		c.close()
 		if _, sent := served.Load(path); sent || o != result.TooLarge {
 			t.Errorf("%s: outcome %v, reached the server: %v; want %v and unsent", path, o, sent, result.TooLarge)
 		}

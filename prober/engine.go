@@ -58,12 +58,14 @@ const abandonAfter = 2 * time.Second
 
 // engine is the state of one run of one probe.
 type engine struct {
-	probe    *plan.Probe
-	opts     Options
-	live     live.Sink
-	client   connector
-	figures  levelFigures    // the client's figures per level; nil when it keeps none
-	conns    []link          // closed loop: one per worker, kept across steps
+	probe *plan.Probe
+	opts  Options
+	live  live.Sink
+	work  workload
+	// steps are the live series of a flow's steps, whose requests they
+	// count: its iterations count in none. Nil for a single request.
+	steps    []live.Sink
+	users    []user          // closed loop: one per worker, kept across steps
 	recs     []*stepRecorder // one per worker (or sender) up to recorderShards, merged at step end
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
@@ -111,22 +113,23 @@ type engine struct {
 // does not.
 func Run(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error) {
 	started := time.Now()
-	client, err := newConnector(p, opts.Live)
+	handshakes, _ := opts.Live.(live.Handshakes)
+	work, err := newWorkload(p, handshakes)
 	if err != nil {
 		return result.Result{}, fmt.Errorf("probe %q: %w", p.Name, err)
 	}
-	return run(ctx, p, opts, client, started), nil
+	return run(ctx, p, opts, work, started), nil
 }
 
 func newResult(p *plan.Probe, started time.Time) result.Result {
 	return result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
 }
 
-// run runs p with client and returns its result, bounded as Run says.
-func run(ctx context.Context, p *plan.Probe, opts Options, client connector, started time.Time) result.Result {
+// run runs p's workload and returns its result, bounded as Run says.
+func run(ctx context.Context, p *plan.Probe, opts Options, work workload, started time.Time) result.Result {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	e := &engine{probe: p, opts: opts, live: opts.Live, client: client, total: newStepRecorder(), plan: newPlanner(p, opts.Shard), started: started, ctx: ctx, cancel: cancel}
+	e := &engine{probe: p, opts: opts, live: opts.Live, work: work, plan: newPlanner(p, opts.Shard), started: started, ctx: ctx, cancel: cancel}
 	e.pool.max = p.Load.MaxInFlight
 	if s := p.Load.Sessions; s > 0 {
 		// WebSocket: one message at a time on each session; the replicas
@@ -140,17 +143,17 @@ func run(ctx context.Context, p *plan.Probe, opts Options, client connector, sta
 	if e.live == nil {
 		e.live = live.Nop{}
 	}
-	if steps, ok := client.(liveSteps); ok {
-		e.live = steps.useLive(e.live)
+	for _, name := range work.steps() {
+		e.steps = append(e.steps, e.live.Step(name))
 	}
-	e.figures, _ = client.(levelFigures)
+	e.total = newStepRecorder(len(e.steps))
 	e.judge = newLiveJudge(p.Guard, e.guardLive())
 	go func() {
 		<-ctx.Done()
 		e.markStop()
 		// The requests under way are cut short: the load stops at once,
 		// not a timeout later.
-		client.Abort()
+		work.abort()
 	}()
 	ran := make(chan result.Result, 1)
 	go func() {
@@ -271,10 +274,10 @@ func (e *engine) canceled() bool { return e.ctx.Err() != nil }
 
 func (e *engine) close() {
 	e.closeSenders()
-	for _, c := range e.conns {
-		c.Close()
+	for _, u := range e.users {
+		u.close()
 	}
-	e.client.Close()
+	e.work.close()
 }
 
 // runStage holds one stage for its duration and summarizes it.
@@ -296,9 +299,6 @@ func (e *engine) runStage(i int, st stage) result.Step {
 		}
 	}()
 	closedLoop := e.probe.Load.Mode().ClosedLoop()
-	if e.figures != nil {
-		e.figures.startLevel(measureFrom, end.Sub(measureFrom))
-	}
 	var dropped int64
 	cpu := startCPUWatch()
 	if closedLoop {
@@ -328,11 +328,9 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Started = start
 	step.Search = st.search
 	step.GeneratorCPURatio = cpuRatio
+	step.Flow = e.total.flowFigures(e.work.steps(), end.Sub(measureFrom))
 	if e.opts.Overlapping != nil {
 		step.OverlappingRuns = e.opts.Overlapping(start)
-	}
-	if e.figures != nil {
-		e.flowFigures(&step, end.Sub(measureFrom), closedLoop)
 	}
 	return step
 }
@@ -343,8 +341,8 @@ func (e *engine) runStage(i int, st stage) result.Step {
 // has an outcome; an attempt counts in the step when it started after
 // measureFrom.
 func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
-	for len(e.conns) < level {
-		e.conns = append(e.conns, newLink(e.client.NewConn()))
+	for len(e.users) < level {
+		e.users = append(e.users, e.work.newUser())
 	}
 	e.useRecorders(level, end.Sub(measureFrom))
 	timeout := time.Duration(e.probe.Request.Timeout)
@@ -357,34 +355,38 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	var wg sync.WaitGroup
 	wg.Add(level)
 	for w := 0; w < level; w++ {
-		go func(conn link, rec *stepRecorder) {
+		go func(u user, rec *stepRecorder) {
 			defer wg.Done()
+			steps := e.stepObserver(rec, measureFrom)
 			now := time.Now()
 			for now.Before(end) && !e.canceled() {
 				e.live.InFlight(1)
-				code, o := conn.Do(now.Add(timeout))
+				code, o, think := u.do(now.Add(timeout), steps)
 				finished := time.Now()
 				e.live.InFlight(-1)
-				e.observe(rec, o, code, now, finished, measureFrom, conn.thought(), heldWithin(now, finished, measureFrom, end))
+				e.observe(rec, o, code, now, finished, measureFrom, think, heldWithin(now, finished, measureFrom, end))
 				now = finished
 			}
-		}(e.conns[w], e.recorder(w))
+		}(e.users[w], e.recorder(w))
 	}
 	wg.Wait()
 }
 
-// observe records one finished attempt in the live metrics and, when it
-// started inside the measured window, in the step figures. from is the
-// time latency is measured from: the send time in closed loop, the
-// intended send time in open loop. think is the think time of a flow's
-// iteration, which its latency leaves out. held is the part of the
-// attempt's send-to-outcome time inside the measured window (closed loop).
+// observe records one finished attempt (or a flow's iteration) in the
+// live metrics and, when it started inside the measured window, in the
+// step figures. from is the time latency is measured from: the send time
+// in closed loop, the intended send time in open loop. think is the think
+// time of a flow's iteration, which its latency leaves out. held is the
+// part of the attempt's send-to-outcome time inside the measured window
+// (closed loop).
 func (e *engine) observe(rec *stepRecorder, o result.Outcome, code result.Code, from, finished, measureFrom time.Time, think, held time.Duration) {
 	if e.canceled() {
 		return // cut short by the end of the run, not by the target
 	}
 	latency := finished.Sub(from) - think
-	e.live.Attempt(o, code, latency.Seconds())
+	if e.steps == nil {
+		e.live.Attempt(o, code, latency.Seconds()) // a flow's steps count its requests
+	}
 	rec.mu.Lock()
 	rec.held += held
 	if e.judge != nil {
@@ -392,11 +394,31 @@ func (e *engine) observe(rec *stepRecorder, o result.Outcome, code result.Code, 
 	}
 	if !from.Before(measureFrom) {
 		rec.record(o, code, latency, from.Sub(measureFrom))
+		rec.think += think
 	} else if o.Responded() && !finished.Before(measureFrom) {
 		rec.arrived(o)
 	}
 	rec.mu.Unlock()
 	e.attempts.Add(1)
+}
+
+// stepObserver records the attempts of a flow's steps in their live series
+// and, those sent inside the measured window from measureFrom, in rec's
+// figures of each step.
+func (e *engine) stepObserver(rec *stepRecorder, measureFrom time.Time) stepObserver {
+	return func(i int, o result.Outcome, code result.Code, sent, finished time.Time, missed bool) {
+		took := finished.Sub(sent)
+		e.steps[i].Attempt(o, code, took.Seconds())
+		if e.canceled() || sent.Before(measureFrom) {
+			return
+		}
+		rec.mu.Lock()
+		rec.flow[i].record(o, code, took, sent.Sub(measureFrom))
+		if missed {
+			rec.flow[i].missed(code)
+		}
+		rec.mu.Unlock()
+	}
 }
 
 // heldWithin is the part of [sent, finished] inside [from, until]: the
@@ -438,7 +460,7 @@ func (e *engine) recorder(i int) *stepRecorder {
 // grow is recorder, called with e.recsMu held.
 func (e *engine) grow(i int) *stepRecorder {
 	for len(e.recs) <= i && len(e.recs) < recorderShards {
-		r := newStepRecorder()
+		r := newStepRecorder(len(e.steps))
 		r.within(e.window)
 		e.recs = append(e.recs, r)
 	}

@@ -703,3 +703,14 @@ func TestProgressEndsWithItsStep(t *testing.T) {
 		t.Errorf("progress reported steps %v, want both 1 and 2", got)
 	}
 }
+
+// attempter is one user of a workload, as the engine drives it, with the
+// methods of a Conn.
+type attempter struct{ user }
+
+func (a attempter) Do(deadline time.Time) (result.Code, result.Outcome) {
+	code, o, _ := a.do(deadline, func(int, result.Outcome, result.Code, time.Time, time.Time, bool) {})
+	return code, o
+}
+
+func (a attempter) Close() { a.close() }

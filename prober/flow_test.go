@@ -160,20 +160,18 @@ probes:
   - name: bench
 `+bc.probe+`    load: {concurrency: [1]}
 `)
-			c, err := newConnector(p, live.Nop{})
+			w, err := newWorkload(p, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer c.Close()
-			if f, ok := c.(*flowClient); ok {
-				f.startLevel(time.Now(), time.Hour) // a level under way: every step is recorded
-			}
-			conn := c.NewConn()
-			defer conn.Close()
+			defer w.close()
+			u := w.newUser()
+			defer u.close()
+			steps := recordingSteps(w) // a level under way: every step is recorded
 			b.ReportAllocs()
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
+				if _, o, _ := u.do(time.Now().Add(5*time.Second), steps); o != result.Success {
 					b.Fatalf("outcome %v", o)
 				}
 			}
@@ -195,21 +193,31 @@ func (nopConn) Close() {}
 // index, the step's figures.
 func BenchmarkFlowStepOverhead(b *testing.B) {
 	const steps = 4
-	f := &flowClient{src: &varSource{}}
-	c := &flowConn{f: f, vars: template.NewVars(0)}
-	for range steps {
-		f.steps = append(f.steps, flowStep{live: live.Nop{}})
-		c.conns = append(c.conns, nopConn{})
-		c.capturers = append(c.capturers, nil)
-		c.recs = append(c.recs, newStepRecorder())
+	f := &flow{src: &varSource{}}
+	u := &flowUser{f: f, vars: template.NewVars(0)}
+	for i := range steps {
+		f.spec = append(f.spec, flowStep{name: fmt.Sprint(i)})
+		u.conns = append(u.conns, nopConn{})
+		u.capturers = append(u.capturers, nil)
 	}
-	f.conns = []*flowConn{c}
-	f.startLevel(time.Now(), time.Hour)
+	observe := recordingSteps(f)
 	b.ReportAllocs()
 	for b.Loop() {
-		c.Do(time.Time{})
+		u.do(time.Time{}, observe)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
+}
+
+// recordingSteps records the step attempts of w's users as a level's
+// measured window records them, from now on.
+func recordingSteps(w workload) stepObserver {
+	e := &engine{ctx: context.Background(), live: live.Nop{}}
+	for range w.steps() {
+		e.steps = append(e.steps, live.Nop{})
+	}
+	rec := newStepRecorder(len(e.steps))
+	rec.within(time.Hour)
+	return e.stepObserver(rec, time.Now())
 }
 
 // The flow example of docs/templates.md, examples/shop.yml, runs against the demo

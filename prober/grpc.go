@@ -46,8 +46,7 @@ type grpcClient struct {
 	body    []byte       // the framed message, when it does not vary
 	input   protoreflect.MessageDescriptor
 	message *template.Template // the message's JSON, when it varies
-	src     *varSource
-	timeout time.Duration // request.timeout
+	timeout time.Duration      // request.timeout
 	// certAsked says a server asked for a client certificate, which
 	// tls_config has none of: under TLS 1.3 one that requires it rejects
 	// the client after the client's handshake has ended, and the calls
@@ -72,7 +71,7 @@ type grpcSlot struct {
 // and the method, from the descriptor set config read or, with
 // reflection, asked of the server now, bounded by a few timeouts: a run
 // whose method cannot be resolved fails before it sends any load.
-func newGRPCClient(req *plan.Request, src *varSource) (*grpcClient, error) {
+func newGRPCClient(req *plan.Request) (*grpcClient, error) {
 	g, u := req.GRPC, req.URL
 	if u.Host == "" {
 		return nil, fmt.Errorf("url %q: not grpc://host:port", u)
@@ -83,7 +82,6 @@ func newGRPCClient(req *plan.Request, src *varSource) (*grpcClient, error) {
 	}
 	c := &grpcClient{
 		addr:    addr,
-		src:     src,
 		timeout: req.Timeout,
 		opts:    h2.Options{MaxBody: maxBodyBytes, MaxHeaderList: maxHeaderBytes, WriteTimeout: req.Timeout},
 		slots:   make([]*grpcSlot, g.Connections),
@@ -215,10 +213,11 @@ func (s *grpcSlot) close() {
 	}
 }
 
-// NewConn returns one worker's Conn, on the next of the connections.
-func (c *grpcClient) NewConn() Conn {
+// NewConn returns one user's Conn, on the next of the connections; its
+// templated calls are written with vars.
+func (c *grpcClient) NewConn(vars *template.Vars) Conn {
 	slot := c.slots[(c.next.Add(1)-1)%uint64(len(c.slots))]
-	w := &grpcConn{client: c, slot: slot, vars: template.NewVars(0)}
+	w := &grpcConn{client: c, slot: slot, vars: vars}
 	w.req = h2.Request{Header: c.fixed, Body: c.body}
 	if c.health {
 		w.req.Keep = make([]byte, 0, maxHealthReply)
@@ -287,9 +286,6 @@ func (w *grpcConn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 // values of its attempt.
 func (w *grpcConn) render() error {
 	c := w.client
-	if c.src != nil {
-		c.src.attempt(w.vars)
-	}
 	if c.message != nil {
 		w.text = c.message.Append(w.text[:0], w.vars)
 		msg, err := grpcdesc.Encode(c.input, w.text)

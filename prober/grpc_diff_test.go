@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -134,12 +133,12 @@ func leanCall(t *testing.T, addr, answer string) (result.Code, result.Outcome) {
 	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
 descriptors: `+demoProtoset+`
 metadata: {x-case: "`+answer+`"}`, `concurrency: [1]`)
-	c, err := newConnector(p, live.Nop{})
+	c, err := newWorkload(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	conn := c.NewConn()
+	defer c.close()
+	conn := attempter{c.newUser()}
 	defer conn.Close()
 	return conn.Do(time.Now().Add(5 * time.Second))
 }

@@ -15,12 +15,12 @@ func BenchmarkGRPCCall(b *testing.B) {
 	addr := grpcServer(b, target.New(target.Options{}).RegisterGRPC)
 	p := grpcProbe(b, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
 descriptors: `+demoProtoset, `concurrency: [1]`)
-	c, err := newConnector(p, nil)
+	c, err := newWorkload(p, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
-	conn := c.NewConn()
+	defer c.close()
+	conn := attempter{c.newUser()}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, o := conn.Do(time.Now().Add(time.Second)); o != 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -169,7 +170,7 @@ func TestHostileServers(t *testing.T) {
 				}
 
 				start := time.Now()
-				code, o, ok := doWithin(client.NewConn(), start.Add(timeout), liveness)
+				code, o, ok := doWithin(client.NewConn(template.NewVars(0)), start.Add(timeout), liveness)
 				if !ok {
 					t.Fatalf("the attempt did not end within %v of its %v deadline", liveness, timeout)
 				}
@@ -185,7 +186,7 @@ func TestHostileServers(t *testing.T) {
 
 				// The same attempt with a distant deadline ends on Abort.
 				<-held
-				conn := client.NewConn()
+				conn := client.NewConn(template.NewVars(0))
 				ended := make(chan result.Outcome, 1)
 				go func() {
 					_, o := conn.Do(time.Now().Add(time.Hour))

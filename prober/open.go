@@ -26,10 +26,10 @@ import (
 // that a target which never answers cannot stretch the run beyond its plan
 // and the timeout. bench/BENCH.md has the measurements.
 
-// sender is one connection of the open loop and its recorder; it outlives
-// the stage that opened it.
+// sender is one user of the open loop and its recorder; it outlives the
+// stage that opened it.
 type sender struct {
-	conn  link
+	user  user
 	rec   *stepRecorder
 	timer *time.Timer
 }
@@ -123,7 +123,7 @@ func (o *openStage) spawn() bool {
 		s = p.free[n-1]
 		p.free = p.free[:n-1]
 	} else {
-		s = &sender{conn: newLink(o.e.client.NewConn()), rec: o.e.recorder(len(p.all)), timer: time.NewTimer(time.Hour)}
+		s = &sender{user: o.e.work.newUser(), rec: o.e.recorder(len(p.all)), timer: time.NewTimer(time.Hour)}
 		s.timer.Stop()
 		p.all = append(p.all, s)
 	}
@@ -147,6 +147,7 @@ func (o *openStage) send(s *sender) {
 		e.pool.mu.Unlock()
 		o.wg.Done()
 	}()
+	steps := e.stepObserver(s.rec, o.measureFrom)
 	for {
 		n := o.next.Add(1) - 1
 		if n >= o.requests {
@@ -185,12 +186,12 @@ func (o *openStage) send(s *sender) {
 			}
 		}
 		e.live.SendDelay(late.Seconds())
-		code, out := s.conn.Do(sent.Add(o.late))
+		code, out, think := s.user.do(sent.Add(o.late), steps)
 		finished := time.Now()
 		e.live.InFlight(-1)
 		// Latency runs from the intended send time, so a stall is
 		// charged to every request that should have gone out during it.
-		e.observe(s.rec, out, code, due, finished, o.measureFrom, s.conn.thought(), 0)
+		e.observe(s.rec, out, code, due, finished, o.measureFrom, think, 0)
 		if o.idle.Add(1) == 1 && int(o.running.Load()) >= e.pool.max {
 			o.full.end(finished.Sub(o.start))
 		}
@@ -349,9 +350,9 @@ const (
 	batchTick  = 200 * time.Microsecond
 )
 
-// closeSenders closes every sender's connection; none runs by then.
+// closeSenders closes every sender's connections; none runs by then.
 func (e *engine) closeSenders() {
 	for _, s := range e.pool.all {
-		s.conn.Close()
+		s.user.close()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -16,10 +17,10 @@ type msClient struct{ conns atomic.Int64 }
 
 type msConn struct{}
 
-func (c *msClient) NewConn() Conn { c.conns.Add(1); return msConn{} }
-func (c *msClient) Abort()        {}
-func (c *msClient) Close()        {}
-func (msConn) Close()             {}
+func (c *msClient) NewConn(*template.Vars) Conn { c.conns.Add(1); return msConn{} }
+func (c *msClient) Abort()                      {}
+func (c *msClient) Close()                      {}
+func (msConn) Close()                           {}
 
 func (msConn) Do(time.Time) (result.Code, result.Outcome) {
 	time.Sleep(time.Millisecond)
@@ -71,7 +72,7 @@ func TestOpenLoopOpensNoConnectionsForItsOwnBusyCPU(t *testing.T) {
 				p := probeFor(t, "http://127.0.0.1:1/", "rate: [1000]\nstep_duration: 2s")
 				client := &msClient{}
 				live := &frozenLive{start: start, from: from, until: until}
-				r := run(context.Background(), p, Options{Live: live}, client, start)
+				r := run(context.Background(), p, Options{Live: live}, &request{t: client}, start)
 				if len(r.Steps) != 1 {
 					t.Fatalf("%d steps (%s: %s), want 1", len(r.Steps), r.Ended, r.Error)
 				}

@@ -13,10 +13,14 @@ import (
 func (e *engine) settle(limit time.Duration, next int) time.Duration {
 	start := time.Now()
 	giveUp := e.settleBy(start, next)
-	if len(e.conns) == 0 {
-		e.conns = append(e.conns, newLink(e.client.NewConn()))
+	if len(e.users) == 0 {
+		e.users = append(e.users, e.work.newUser())
 	}
-	conn := e.conns[0]
+	u := e.users[0]
+	// A flow's steps count their requests in their live series.
+	steps := func(i int, o result.Outcome, code result.Code, sent, finished time.Time, _ bool) {
+		e.steps[i].Attempt(o, code, finished.Sub(sent).Seconds())
+	}
 	timeout := time.Duration(e.probe.Request.Timeout)
 	for !e.canceled() {
 		sent := time.Now()
@@ -28,11 +32,13 @@ func (e *engine) settle(limit time.Duration, next int) time.Duration {
 			deadline = giveUp
 		}
 		e.live.InFlight(1)
-		code, o := conn.Do(deadline)
+		code, o, think := u.do(deadline, steps)
 		finished := time.Now()
 		e.live.InFlight(-1)
-		took := finished.Sub(sent) - conn.thought()
-		e.live.Attempt(o, code, took.Seconds())
+		took := finished.Sub(sent) - think
+		if e.steps == nil {
+			e.live.Attempt(o, code, took.Seconds())
+		}
 		if o.Responded() && took <= limit {
 			break
 		}

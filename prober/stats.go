@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -133,12 +134,34 @@ type stepRecorder struct {
 	// win counts the live guards' current window (liveguard.go), drained
 	// by them; untouched without a live guard.
 	win windowTally
+
+	// A flow's iterations: the think time of those started in the window
+	// (a virtual user who thinks is busy), and the attempts of each of its
+	// steps; nil for a single request. misses counts, by code, the
+	// responses a step's captures found nothing in.
+	think  time.Duration
+	flow   []*stepRecorder
+	misses result.Codes
 }
 
-func newStepRecorder() *stepRecorder {
+// newStepRecorder returns a recorder of a step's attempts, and of those
+// of each of a flow's steps steps.
+func newStepRecorder(steps int) *stepRecorder {
 	r := &stepRecorder{seconds: make([]secondCounts, 0, initialSecondsN)}
 	r.success.hist = newLatencyHistogram()
+	for range steps {
+		r.flow = append(r.flow, newStepRecorder(0))
+	}
 	return r
+}
+
+// missed counts a response with code in which a flow step's captures
+// found nothing.
+func (r *stepRecorder) missed(code result.Code) {
+	if r.misses == nil {
+		r.misses = result.Codes{}
+	}
+	r.misses[code]++
 }
 
 // record one attempt. at is the time since the start of the step's measured
@@ -184,7 +207,11 @@ func (r *stepRecorder) reset() {
 	clear(r.codes[:])
 	clear(r.errCodes[:])
 	r.seconds = r.seconds[:0]
-	r.until, r.answered, r.succeeded, r.held = 0, 0, 0, 0
+	r.until, r.answered, r.succeeded, r.held, r.think = 0, 0, 0, 0, 0
+	clear(r.misses)
+	for _, f := range r.flow {
+		f.reset()
+	}
 }
 
 // within sets the end of the measured window, after reset. Throughput and
@@ -194,7 +221,12 @@ func (r *stepRecorder) reset() {
 // idle (no warmup) does not make up for at its start — 8% too many at 32
 // connections over one second — and which an open loop that the target
 // cannot keep up with piles up without bound.
-func (r *stepRecorder) within(until time.Duration) { r.until = until }
+func (r *stepRecorder) within(until time.Duration) {
+	r.until = until
+	for _, f := range r.flow {
+		f.within(until)
+	}
+}
 
 // arrived counts a response that came inside the window in throughput and
 // goodput. The engine also calls it, and nothing else, for an attempt of the
@@ -216,6 +248,16 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	r.answered += o.answered
 	r.succeeded += o.succeeded
 	r.held += o.held
+	r.think += o.think
+	if len(o.misses) > 0 && r.misses == nil {
+		r.misses = result.Codes{}
+	}
+	for code, n := range o.misses {
+		r.misses[code] += n
+	}
+	for i, f := range r.flow {
+		f.merge(o.flow[i])
+	}
 	for i, n := range o.outcomes {
 		r.outcomes[i] += n
 	}
@@ -290,6 +332,12 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 	if n := r.success.n + r.httpErr.n; n > 0 {
 		st.InFlight = st.Throughput * float64(r.success.sum+r.httpErr.sum) / 1e9 / float64(n)
 	}
+	if closedLoop && attempts > 0 {
+		// A flow's virtual users are busy thinking too (Little's law over
+		// the whole iteration); load_held_ratio already counts each
+		// iteration whole, think time included.
+		st.InFlight += st.Throughput * (r.think / time.Duration(attempts)).Seconds()
+	}
 	switch {
 	case level <= 0:
 		// Nothing was asked for, so nothing was missed.
@@ -311,6 +359,25 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 		}
 	}
 	return st
+}
+
+// flowFigures are the figures of each of a flow's steps, named names, over
+// the measured window; nil for a single request.
+func (r *stepRecorder) flowFigures(names []string, measured time.Duration) []result.FlowFigures {
+	if r.flow == nil {
+		return nil
+	}
+	out := make([]result.FlowFigures, len(r.flow))
+	for i, f := range r.flow {
+		s := f.summarize(0, names[i], measured, true)
+		out[i] = result.FlowFigures{Name: names[i], Attempts: s.Attempts, ErrorRatio: s.ErrorRatio,
+			Latency: s.Latency, Responses: s.Responses, HTTPErrors: s.HTTPErrors, Errors: s.Errors,
+			CaptureMisses: maps.Clone(f.misses)}
+		if out[i].CaptureMisses == nil {
+			out[i].CaptureMisses = result.Codes{}
+		}
+	}
+	return out
 }
 
 // counted is the non-zero counts of a table by code slot.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/plan"
-	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -83,11 +82,11 @@ func templatedProbe(t testing.TB, yml string) *plan.Probe {
 // attempts sends n attempts over conns connections at once, as workers do.
 func attempts(t *testing.T, p *plan.Probe, conns, n int) {
 	t.Helper()
-	c, err := newConnector(p, live.Nop{})
+	c, err := newWorkload(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer c.close()
 	var wg sync.WaitGroup
 	for range conns {
 		wg.Add(1)
@@ -100,7 +99,7 @@ func attempts(t *testing.T, p *plan.Probe, conns, n int) {
 					return
 				}
 			}
-		}(c.NewConn())
+		}(attempter{c.newUser()})
 	}
 	wg.Wait()
 }

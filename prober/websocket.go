@@ -47,8 +47,7 @@ type wsClient struct {
 	message  *template.Template // rendered per message
 	fixed    bool               // the message does not vary: it is payload
 	payload  []byte
-	msgType  int        // of payload
-	src      *varSource // each message's values: {{index}}, the data row
+	msgType  int // of payload
 	dialer   websocket.Dialer
 	reuse    bool // keep_alive: one session for many messages
 	live     live.Handshakes
@@ -63,14 +62,13 @@ type wsClient struct {
 // HTTP (client_template.go): a message is written with the values of its
 // attempt, a handshake with those of the attempt that opens the session.
 // handshakes may be nil.
-func newWSClient(req *plan.Request, src *varSource, handshakes live.Handshakes) (*wsClient, error) {
+func newWSClient(req *plan.Request, handshakes live.Handshakes) (*wsClient, error) {
 	if req.URL.Host == "" {
 		return nil, fmt.Errorf("url %q: no host", req.URL)
 	}
 	c := &wsClient{
 		url: req.Whole, message: req.Body,
 		headers: http.Header{},
-		src:     src,
 		reuse:   req.KeepAlive,
 		live:    handshakes,
 		dialer: websocket.Dialer{
@@ -112,8 +110,9 @@ func messageType(msg []byte) int {
 	return websocket.BinaryMessage
 }
 
-// NewConn returns one worker's session. It does not dial: the first Do does.
-func (c *wsClient) NewConn() Conn { return &wsConn{client: c, vars: template.NewVars(0)} }
+// NewConn returns one user's session, whose templates are written with
+// vars. It does not dial: the first Do does.
+func (c *wsClient) NewConn(vars *template.Vars) Conn { return &wsConn{client: c, vars: vars} }
 
 // Abort cuts short the handshakes under way and closes every session.
 func (c *wsClient) Abort() {
@@ -153,9 +152,6 @@ type wsConn struct {
 func (w *wsConn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 	c := w.client
 	msg, msgType := c.payload, c.msgType
-	if c.src != nil {
-		c.src.attempt(w.vars)
-	}
 	if !c.fixed {
 		if c.message.Size(w.vars)+c.url.Size(w.vars) > plan.MaxRequestBytes {
 			return result.Code{}, result.TooLarge

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 	commoncfg "github.com/prometheus/common/config"
 
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/prober/live"
@@ -291,12 +292,12 @@ func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest("ws" + strings.TrimPrefix(srv.URL, "http"))
 			req.Headers, req.HTTPClientConfig = tc.headers, tc.client
-			ws, err := newWSClient(compileRequest(t, req), nil, nil)
+			ws, err := newWSClient(compileRequest(t, req), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer ws.Close()
-			if code, o := ws.NewConn().Do(time.Now().Add(2 * time.Second)); code != httpCode(tc.code) || o != tc.want {
+			if code, o := ws.NewConn(template.NewVars(0)).Do(time.Now().Add(2 * time.Second)); code != httpCode(tc.code) || o != tc.want {
 				t.Errorf("code %d, outcome %v; want %d, %v", code, o, tc.code, tc.want)
 			}
 		})
