@@ -13,20 +13,27 @@ import (
 )
 
 // allowedImports is the package graph of docs/design.md, "Architecture":
-// data flows one way, config → plan → schedule → prober → result → (collector,
-// statuspage, fleet) → daemon → main,
-// and the readers of results (collector, statuspage, fleet) never reach
-// into the engine or the scheduler. Each package lists the project
-// packages its production code may import; internal/… helpers are open to
-// all. A package missing here is a new one: add it where it belongs.
+// data flows one way, config → plan → schedule → prober → result →
+// (collector, statuspage, fleet readback) → daemon → main. The readers of
+// results never reach into the engine or the scheduler, and no transport
+// (prober/transport/…) imports the engine: it speaks a protocol, the
+// engine knows load and time. Each package lists the project packages its
+// production code may import; internal/… helpers are open to all. A
+// package missing here is a new one: add it where it belongs.
 var allowedImports = map[string][]string{
 	"":                     {"*"},
 	"daemon":               {"config", "plan", "result", "prober", "schedule", "collector", "fleet", "statuspage", "prober/live", "schedule/state", "fleet/readback"},
-	"schedule/state":       {"config", "plan", "result"},
-	"prober/live":          {"result"},
 	"schedule":             {"config", "plan", "result", "prober", "prober/live", "schedule/state", "fleet"},
-	"prober":               {"config", "config/template", "plan", "result", "guard", "prober/internal/h2", "result/analysis", "prober/live", "fleet"},
-	"prober/internal/h2":   {},
+	"schedule/state":       {"plan", "result"},
+	"prober":               {"config/template", "plan", "result", "result/analysis", "guard", "prober/live", "prober/transport", "fleet"},
+	"prober/live":          {"result"},
+	"prober/transport":     {"config/template", "plan", "prober/live", transportPkg + "grpc", transportPkg + "h1", transportPkg + "std", transportPkg + "ws", wirePkg},
+	transportPkg + "h1":    {"config/template", "plan", "result", transportPkg + "h2", wirePkg},
+	transportPkg + "h2":    {wirePkg},
+	transportPkg + "grpc":  {"config/template", "plan", "result", transportPkg + "h2", wirePkg},
+	transportPkg + "std":   {"config/template", "plan", "result", wirePkg},
+	transportPkg + "ws":    {"config/template", "plan", "result", "prober/live", wirePkg},
+	wirePkg:                {"config/template", "plan", "result"},
 	"guard":                {"plan", "result", "prober/live"},
 	"result":               {"plan"},
 	"result/analysis":      {"plan", "result"},
@@ -54,6 +61,12 @@ var allowedImports = map[string][]string{
 
 const module = "github.com/loadprobe/loadprobe"
 
+// The transports' packages, and what they share.
+const (
+	transportPkg = "prober/transport/"
+	wirePkg      = transportPkg + "internal/wire"
+)
+
 func TestPackageGraphFlowsOneWay(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
 	if err != nil {
@@ -68,6 +81,9 @@ func TestPackageGraphFlowsOneWay(t *testing.T) {
 			continue
 		}
 		for _, imp := range fields[1:] {
+			if strings.HasPrefix(pkg, "prober/transport") && imp == module+"/prober" {
+				t.Errorf("%s imports the engine: a transport knows the wire, not load and time", fields[0])
+			}
 			own, ok := strings.CutPrefix(imp, module+"/")
 			if !ok || strings.HasPrefix(own, "internal/") || slices.Contains(allowed, "*") {
 				continue

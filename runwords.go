@@ -55,7 +55,7 @@ func (w words) throughput() string {
 }
 
 // codes heads the column of status codes; a WebSocket reply counts as a 101
-// (prober/websocket.go), which says nothing the goodput does not, so the
+// (package ws), which says nothing the goodput does not, so the
 // column shows the upgrades refused with their codes.
 func (w words) codes() string {
 	if w.webSocket {

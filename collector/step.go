@@ -25,7 +25,7 @@ func (l *Live) Step(name string) live.Sink {
 
 // DeclareFlow makes a flow probe's request series its steps', each at 0,
 // and drops the probe's own (step=""): a flow's iterations count in its
-// steps only (prober/flow.go), so those would stay 0 forever. A probe that
+// steps only (the engine's flow workload), so those would stay 0 forever. A probe that
 // a reload turned from a flow into a single request gets its own series
 // back, made anew. Call it after Live, for every configured probe.
 func (c *Collector) DeclareFlow(p *plan.Probe) {

@@ -54,7 +54,7 @@ type Request struct {
 	KeepAlive        bool              `yaml:"keep_alive"`
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
 	HTTP2            HTTP2             `yaml:"http2"`
-	// GRPC makes the request a unary gRPC call (grpc.go); nil for HTTP
+	// GRPC makes the request a unary gRPC call (docs/grpc.md); nil for HTTP
 	// and WebSocket.
 	GRPC *GRPC `yaml:"grpc,omitempty"`
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -21,9 +22,9 @@ type stuckClient struct {
 
 type stuckConn struct{ c *stuckClient }
 
-func (c *stuckClient) NewConn(*template.Vars) Conn { return stuckConn{c} }
-func (c *stuckClient) Abort()                      {}
-func (c *stuckClient) Close()                      {}
+func (c *stuckClient) NewConn(*template.Vars) transport.Conn { return stuckConn{c} }
+func (c *stuckClient) Abort()                                {}
+func (c *stuckClient) Close()                                {}
 
 func (c stuckConn) Do(time.Time) (result.Code, result.Outcome) {
 	if time.Since(c.c.start) < c.c.hangAt {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -20,10 +21,10 @@ type pacedClient struct {
 
 type pacedConn struct{ c *pacedClient }
 
-func (c *pacedClient) NewConn(*template.Vars) Conn { return pacedConn{c} }
-func (c *pacedClient) Abort()                      {}
-func (c *pacedClient) Close()                      {}
-func (pacedConn) Close()                           {}
+func (c *pacedClient) NewConn(*template.Vars) transport.Conn { return pacedConn{c} }
+func (c *pacedClient) Abort()                                {}
+func (c *pacedClient) Close()                                {}
+func (pacedConn) Close()                                     {}
 
 func (c pacedConn) Do(deadline time.Time) (result.Code, result.Outcome) {
 	now := time.Now()

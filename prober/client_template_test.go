@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/prober/transport/h1"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -31,15 +33,15 @@ probes:
 // A templated request on the lean client allocates nothing per attempt
 // once its buffers have grown: its varying bytes are written in place.
 func TestTemplatedFastZeroAllocs(t *testing.T) {
-	s := newTestServer(t, fixedServer)
-	url := strings.Replace(s.url, "/path?q=1", "/items/{{random_int 1 5000}}?i={{index}}", 1)
+	s := testkit.NewServer(t, testkit.FixedServer)
+	url := strings.Replace(s.URL, "/path?q=1", "/items/{{random_int 1 5000}}?i={{index}}", 1)
 	p := templatedProbe(t, postProbeYAML(url, templatedBody, "      headers: {X-Request-Id: '{{uuid}}'}\n"))
 	c, err := newWorkload(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.close()
-	if _, fast := c.(*request).t.(*fastClient); !fast {
+	if _, fast := c.(*request).t.(*h1.Client); !fast {
 		t.Fatal("a templated plain-http request left the lean client")
 	}
 	conn := attempter{c.newUser()}
@@ -90,14 +92,14 @@ func TestTemplatedRequestOnBothPaths(t *testing.T) {
 // BenchmarkConnDoTemplated is BenchmarkConnDo's fast path with the bench's
 // POST body, fixed and templated: what templating costs per request.
 func BenchmarkConnDoTemplated(b *testing.B) {
-	s := newTestServer(b, fixedServer)
+	s := testkit.NewServer(b, testkit.FixedServer)
 	for _, body := range []string{`{"id": 123456, "n": 789}`, templatedBody} {
 		name := "fixed"
 		if strings.Contains(body, "{{") {
 			name = "templated"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.url, body, "")), nil)
+			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.URL, body, "")), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -105,25 +107,25 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 			conn := attempter{c.newUser()}
 			defer conn.Close()
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := testkit.CPUTime()
 			for b.Loop() {
 				if _, o := conn.Do(time.Now().Add(5 * time.Second)); o != result.Success {
 					b.Fatalf("outcome %v", o)
 				}
 			}
-			reportCPU(b, cpu)
+			testkit.ReportCPU(b, cpu)
 		})
 		// 50 workers, one Conn each, as the engine runs them.
 		b.Run(name+"/parallel", func(b *testing.B) {
-			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.url, body, "")), nil)
+			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.URL, body, "")), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer c.close()
 			b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()
-			cpu := cpuTime()
-			defer reportCPU(b, cpu)
+			cpu := testkit.CPUTime()
+			defer testkit.ReportCPU(b, cpu)
 			b.RunParallel(func(pb *testing.PB) {
 				conn := attempter{c.newUser()}
 				defer conn.Close()

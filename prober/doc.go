@@ -1,21 +1,17 @@
-// Package prober runs a probe's load against its target and measures it:
-// one call, Run, takes a probe (config.Probe) and returns its result
-// (result.Result), step by step. Run compiles the probe first, with the
-// checks config.Parse makes, so that a probe built in Go cannot send a
-// request that is not valid.
+// Package prober is the load engine: one call, Run, takes a compiled probe
+// (plan.Probe) and returns its result (result.Result), step by step.
 //
-// It owns the run path from the config to the result: the engine (the
-// stages of a run, the closed-loop workers and the open-loop pacer and
-// senders, the settling between steps, cancellation), the transports the
-// engine drives through one seam (connector.go: the lean HTTP/1.1 client,
-// net/http for what only it does, WebSocket sessions, a flow of steps),
-// the classification of every attempt into one outcome, and the step
-// recorder that turns attempts into a step's figures. Runner.WithControl
-// runs a probe and then its control: `loadprobe run` and the daemon's
-// scheduler both run probes that way.
-//
-// What a result means (the breaking points, the diagnosis) belongs to
-// package result; when runs happen, against which host and within which
-// caps, to package schedule. Run sends load to the URL it is given: the
-// allowlist (allowed_targets) is checked by config, when a file is loaded.
+// It knows load and time: the stages of a run (a fixed ramp or profile, or
+// a search's levels chosen from the steps so far), the closed-loop workers
+// and the open-loop senders, the settling between steps, the live and
+// Prometheus guards, cancellation, and the recorder that turns attempts
+// into a step's figures. What it repeats is a workload: a request's
+// attempt, or a flow's iteration, each measured the same way. How an
+// attempt reaches its target is the transport's (package transport and
+// one package per protocol under it); what a result means, package
+// analysis's; when runs happen, against which host and within which caps,
+// package schedule's. Runner.WithControl runs a probe and then its
+// control: `loadprobe run` and the daemon's scheduler both run probes that
+// way. Run sends load to the URL it is given: the allowlist
+// (allowed_targets) is checked by config, when a file is loaded.
 package prober

@@ -3,10 +3,11 @@ package prober
 import (
 	"fmt"
 	"math"
-	"time"
+	"strings"
 
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/transport"
 )
 
 // The generator's own file descriptors (docs/measurement.md, "The
@@ -32,6 +33,19 @@ func (n FileNeed) String() string {
 		n.Probe, plan.FormatLevel(n.Level), n.Needs, fileReserve, n.Limit)
 }
 
+// ClientPath names the client that sends p's requests, for `loadprobe run`
+// to say (transport.PathOf); for a flow, each step's.
+func ClientPath(p *plan.Probe) string {
+	if len(p.Flow) == 0 {
+		return transport.PathOf(p.Request, false).String()
+	}
+	steps := make([]string, len(p.Flow))
+	for i, st := range p.Flow {
+		steps[i] = st.Name + ": " + transport.PathOf(st.Request, len(st.Captures) > 0).String()
+	}
+	return "flow (" + strings.Join(steps, "; ") + ")"
+}
+
 // FileNeeds lists, for each of probes, its highest level when that
 // level's connections may not fit the file-descriptor limit; nothing when
 // the limit cannot be read.
@@ -51,11 +65,11 @@ func FileNeeds(probes []*plan.Probe, sh fleet.Shard) []FileNeed {
 }
 
 // mostConnections is p's level that holds the most connections, and how
-// many: a closed-loop level's connections; in an open loop, the requests
-// a rate can have in flight within their timeout, at most max_in_flight
-// (and at most a WebSocket probe's sessions). A flow's virtual user holds
-// one connection per step; a gRPC probe's calls share its
-// grpc.connections, whatever the level.
+// many: a closed-loop level's users; in an open loop, the requests a rate
+// can have in flight within their timeout, at most max_in_flight (and at
+// most a WebSocket probe's sessions); each user holding the connections
+// of its request's path (transport.Path.Conns), or of every step of a
+// flow.
 func mostConnections(p *plan.Probe, sh fleet.Shard) (level float64, conns uint64) {
 	levels := []float64{}
 	if s := p.Load.Search; s != nil {
@@ -65,25 +79,27 @@ func mostConnections(p *plan.Probe, sh fleet.Shard) (level float64, conns uint64
 			levels = append(levels, max(st.level, st.rampTo))
 		}
 	}
-	steps, timeout := 1, time.Duration(p.Request.Timeout)
+	paths, timeout := []transport.Path{transport.PathOf(p.Request, false)}, p.Request.Timeout
 	if len(p.Flow) > 0 {
-		steps, timeout = len(p.Flow), 0
+		paths, timeout = nil, 0
 		for _, st := range p.Flow {
-			timeout += time.Duration(st.Request.Timeout)
+			paths = append(paths, transport.PathOf(st.Request, len(st.Captures) > 0))
+			timeout += st.Request.Timeout
 		}
 	}
 	for _, l := range levels {
-		n := l
+		users := l
 		if !p.Load.Mode().ClosedLoop() {
-			n = min(math.Ceil(l*timeout.Seconds()), float64(p.Load.MaxInFlight))
+			users = min(math.Ceil(l*timeout.Seconds()), float64(p.Load.MaxInFlight))
 			if p.Load.Sessions > 0 {
-				n = min(n, float64(p.Load.Sessions))
+				users = min(users, float64(p.Load.Sessions))
 			}
 		}
-		if g := p.Request.GRPC; g != nil {
-			n = min(n, float64(g.Connections))
+		var c uint64
+		for _, path := range paths {
+			c += uint64(path.Conns(int(users)))
 		}
-		if c := uint64(n) * uint64(steps); c > conns {
+		if c > conns {
 			level, conns = l, c
 		}
 	}

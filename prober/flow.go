@@ -8,6 +8,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -29,16 +30,10 @@ type flow struct {
 
 type flowStep struct {
 	name     string
-	t        connector
+	t        transport.Transport
 	timeout  time.Duration
 	captures []flowCapture
 	think    *plan.Think
-}
-
-// capturer is a connection that hands a step's response to its captures
-// (docs/templates.md, "Captures").
-type capturer interface {
-	doCapture(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome)
 }
 
 // flowCapture is one value a step takes from its response, kept in
@@ -59,7 +54,7 @@ func newFlow(p *plan.Probe) (*flow, error) {
 			fs.captures = append(fs.captures, flowCapture{slot: f.captured, c: c})
 			f.captured++
 		}
-		t, err := newConnector(p.Name, st.Request, len(fs.captures) > 0, nil)
+		t, _, err := transport.Choose(p.Name, st.Request, len(fs.captures) > 0, nil)
 		if err != nil {
 			f.close()
 			return nil, err
@@ -67,7 +62,7 @@ func newFlow(p *plan.Probe) (*flow, error) {
 		fs.t = t
 		f.spec = append(f.spec, fs)
 		if conn := t.NewConn(template.NewVars(f.captured)); len(fs.captures) > 0 {
-			_, ok := conn.(capturer)
+			_, ok := conn.(transport.Capturer)
 			conn.Close()
 			if !ok {
 				f.close()
@@ -84,7 +79,7 @@ func (f *flow) newUser() user {
 	u := &flowUser{f: f, vars: template.NewVars(f.captured)}
 	for _, st := range f.spec {
 		conn := st.t.NewConn(u.vars)
-		take, _ := conn.(capturer) // newFlow checked that a capturing step's can
+		take, _ := conn.(transport.Capturer) // newFlow checked that a capturing step's can
 		if len(st.captures) == 0 {
 			take = nil
 		}
@@ -118,8 +113,8 @@ func (f *flow) steps() []string {
 // flowUser is one virtual user.
 type flowUser struct {
 	f         *flow
-	conns     []Conn
-	capturers []capturer // by step: the step's Conn when it captures, else nil
+	conns     []transport.Conn
+	capturers []transport.Capturer // by step: the step's Conn when it captures, else nil
 	vars      *template.Vars
 }
 
@@ -136,7 +131,7 @@ func (u *flowUser) do(_ time.Time, steps stepObserver) (code result.Code, o resu
 		sent := time.Now()
 		missed := false
 		if take := u.capturers[i]; take != nil {
-			code, o = take.doCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
+			code, o = take.DoCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
 				missed = !u.capture(st, h, body)
 				return !missed
 			})

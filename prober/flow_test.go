@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
@@ -145,12 +146,12 @@ func TestFlowCaptureThatFindsNothingEndsTheIteration(t *testing.T) {
 // a two-step flow, over a kept-alive connection to a server that costs
 // next to nothing. Per-step overhead = flow ns/op ÷ steps − plain ns/op.
 func BenchmarkFlowStep(b *testing.B) {
-	s := newTestServer(b, fixedServer)
+	s := testkit.NewServer(b, testkit.FixedServer)
 	step := func(name string) string {
-		return fmt.Sprintf("      - name: %s\n        request: {url: %q}\n", name, s.url)
+		return fmt.Sprintf("      - name: %s\n        request: {url: %q}\n", name, s.URL)
 	}
 	for _, bc := range []struct{ name, probe string }{
-		{"plain", fmt.Sprintf("    request: {url: %q}\n", s.url)},
+		{"plain", fmt.Sprintf("    request: {url: %q}\n", s.URL)},
 		{"flow-1-step", "    flow:\n" + step("a")},
 		{"flow-2-steps", "    flow:\n" + step("a") + step("b")},
 	} {
@@ -169,13 +170,13 @@ probes:
 			defer u.close()
 			steps := recordingSteps(w) // a level under way: every step is recorded
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := testkit.CPUTime()
 			for b.Loop() {
 				if _, o, _ := u.do(time.Now().Add(5*time.Second), steps); o != result.Success {
 					b.Fatalf("outcome %v", o)
 				}
 			}
-			reportCPU(b, cpu)
+			testkit.ReportCPU(b, cpu)
 		})
 	}
 }

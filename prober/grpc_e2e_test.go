@@ -2,7 +2,6 @@ package prober
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -13,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	commoncfg "github.com/prometheus/common/config"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -268,37 +265,6 @@ func TestGRPCReflectionNamesAMissingMethod(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want an error naming %q", method, err, want)
 		}
-	}
-}
-
-// grpcs:// with a client certificate, against a server that requires one.
-func TestGRPCSClientCertificate(t *testing.T) {
-	pool, certFile, keyFile := clientCert(t)
-	tt := newTLSTarget(t, nil) // its certificate, for 127.0.0.1, and its CA file
-	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{tt.cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool})
-	addr := grpcDemo(t, target.Options{}, grpc.Creds(creds))
-	for _, tc := range []struct {
-		name string
-		tls  commoncfg.TLSConfig
-		ok   bool
-	}{
-		{"with the certificate", commoncfg.TLSConfig{CAFile: tt.caFile, CertFile: certFile, KeyFile: keyFile}, true},
-		{"without it", commoncfg.TLSConfig{CAFile: tt.caFile}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tlsLine := fmt.Sprintf("      tls_config: {ca_file: %q, cert_file: %q, key_file: %q}\n", tc.tls.CAFile, tc.tls.CertFile, tc.tls.KeyFile)
-			p := probeWith(t, "grpcs://"+addr, tlsLine+"      grpc:\n"+indent(`method: loadprobe.demo.v1.Target/Noop
-descriptors: `+demoProtoset, "        ")+"\n", `concurrency: [2]
-step_duration: 500ms`)
-			r := runGRPC(t, p)
-			s := r.Steps[0]
-			switch {
-			case tc.ok && (s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts):
-				t.Errorf("responses %v, errors %v of %d attempts; want every call OK", codeNames(s.Responses), s.Errors, s.Attempts)
-			case !tc.ok && (s.Attempts == 0 || s.Errors["tls"]+s.Errors["reset"] != s.Attempts || s.Errors["tls"] == 0):
-				t.Errorf("errors %v, responses %v of %d attempts; want TLS failures", s.Errors, codeNames(s.Responses), s.Attempts)
-			}
-		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config/template"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -17,10 +18,10 @@ type msClient struct{ conns atomic.Int64 }
 
 type msConn struct{}
 
-func (c *msClient) NewConn(*template.Vars) Conn { c.conns.Add(1); return msConn{} }
-func (c *msClient) Abort()                      {}
-func (c *msClient) Close()                      {}
-func (msConn) Close()                           {}
+func (c *msClient) NewConn(*template.Vars) transport.Conn { c.conns.Add(1); return msConn{} }
+func (c *msClient) Abort()                                {}
+func (c *msClient) Close()                                {}
+func (msConn) Close()                                     {}
 
 func (msConn) Do(time.Time) (result.Code, result.Outcome) {
 	time.Sleep(time.Millisecond)

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -22,7 +24,7 @@ import (
 // hands its request to seen; a raw loop over net/http's parser, so that a
 // hundred thousand requests take a second or two.
 func recordingServer(t *testing.T, seen func(*http.Request, []byte)) string {
-	return serveLoopback(t, func(c net.Conn) {
+	return testkit.ServeLoopback(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			req, err := http.ReadRequest(br)
@@ -36,36 +38,6 @@ func recordingServer(t *testing.T, seen func(*http.Request, []byte)) string {
 			}
 		}
 	})
-}
-
-// serveLoopback serves every connection to a loopback listener with
-// serve, which the connection is closed after, until the test ends. It
-// returns the listener's address.
-func serveLoopback(t *testing.T, serve func(net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // templatedProbe loads a probe from YAML as a user writes it; dir is where
@@ -90,7 +62,7 @@ func attempts(t *testing.T, p *plan.Probe, conns, n int) {
 	var wg sync.WaitGroup
 	for range conns {
 		wg.Add(1)
-		go func(conn Conn) {
+		go func(conn transport.Conn) {
 			defer wg.Done()
 			defer conn.Close()
 			for range n / conns {

@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	commoncfg "github.com/prometheus/common/config"
 
-	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -104,7 +103,7 @@ step_duration: 500ms`)
 	}
 }
 
-// An echo ramp: sessions are kept across steps, every round trip is a
+// An testkit.Echo ramp: sessions are kept across steps, every round trip is a
 // response whose latency is reported, and Little's law reads the sessions.
 func TestWebSocketEchoRampReportsRoundTrips(t *testing.T) {
 	p := probeFor(t, wsURL(t, "/ws"), `concurrency: [1, 2, 4, 8]
@@ -155,7 +154,7 @@ step_duration: 300ms`)
 			live := newWSLive()
 			r := mustRun(t, context.Background(), p, Options{Live: live})
 			s := r.Steps[0]
-			if s.Attempts == 0 || s.HTTPErrors[httpCode(tc.code)] != s.Attempts || s.Errors["closed"] != 0 {
+			if s.Attempts == 0 || s.HTTPErrors[result.HTTPStatus(tc.code)] != s.Attempts || s.Errors["closed"] != 0 {
 				t.Errorf("%d attempts, http errors %v, errors %v; want every attempt an http_error %d", s.Attempts, s.HTTPErrors, s.Errors, tc.code)
 			}
 			live.mu.Lock()
@@ -190,7 +189,7 @@ step_duration: 300ms`)
 }
 
 // Open loop: the messages of a rate go over at most load.sessions sessions,
-// opened once each; a replica of a fleet has its share of them. The echo
+// opened once each; a replica of a fleet has its share of them. The testkit.Echo
 // takes 30ms, so 200 messages per second would need six sessions: the cap
 // binds, and what finds every session waiting is dropped and counted.
 func TestWebSocketOpenLoopSpreadsOverItsSessions(t *testing.T) {
@@ -237,71 +236,10 @@ step_duration: 1s`)
 // wsServer serves sessions that do what behave says once upgraded.
 func wsServer(t *testing.T, behave func(*websocket.Conn)) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		upgrade(w, r, behave)
+		testkit.Upgrade(w, r, behave)
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
-}
-
-// upgrade upgrades r's connection and hands the session to behave.
-func upgrade(w http.ResponseWriter, r *http.Request, behave func(*websocket.Conn)) {
-	s, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer s.Close()
-	behave(s)
-}
-
-// echo sends every message back as it came.
-func echo(s *websocket.Conn) {
-	for {
-		typ, msg, err := s.ReadMessage()
-		if err != nil || s.WriteMessage(typ, msg) != nil {
-			return
-		}
-	}
-}
-
-// A WebSocket probe's handshake carries the request's headers and its
-// static credentials, as an HTTP probe's request does; a server that
-// refuses them answers the upgrade with 401, an http_error.
-func TestWebSocketHandshakeCarriesHeadersAndCredentials(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		if (auth != "Bearer t0ken" && auth != basicAuth("u", "p")) || r.Header.Get("X-Tenant") != "a" {
-			http.Error(w, "who are you?", http.StatusUnauthorized)
-			return
-		}
-		upgrade(w, r, echo)
-	}))
-	t.Cleanup(srv.Close)
-	tenant := map[string]string{"X-Tenant": "a"}
-	for _, tc := range []struct {
-		name    string
-		headers map[string]string
-		client  commoncfg.HTTPClientConfig
-		code    int
-		want    result.Outcome
-	}{
-		{"authorization", tenant, commoncfg.HTTPClientConfig{Authorization: &commoncfg.Authorization{Credentials: "t0ken"}}, upgradedCode, result.Success},
-		{"basic_auth", tenant, commoncfg.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "u", Password: "p"}}, upgradedCode, result.Success},
-		{"wrong credentials", tenant, commoncfg.HTTPClientConfig{Authorization: &commoncfg.Authorization{Credentials: "guess"}}, http.StatusUnauthorized, result.HTTPError},
-		{"header missing", nil, commoncfg.HTTPClientConfig{Authorization: &commoncfg.Authorization{Credentials: "t0ken"}}, http.StatusUnauthorized, result.HTTPError},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := testRequest("ws" + strings.TrimPrefix(srv.URL, "http"))
-			req.Headers, req.HTTPClientConfig = tc.headers, tc.client
-			ws, err := newWSClient(compileRequest(t, req), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ws.Close()
-			if code, o := ws.NewConn(template.NewVars(0)).Do(time.Now().Add(2 * time.Second)); code != httpCode(tc.code) || o != tc.want {
-				t.Errorf("code %d, outcome %v; want %d, %v", code, o, tc.code, tc.want)
-			}
-		})
-	}
 }
 
 // How a session that ends during an attempt is told apart: a close frame

@@ -6,6 +6,7 @@ import (
 	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -52,7 +53,7 @@ func newWorkload(p *plan.Probe, handshakes live.Handshakes) (workload, error) {
 	if len(p.Flow) > 0 {
 		return newFlow(p)
 	}
-	t, err := newConnector(p.Name, p.Request, false, handshakes)
+	t, _, err := transport.Choose(p.Name, p.Request, false, handshakes)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func newWorkload(p *plan.Probe, handshakes live.Handshakes) (workload, error) {
 
 // request is the workload of a single request.
 type request struct {
-	t         connector
+	t         transport.Transport
 	src       *varSource
 	templated bool // an attempt takes the next values of the probe's templates
 }
@@ -78,7 +79,7 @@ func (w *request) steps() []string { return nil }
 type requestUser struct {
 	w    *request
 	vars *template.Vars
-	conn Conn
+	conn transport.Conn
 }
 
 func (u *requestUser) do(deadline time.Time, _ stepObserver) (result.Code, result.Outcome, time.Duration) {

@@ -2,22 +2,22 @@
 // results.
 //
 // It owns:
-//   - the loop of each probe (scheduler.go): a run at start, then every
+//   - the loop of each probe: a run at start, then every
 //     schedule.interval plus jitter, back to back when continuous, after
 //     failedRetry when a continuous run fails, and at once on Trigger; a
 //     reload (Apply) cancels the runs of changed and removed probes only;
-//   - admission (admission.go): a run waits until no other run holds any of
+//   - admission: a run waits until no other run holds any of
 //     its hosts (a name, and every address it resolves to) and its load fits
 //     under max_concurrency and max_rate, first come first served, and its
 //     state says what it waits for;
 //   - each probe's state (state.Probe: the run under way, the last finished
 //     run, the last completed one), which the collector, the status page and
 //     /api/v1/results read;
-//   - the store (store.go), which keeps the last finished runs across
-//     restarts, with each scheduled probe's history of runs (history.go).
+//   - the store, which keeps the last finished runs across
+//     restarts, with each scheduled probe's history of runs.
 //     A canceled run (shutdown, reload) is never the last run, never
 //     stored;
-//   - the run log (runlog.go): a line per scheduled run, and a continuous
+//   - the run log: a line per scheduled run, and a continuous
 //     probe's runs summed up once a minute.
 //
 // It sends no load itself: it calls the prober.Runner given to New (Options.Run)

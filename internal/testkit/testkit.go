@@ -1,6 +1,7 @@
-// Package testkit holds the helpers that the tests of the command line and
-// of the daemon share: files, text assertions, polling and one-sample reads
-// of an exposition. Nothing outside tests imports it.
+// Package testkit holds the helpers that the tests of several packages
+// share: files, text assertions, polling, one-sample reads of an
+// exposition, loopback and WebSocket servers, CPU time. Nothing outside
+// tests imports it.
 package testkit
 
 import (
