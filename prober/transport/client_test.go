@@ -263,9 +263,15 @@ func TestClientResponses(t *testing.T) {
 						// Let the server's close reach the client first.
 						time.Sleep(10 * time.Millisecond)
 					}
-					code, o := conn.Do(time.Now().Add(5 * time.Second))
+					deadline := time.Now().Add(5 * time.Second)
+					code, o := conn.Do(deadline)
 					if code != httpCode(tc.code) || o != result.Success && o != result.HTTPError {
 						t.Fatalf("request %d: Do() = %v, %v; want %d", i, code, o, tc.code)
+					}
+					// A whole response is read when it has come, not when
+					// the client gives up waiting for more.
+					if time.Now().After(deadline) {
+						t.Errorf("request %d: answered at its deadline", i)
 					}
 				}
 				if got := s.Accepted.Load(); got != tc.conns {

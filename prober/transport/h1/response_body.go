@@ -150,13 +150,18 @@ func (fc *conn) readTrailers() error {
 	case err != nil:
 		return err
 	}
-	for n := 4; ; n *= 2 {
-		b, err := fc.br.Peek(min(n, transportReadBuffer))
+	// Look at what is buffered before waiting for more, so that a short
+	// trailer is read as soon as it has come.
+	for {
+		b, _ := fc.br.Peek(fc.br.Buffered())
 		if bytes.Contains(b, []byte("\r\n\r\n")) {
 			break
 		}
-		if err != nil || n >= transportReadBuffer {
+		if len(b) >= transportReadBuffer {
 			return errMalformedChunk // a suspiciously long trailer
+		}
+		if _, err := fc.br.Peek(len(b) + 1); err != nil {
+			return errMalformedChunk
 		}
 	}
 	budget := wire.MaxHeaderBytes
