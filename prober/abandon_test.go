@@ -40,7 +40,6 @@ func (stuckConn) Close() {}
 // A canceled run returns abandonAfter after its cancel even when an attempt
 // under way never ends: canceled, with the steps that ran their full length.
 func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
-	noAlarm(t)
 	for _, load := range []string{"concurrency: [1, 2]\nstep_duration: 10s", "rate: [10, 20]\nstep_duration: 10s"} {
 		t.Run(load[:4], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -49,7 +48,7 @@ func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(15*time.Second, cancel)
 				start := time.Now()
-				r := run(ctx, p, Options{}, &request{t: client}, start)
+				r := run(ctx, p, Options{noAlarm: true}, &request{t: client}, start)
 				if took := time.Since(start); took != 15*time.Second+abandonAfter {
 					t.Errorf("Run returned %s after its start, want the cancel at 15s + %s", took, abandonAfter)
 				}
@@ -61,11 +60,4 @@ func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
 			})
 		})
 	}
-}
-
-// noAlarm runs the open loop without its alarm until the test ends, for
-// tests inside a testing/synctest bubble (see stageAlarm).
-func noAlarm(t *testing.T) {
-	stageAlarm = func() *alarm { return nil }
-	t.Cleanup(func() { stageAlarm = newAlarm })
 }

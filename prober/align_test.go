@@ -50,7 +50,6 @@ func stepStarts(r result.Result) []time.Time {
 // slow at the start stops settling there, as the rest of its fleet starts
 // the step then. Closed and open loop, sharded and not, alike.
 func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
-	noAlarm(t)
 	fast := func(time.Time) time.Duration { return 10 * time.Millisecond }
 	for _, tc := range []struct {
 		name, load string
@@ -78,7 +77,7 @@ func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
 						return 10 * time.Millisecond
 					}
 				}
-				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard}, &request{t: client}, time.Now())
+				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard, noAlarm: true}, &request{t: client}, time.Now())
 				if r.Ended != result.ResultCompleted {
 					t.Fatalf("result %s (%s), want completed", r.Ended, r.Error)
 				}

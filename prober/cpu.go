@@ -14,13 +14,14 @@ import (
 // served by the same process (the demo's) counts too, as it takes the same
 // cores.
 type cpuWatch struct {
-	cpu   time.Duration // process CPU time at the start; negative: not measurable
+	clock func() time.Duration // the process's CPU time so far; negative: not measurable
+	cpu   time.Duration        // at the start
 	wall  time.Time
 	cores float64 // usableCores at the start
 }
 
-func startCPUWatch() cpuWatch {
-	return cpuWatch{cpu: generatorCPU(), wall: time.Now(), cores: usableCores()}
+func startCPUWatch(clock func() time.Duration) cpuWatch {
+	return cpuWatch{clock: clock, cpu: clock(), wall: time.Now(), cores: usableCores()}
 }
 
 // ratio is the CPU time used since the start over the wall time elapsed ×
@@ -34,18 +35,13 @@ func (w cpuWatch) ratio() float64 {
 // for a caller that looks again and again without reading the cgroup
 // each time.
 func (w cpuWatch) lap() (float64, cpuWatch) {
-	next := cpuWatch{cpu: generatorCPU(), wall: time.Now(), cores: w.cores}
+	next := cpuWatch{clock: w.clock, cpu: w.clock(), wall: time.Now(), cores: w.cores}
 	wall := next.wall.Sub(w.wall)
 	if w.cpu < 0 || next.cpu < 0 || wall <= 0 {
 		return 0, next
 	}
 	return (next.cpu - w.cpu).Seconds() / (wall.Seconds() * w.cores), next
 }
-
-// generatorCPU is the process's CPU time so far, as the watches read it;
-// tests inside a testing/synctest bubble, whose clock the CPU does not
-// follow, set it.
-var generatorCPU = processCPU
 
 // usableCores is the CPU the process may use: GOMAXPROCS (which follows the
 // CPU affinity and, since Go 1.25, the cgroup limit), and no more than the

@@ -29,6 +29,13 @@ type Options struct {
 	// load overlapped this one's since a time: a step records it as
 	// overlapping_runs (docs/measurement.md). The scheduler sets it.
 	Overlapping func(since time.Time) int
+
+	// Tests on virtual time (testing/synctest) run without the open loop's
+	// timerfd alarm, which the bubble's clock cannot wait for, and read the
+	// generator's CPU from a clock of their own, as real CPU does not
+	// follow the bubble's (nil: the process's).
+	noAlarm bool
+	cpu     func() time.Duration
 }
 
 // Progress is what a watcher sees of a run under way.
@@ -91,8 +98,9 @@ type engine struct {
 
 	recsMu sync.Mutex // e.recs grows while the live guards read it
 
-	pool   senderPool    // open loop: the senders, kept across steps
-	window time.Duration // length of the current step's measured window
+	pool   senderPool           // open loop: the senders, kept across steps
+	window time.Duration        // length of the current step's measured window
+	cpu    func() time.Duration // the process's CPU time so far
 }
 
 // Run runs probe p once, step by step, and returns its result: the one
@@ -142,6 +150,9 @@ func run(ctx context.Context, p *plan.Probe, opts Options, work workload, starte
 	}
 	if e.live == nil {
 		e.live = live.Nop{}
+	}
+	if e.cpu = opts.cpu; e.cpu == nil {
+		e.cpu = processCPU
 	}
 	for _, name := range work.steps() {
 		e.steps = append(e.steps, e.live.Step(name))
@@ -300,7 +311,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	}()
 	closedLoop := e.probe.Load.Mode().ClosedLoop()
 	var dropped int64
-	cpu := startCPUWatch()
+	cpu := startCPUWatch(e.cpu)
 	if closedLoop {
 		e.closedLoop(int(st.level), measureFrom, end)
 	} else {

@@ -12,9 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/config/template"
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
@@ -83,16 +85,12 @@ func levels(r result.Result) []float64 {
 
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
 
-// The pool's 20ms of work keep the round trip's own cost (about 0.4ms, and
-// several times that under the race detector or a busy machine) well
-// inside the knee rule's 5%: with 10ms, level 4 read 92% of level 8's
-// goodput on a loaded machine and the knee moved to 8.
 func TestRunWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
-	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}) + "/work"
-	p := probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/work", `concurrency: [1, 2, 4, 8, 16, 32]
 step_duration: 2s
 warmup: 200ms`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}))
 
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 6 {
 		t.Fatalf("result %s with levels %v, want completed with 6 levels; error %q", r.Ended, levels(r), r.Error)
@@ -123,10 +121,10 @@ warmup: 200ms`)
 }
 
 func TestRunShedFailsFirstAboveItsLimit(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/shed"
-	p := probeFor(t, url, `concurrency: [2, 4, 8, 16, 32]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/shed", `concurrency: [2, 4, 8, 16, 32]
 step_duration: 1s`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{}))
 	for _, s := range r.Steps {
 		if s.Level <= 8 && s.ErrorRatio != 0 {
 			t.Errorf("level %g: error ratio %g, want no failure through 8", s.Level, s.ErrorRatio)
@@ -143,11 +141,11 @@ step_duration: 1s`)
 }
 
 func TestRunLimitedCountsTheLimiterApartAndNamesTheCap(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/limited"
-	p := probeFor(t, url, `concurrency: [1, 2, 4]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/limited", `concurrency: [1, 2, 4]
 step_duration: 3s`)
 	p.Abort.ErrorRatio = 1
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{}))
 	for _, s := range r.Steps {
 		if s.Responses[result.HTTPStatus(429)] == 0 || s.Responses[result.HTTPStatus(503)] != 0 {
 			t.Errorf("level %g: responses %v; want 429s and no 503", s.Level, s.Responses)
@@ -197,10 +195,10 @@ step_duration: 500ms`)
 }
 
 func TestRunSlowTargetTimesOut(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/slow"
-	p := probeFor(t, url, `concurrency: [2]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/slow", `concurrency: [2]
 step_duration: 2s`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{}))
 	s := r.Steps[0]
 	if s.Attempts < 2 || s.Errors["timeout"] != s.Attempts || len(s.Responses) != 0 {
 		t.Errorf("%d attempts, errors %v, responses %v; want every attempt a timeout", s.Attempts, s.Errors, s.Responses)
@@ -241,13 +239,13 @@ step_duration: 30s`)
 // under way at the window's end do not: 8 connections to a 400ms route are
 // 20 responses per second and 8 in flight, warmup or not.
 func TestRunWarmupKeepsThroughputWhole(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/delay?ms=400"
+	t.Parallel()
 	for _, warmup := range []string{"0s", "1s"} {
 		t.Run("warmup "+warmup, func(t *testing.T) {
-			p := probeFor(t, url, `concurrency: [8]
+			p := probeFor(t, "http://127.0.0.1:1/delay?ms=400", `concurrency: [8]
 step_duration: 3s
 warmup: `+warmup)
-			s := mustRun(t, context.Background(), p, Options{}).Steps[0]
+			s := simRun(t, p, Options{}, demo(target.Options{})).Steps[0]
 			if !within(s.Throughput, 20, 0.10) || !within(s.InFlight, 8, 0.10) {
 				t.Errorf("throughput %.1f/s, in flight %.2f; want 20/s and 8 within 10%%", s.Throughput, s.InFlight)
 			}
@@ -263,13 +261,12 @@ warmup: `+warmup)
 // 50ms does not promise it: a request that comes as the lock is released
 // can take it ahead of the queue, answer at once and end a settle with the
 // queue still there.
-func queueTarget(t *testing.T) string {
-	t.Helper()
+func queueTarget() http.Handler {
 	var (
 		mu   sync.Mutex
 		free time.Time // when the worker has done all it accepted
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		mu.Lock()
 		if now := time.Now(); free.Before(now) {
 			free = now
@@ -278,17 +275,14 @@ func queueTarget(t *testing.T) string {
 		done := free
 		mu.Unlock()
 		time.Sleep(time.Until(done))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	})
 }
 
 // sharedTarget shares its one worker among every request it accepted, as
 // a CPU-bound server does: each needs 50ms of its time, so n at once take
 // n × 50ms. A level that starts with more requests at once than fit in the
 // timeout gets no response in time, and leaves the target owing all of them.
-func sharedTarget(t *testing.T) string {
-	t.Helper()
+func sharedTarget() http.Handler {
 	type job struct {
 		left time.Duration
 		done chan struct{}
@@ -297,17 +291,13 @@ func sharedTarget(t *testing.T) string {
 		mu   sync.Mutex
 		jobs []*job
 	)
-	stop := make(chan struct{})
-	go func() {
+	var worker sync.Once // runs while it has jobs
+	work := func() {
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		last := time.Now()
 		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
+			<-tick.C
 			now := time.Now()
 			mu.Lock()
 			if n := len(jobs); n > 0 {
@@ -323,21 +313,24 @@ func sharedTarget(t *testing.T) string {
 				jobs = left
 			}
 			last = now
+			idle := len(jobs) == 0
+			if idle {
+				worker = sync.Once{} // the next job starts it again
+			}
 			mu.Unlock()
+			if idle {
+				return
+			}
 		}
-	}()
-	// Cleanups run last first: the server closes once every request it
-	// accepted is done, which takes the worker.
-	t.Cleanup(func() { close(stop) })
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	}
+	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		j := &job{left: 50 * time.Millisecond, done: make(chan struct{})}
 		mu.Lock()
 		jobs = append(jobs, j)
+		worker.Do(func() { go work() })
 		mu.Unlock()
 		<-j.done
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	})
 }
 
 // TestRunSettlesBetweenStepsAndAfterTheRamp: level 1 leaves no backlog;
@@ -345,39 +338,42 @@ func sharedTarget(t *testing.T) string {
 // worker gives no response in time at levels 8 and 16 at all, and still owes
 // seconds of work after them.
 func TestRunSettlesBetweenStepsAndAfterTheRamp(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
-		target func(*testing.T) string
+		target func() http.Handler
 	}{
 		{"one request at a time", queueTarget},
 		{"one worker shared by all", sharedTarget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := tc.target(t)
-			p := probeFor(t, url, `concurrency: [1, 8, 16]
+			synctest.Test(t, func(t *testing.T) {
+				h := tc.target()
+				p := probeFor(t, "http://127.0.0.1:1/", `concurrency: [1, 8, 16]
 step_duration: 1s`)
-			p.Request.Timeout = time.Duration(200 * time.Millisecond)
-			p.Abort.ErrorRatio = 1
-			r := mustRun(t, context.Background(), p, Options{})
-			if len(r.Steps) != 3 {
-				t.Fatalf("levels %v, want 3", levels(r))
-			}
-			if s := r.Steps[1].SettleSeconds; s > 0.1 {
-				t.Errorf("settled %.3fs after level 1, which left no backlog", s)
-			}
-			if s := r.Steps[2].SettleSeconds; s < 0.2 {
-				t.Errorf("settled %.3fs after level 8, want the backlog worked off first", s)
-			}
-			// The next run against this host starts on a target that answers at once.
-			start := time.Now()
-			resp, err := http.Get(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if d := time.Since(start); d > 150*time.Millisecond {
-				t.Errorf("a request right after the run took %s: the run left a backlog behind", d)
-			}
+				p.Request.Timeout = 200 * time.Millisecond
+				p.Abort.ErrorRatio = 1
+				r := simRunIn(p, Options{}, h)
+				if len(r.Steps) != 3 {
+					t.Fatalf("levels %v, want 3", levels(r))
+				}
+				if s := r.Steps[1].SettleSeconds; s > 0.1 {
+					t.Errorf("settled %.3fs after level 1, which left no backlog", s)
+				}
+				if s := r.Steps[2].SettleSeconds; s < 0.2 {
+					t.Errorf("settled %.3fs after level 8, want the backlog worked off first", s)
+				}
+				// The next run against this host starts on a target that answers at once.
+				start := time.Now()
+				conn := simWork(p, h).t.NewConn(template.NewVars(0))
+				if _, o := conn.Do(start.Add(time.Minute)); o != result.Success {
+					t.Fatalf("a request right after the run: %v", o)
+				}
+				if d := time.Since(start); d > 150*time.Millisecond {
+					t.Errorf("a request right after the run took %s: the run left a backlog behind", d)
+				}
+				drain()
+			})
 		})
 	}
 }
@@ -403,10 +399,10 @@ func (l *recordingLive) Dropped() {
 }
 
 func TestOpenLoopHoldsItsRate(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/noop"
-	p := probeFor(t, url, `rate: [1000]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/noop", `rate: [1000]
 step_duration: 5s`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{}))
 	s := r.Steps[0]
 	if !within(float64(s.Attempts)/5, 1000, 0.01) || !within(s.Throughput, 1000, 0.01) {
 		t.Errorf("%d attempts, throughput %.1f/s; want 1000/s within 1%%", s.Attempts, s.Throughput)
@@ -417,10 +413,10 @@ step_duration: 5s`)
 }
 
 func TestOpenLoopRateRampFindsTheKnee(t *testing.T) {
-	url := demoTarget(t, target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}) + "/work"
-	p := probeFor(t, url, `rate: [100, 200, 300, 400, 500, 600]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/work", `rate: [100, 200, 300, 400, 500, 600]
 step_duration: 2s`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}))
 	if len(r.Steps) != 6 {
 		t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Ended, r.Error)
 	}
@@ -451,14 +447,13 @@ step_duration: 2s`)
 
 // stallingTarget answers at once, except that every request arriving in
 // the second second of its life waits until that second is over.
-func stallingTarget(t *testing.T) (url string, arrivals func() []time.Duration) {
-	t.Helper()
+func stallingTarget() (h http.Handler, arrivals func() []time.Duration) {
 	var (
 		mu    sync.Mutex
 		start time.Time
 		seen  []time.Duration
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		if start.IsZero() {
 			start = time.Now()
@@ -469,9 +464,8 @@ func stallingTarget(t *testing.T) (url string, arrivals func() []time.Duration) 
 		if at >= 2*time.Second && at < 3*time.Second {
 			time.Sleep(3*time.Second - at)
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, func() []time.Duration {
+	})
+	return h, func() []time.Duration {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]time.Duration(nil), seen...)
@@ -479,10 +473,10 @@ func stallingTarget(t *testing.T) (url string, arrivals func() []time.Duration) 
 }
 
 func TestOpenLoopChargesAStallToEveryRequestDueDuringIt(t *testing.T) {
-	url, _ := stallingTarget(t)
-	p := probeFor(t, url, `rate: [100]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/", `rate: [100]
 step_duration: 5s`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, func() http.Handler { h, _ := stallingTarget(); return h })
 	s := r.Steps[0]
 	if s.Latency.P99 < 0.8 || s.Latency.P99 > 1.1 {
 		t.Errorf("p99 %.3fs, want near 1s: the stall is charged to the requests due during it", s.Latency.P99)
@@ -493,12 +487,17 @@ step_duration: 5s`)
 }
 
 func TestOpenLoopDropsWhatFindsThePoolFull(t *testing.T) {
-	url, arrivals := stallingTarget(t)
-	p := probeFor(t, url, `rate: [100]
+	t.Parallel()
+	var arrivals func() []time.Duration
+	p := probeFor(t, "http://127.0.0.1:1/", `rate: [100]
 step_duration: 5s
 max_in_flight: 10`)
 	live := &recordingLive{}
-	r := mustRun(t, context.Background(), p, Options{Live: live})
+	r := simRun(t, p, Options{Live: live}, func() http.Handler {
+		var h http.Handler
+		h, arrivals = stallingTarget()
+		return h
+	})
 	s := r.Steps[0]
 	// 100 requests are due during the 1s stall; 10 fill the pool, the rest are dropped.
 	if s.Dropped < 80 || s.Dropped > 95 || live.dropped != int(s.Dropped) {
@@ -536,11 +535,11 @@ func (l *senderHolder) InFlight(delta int) {
 }
 
 func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/noop"
-	p := probeFor(t, url, `rate: [200]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/noop", `rate: [200]
 step_duration: 2s`)
 	live := &senderHolder{n: 100, hold: 300 * time.Millisecond}
-	r := mustRun(t, context.Background(), p, Options{Live: live})
+	r := simRun(t, p, Options{Live: live}, demo(target.Options{}))
 	if live.maxSendDelay < 0.3 {
 		t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)
 	}
@@ -550,12 +549,12 @@ step_duration: 2s`)
 }
 
 func TestPhasesReportOneStepPerPhase(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/noop"
-	p := probeFor(t, url, `phases:
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/noop", `phases:
   - {name: warm up, duration: 1s, rate: 50}
   - {name: ramp up, duration: 1s, rate: 50, ramp_to: 150}
   - {name: sustained, duration: 1s, rate: 150}`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{}))
 	var names []string
 	for _, s := range r.Steps {
 		names = append(names, s.Name)
@@ -573,17 +572,20 @@ func TestPhasesReportOneStepPerPhase(t *testing.T) {
 
 // A phase whose rate falls to 0 sends what it integrates to and ends.
 func TestPhaseRampingDownToZeroEnds(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/noop"
-	p := probeFor(t, url, `phases:
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/noop", `phases:
   - {name: wind down, duration: 1s, rate: 15, ramp_to: 0}`)
-	start := time.Now()
-	r := mustRun(t, context.Background(), p, Options{})
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("a 1s phase ran %s", d)
-	}
-	if s := r.Steps[0]; s.Attempts != 8 || s.Dropped != 0 {
-		t.Errorf("%d attempts, %d dropped; want the 8 that 15→0 req/s over 1s schedules (7.5, rounded up)", s.Attempts, s.Dropped)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		r := simRunIn(p, Options{}, target.New(target.Options{}))
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("a 1s phase ran %s", d)
+		}
+		if s := r.Steps[0]; s.Attempts != 8 || s.Dropped != 0 {
+			t.Errorf("%d attempts, %d dropped; want the 8 that 15→0 req/s over 1s schedules (7.5, rounded up)", s.Attempts, s.Dropped)
+		}
+		drain()
+	})
 }
 
 func TestStageOffsetIntegratesTheRate(t *testing.T) {
@@ -670,14 +672,17 @@ func TestRunCutShortIsCanceled(t *testing.T) {
 // slow, as a blocked stderr is, so that a report still under way when the
 // run returns shows.
 func TestProgressEndsWithItsStep(t *testing.T) {
-	srv := httptest.NewServer(target.New(target.Options{}))
-	t.Cleanup(srv.Close)
-	p := probeFor(t, srv.URL+"/noop", "concurrency: [1, 2]\nstep_duration: 300ms")
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) { progressEndsWithItsStep(t) })
+}
+
+func progressEndsWithItsStep(t *testing.T) {
+	p := probeFor(t, "http://127.0.0.1:1/noop", "concurrency: [1, 2]\nstep_duration: 300ms")
 	var mu sync.Mutex
 	var calls []int // the step of every call, appended as each ends
 	returned := false
 	late := 0
-	mustRun(t, context.Background(), p, Options{Progress: func(pr Progress) {
+	simRunIn(p, Options{Progress: func(pr Progress) {
 		time.Sleep(400 * time.Millisecond) // longer than a step
 		mu.Lock()
 		defer mu.Unlock()
@@ -688,7 +693,7 @@ func TestProgressEndsWithItsStep(t *testing.T) {
 			t.Errorf("progress of step %d after step %d's", pr.Step, calls[n-1])
 		}
 		calls = append(calls, pr.Step)
-	}})
+	}}, target.New(target.Options{}))
 	mu.Lock()
 	returned = true
 	got := slices.Clone(calls)

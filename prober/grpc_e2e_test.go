@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,12 +67,18 @@ func grpcProbe(t testing.TB, url, grpcSection, load string) *plan.Probe {
 func runGRPC(t *testing.T, p *plan.Probe) result.Result {
 	t.Helper()
 	r := mustRun(t, context.Background(), p, Options{})
+	logRun(t, r)
+	return r
+}
+
+// logRun logs each step of r and its diagnosis.
+func logRun(t *testing.T, r result.Result) {
+	t.Helper()
 	for _, s := range r.Steps {
 		t.Logf("level %g: %d attempts, goodput %.0f/s, latency p50 %.2fms p99 %.2fms, in flight %.2f, responses %v, errors %v, per second %v",
 			s.Level, s.Attempts, s.Goodput, 1e3*s.Latency.P50, 1e3*s.Latency.P99, s.InFlight, codeNames(s.Responses), s.Errors, s.PerSecond)
 	}
 	t.Logf("diagnosis:\n%s", diagnosis(r))
-	return r
 }
 
 func codeNames(c result.Codes) map[string]int64 {
@@ -83,63 +90,72 @@ func codeNames(c result.Codes) map[string]int64 {
 }
 
 // Work holds one of 4 workers for 80ms: 50 calls/s at most, reached at 4
-// in flight, whichever descriptors name the method. A call's round trip
-// beside the work (about 1ms on a quiet machine, 1.7ms under the race
-// detector, where 20ms and 40ms of work read the knee at 8) must stay
-// well inside the knee rule's 5% for the pool to read at 4. So must the
-// count of calls started in a step: the 4 workers end their calls together,
-// so a level's count moves by up to one call per worker, 3% of a 3s step
-// at 4 in flight (a race pass read 47/s at 4, 50/s at 8), 1.7% of a 5s one.
+// in flight. On virtual time, with the statuses the demo service answers.
 func TestGRPCWorkRampFindsTheKneeAtThePoolSize(t *testing.T) {
-	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 80 * time.Millisecond})
-	var knees []float64
-	for _, desc := range []string{"reflection", demoProtoset} {
-		t.Run(filepath.Base(desc), func(t *testing.T) {
-			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work
-message: '{"n": 7}'
-descriptors: `+desc, `concurrency: [1, 2, 4, 8, 16]
+	t.Parallel()
+	p := grpcProbe(t, "grpc://127.0.0.1:1", `method: loadprobe.demo.v1.Target/Work
+message: '{"n": 7}'`, `concurrency: [1, 2, 4, 8, 16]
 step_duration: 5s
 warmup: 200ms`)
+	r := simRun(t, p, Options{}, demo(target.Options{Workers: 4, WorkTime: 80 * time.Millisecond}))
+	logRun(t, r)
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 5 {
+		t.Fatalf("result %s with levels %v; want 5 completed (%s)", r.Ended, levels(r), r.Error)
+	}
+	if k := r.BreakingPoints.Knee; k == nil || k.Level != 4 {
+		t.Errorf("knee %+v, want 4 in flight", k)
+	}
+	if !within(r.PeakThroughput, 50, 0.10) {
+		t.Errorf("peak %.1f/s, want within 10%% of 50/s", r.PeakThroughput)
+	}
+	for _, s := range r.Steps {
+		if s.Responses[grpcOK] != s.Attempts || s.ErrorRatio != 0 {
+			t.Errorf("level %g: responses %v of %d attempts; want every call OK", s.Level, codeNames(s.Responses), s.Attempts)
+		}
+		if !within(s.InFlight, s.Level, 0.10) {
+			t.Errorf("level %g: Little's-law in flight %.2f, want the level", s.Level, s.InFlight)
+		}
+	}
+	if r.BreakingPoints.FirstFailure != nil {
+		t.Errorf("first failure %+v on a service that never fails", r.BreakingPoints.FirstFailure)
+	}
+}
+
+// The method is called alike whether the server is asked by reflection
+// or the descriptors come from a protoset: 4 in flight on Work's 4
+// workers of 20ms, at most 200 calls/s, every call OK.
+func TestGRPCReflectionAndProtosetCallTheSameMethod(t *testing.T) {
+	t.Parallel()
+	addr := grpcDemo(t, target.Options{Workers: 4, WorkTime: 20 * time.Millisecond})
+	for _, desc := range []string{"reflection", demoProtoset} {
+		t.Run(filepath.Base(desc), func(t *testing.T) {
+			t.Parallel()
+			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work
+message: '{"n": 7}'
+descriptors: `+desc, `concurrency: [4]
+step_duration: 1s`)
 			r := runGRPC(t, p)
-			if r.Ended != result.ResultCompleted || len(r.Steps) != 5 {
-				t.Fatalf("result %s with levels %v; want 5 completed (%s)", r.Ended, levels(r), r.Error)
+			s := r.Steps[0]
+			if r.Ended != result.ResultCompleted || s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts {
+				t.Fatalf("result %s (%s), responses %v of %d attempts; want every call OK", r.Ended, r.Error, codeNames(s.Responses), s.Attempts)
 			}
-			k := r.BreakingPoints.Knee
-			if k == nil || k.Level != 4 {
-				t.Errorf("knee %+v, want 4 in flight", k)
-			}
-			if k != nil {
-				knees = append(knees, k.Level)
-			}
-			if !within(r.PeakThroughput, 50, 0.10) {
-				t.Errorf("peak %.1f/s, want within 10%% of 50/s", r.PeakThroughput)
-			}
-			for _, s := range r.Steps {
-				if s.Responses[grpcOK] != s.Attempts || s.ErrorRatio != 0 {
-					t.Errorf("level %g: responses %v of %d attempts; want every call OK", s.Level, codeNames(s.Responses), s.Attempts)
-				}
-				if !within(s.InFlight, s.Level, 0.10) {
-					t.Errorf("level %g: Little's-law in flight %.2f, want the level", s.Level, s.InFlight)
-				}
-			}
-			if r.BreakingPoints.FirstFailure != nil {
-				t.Errorf("first failure %+v on a service that never fails", r.BreakingPoints.FirstFailure)
+			// Two probes share the 4 workers; neither passes their 200/s.
+			if s.Goodput > 200 {
+				t.Errorf("goodput %.0f/s, past the workers' 200/s", s.Goodput)
 			}
 		})
-	}
-	if len(knees) == 2 && knees[0] != knees[1] {
-		t.Errorf("knee at %v by reflection, %v by the protoset: want the same", knees[0], knees[1])
 	}
 }
 
 // A rate ramp over Work's 2 workers of 10ms (200 calls/s): within budget
 // up to 150/s, past it at 300/s, where the queue grows.
 func TestGRPCRateRampBreaksPastTheCapacity(t *testing.T) {
-	addr := grpcDemo(t, target.Options{Workers: 2, WorkTime: 10 * time.Millisecond})
-	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work
+	t.Parallel()
+	p := grpcProbe(t, "grpc://127.0.0.1:1", `method: loadprobe.demo.v1.Target/Work
 message: '{"n": {{index}}}'`, `rate: [50, 100, 150, 300]
 step_duration: 2s`)
-	r := runGRPC(t, p)
+	r := simRun(t, p, Options{}, demo(target.Options{Workers: 2, WorkTime: 10 * time.Millisecond}))
+	logRun(t, r)
 	if len(r.Steps) != 4 {
 		t.Fatalf("levels %v (%s %s); want 4", levels(r), r.Ended, r.Error)
 	}
@@ -160,6 +176,7 @@ step_duration: 2s`)
 // Shed answers UNAVAILABLE above 8 in flight: the first failure is at 16,
 // named as shedding.
 func TestGRPCShedIsNamedShedding(t *testing.T) {
+	t.Parallel()
 	addr := grpcDemo(t, target.Options{})
 	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Shed
 message: '{}'`, `concurrency: [4, 8, 16]
@@ -182,15 +199,18 @@ var pinnedGRPC = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while RES
 
 // Limited answers RESOURCE_EXHAUSTED above 400 per wall-clock second: a
 // limiter, its rate named. The run starts half-way into a second, as the
-// HTTP shape tests do.
+// HTTP shape tests do, on virtual time.
 func TestGRPCLimitedIsNamedALimiter(t *testing.T) {
-	addr := grpcDemo(t, target.Options{})
-	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Limited
+	t.Parallel()
+	p := grpcProbe(t, "grpc://127.0.0.1:1", `method: loadprobe.demo.v1.Target/Limited
 message: '{"n": 1}'`, `concurrency: [4]
 step_duration: 5s`)
 	p.Abort.ErrorRatio = 1
-	halfWayIntoASecond()
-	r := runGRPC(t, p)
+	r := simRun(t, p, Options{}, func() http.Handler {
+		halfWayIntoASecond()
+		return target.New(target.Options{})
+	})
+	logRun(t, r)
 	s := r.Steps[0]
 	if s.Responses[grpcResourceExhausted] == 0 || s.Responses[grpcUnavailable] != 0 {
 		t.Errorf("responses %v; want RESOURCE_EXHAUSTED and no UNAVAILABLE", codeNames(s.Responses))
@@ -209,9 +229,11 @@ step_duration: 5s`)
 // deadline, answered DEADLINE_EXCEEDED first; the successes' latency
 // stays under the timeout, which it moves with.
 func TestGRPCDeadlineIsATimeout(t *testing.T) {
+	t.Parallel()
 	addr := grpcDemo(t, target.Options{Workers: 1, WorkTime: 30 * time.Millisecond})
 	for _, timeout := range []time.Duration{50 * time.Millisecond, 100 * time.Millisecond} {
 		t.Run(timeout.String(), func(t *testing.T) {
+			t.Parallel()
 			p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Work`, `concurrency: [8]
 step_duration: 1s`)
 			p.Request.Timeout = time.Duration(timeout)
@@ -233,6 +255,7 @@ step_duration: 1s`)
 // A closed port is refused, every call, with the descriptors at hand; by
 // reflection the run cannot resolve its method and fails before any load.
 func TestGRPCClosedPortIsRefused(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +278,7 @@ step_duration: 500ms`)
 // A method the server does not have, by reflection, fails the run at its
 // start and says why.
 func TestGRPCReflectionNamesAMissingMethod(t *testing.T) {
+	t.Parallel()
 	addr := grpcDemo(t, target.Options{})
 	for method, want := range map[string]string{
 		"loadprobe.demo.v1.Target/Nope": "service loadprobe.demo.v1.Target has no method Nope",
@@ -272,6 +296,7 @@ func TestGRPCReflectionNamesAMissingMethod(t *testing.T) {
 // success, NOT_SERVING a failure with its own code, an unknown service
 // the server's NOT_FOUND.
 func TestGRPCHealthCountsNotServingAsFailure(t *testing.T) {
+	t.Parallel()
 	hs := health.NewServer()
 	hs.SetServingStatus("up", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("down", healthpb.HealthCheckResponse_NOT_SERVING)
@@ -293,6 +318,7 @@ step_duration: 500ms`)
 // The message and the metadata are written per call from their templates
 // and the probe's data; the credentials go as authorization metadata.
 func TestGRPCTemplatesAndCredentials(t *testing.T) {
+	t.Parallel()
 	type seen struct{ auth, tenant, msg string }
 	calls := make(chan seen, 1000)
 	record := grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

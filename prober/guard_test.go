@@ -88,6 +88,7 @@ func (l *guardLive) GuardError(name string) {
 }
 
 func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
+	t.Parallel()
 	fail := func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }
 	slow := func(http.ResponseWriter) { time.Sleep(60 * time.Millisecond) }
 	for _, tc := range []struct {
@@ -113,11 +114,11 @@ func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
 			plan.GuardLatency, nil, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			tt := &turningTarget{after: tc.after, turn: tc.turn}
-			srv := httptest.NewServer(tt)
-			defer srv.Close()
 			live := newGuardLive()
-			r := mustRun(t, context.Background(), guardedProbe(t, srv.URL, tc.sections), Options{Live: live})
+			p := guardedProbe(t, "http://127.0.0.1:1/", tc.sections)
+			r := simRun(t, p, Options{Live: live}, func() http.Handler { return tt })
 
 			if r.Ended != result.ResultAborted || r.Abort == nil || r.Abort.By != result.ByLive || r.Abort.Guard != tc.wantGuard {
 				t.Fatalf("result %s, abort %+v (%s): want aborted by the live guard %s", r.Ended, r.Abort, r.Error, tc.wantGuard)
@@ -132,7 +133,7 @@ func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
 				t.Fatalf("levels %v, want %v then the cut %g (no higher level)", got, tc.whole, tc.cut)
 			}
 			last := r.Steps[len(r.Steps)-1]
-			if !last.Cut || last.DurationSeconds >= time.Duration(guardedProbe(t, srv.URL, tc.sections).Load.StepDuration).Seconds() {
+			if !last.Cut || last.DurationSeconds >= time.Duration(p.Load.StepDuration).Seconds() {
 				t.Errorf("last step cut=%v over %.2fs: want marked cut, shorter than its level", last.Cut, last.DurationSeconds)
 			}
 			if r.Abort.Level != tc.cut || r.Abort.AtSeconds <= 0 || r.Abort.AtSeconds > r.DurationSeconds {
@@ -183,6 +184,7 @@ func (p *standInPrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestPrometheusGuardStopsTheLoadWithinAnIntervalOfTheFlip(t *testing.T) {
+	t.Parallel()
 	tt := &turningTarget{after: time.Hour, turn: func(http.ResponseWriter) {}}
 	srv := httptest.NewServer(tt)
 	defer srv.Close()
@@ -233,6 +235,7 @@ guard:
 }
 
 func TestPrometheusGuardJudgesBeforeAnyLoad(t *testing.T) {
+	t.Parallel()
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -240,9 +243,9 @@ func TestPrometheusGuardJudgesBeforeAnyLoad(t *testing.T) {
 	unreachable := "http://" + closed.Addr().String()
 	closed.Close()
 	twoSeries := httptest.NewServer(&standInPrometheus{series: []string{"3", "50"}})
-	defer twoSeries.Close()
+	t.Cleanup(twoSeries.Close)
 	empty := httptest.NewServer(&standInPrometheus{})
-	defer empty.Close()
+	t.Cleanup(empty.Close)
 	for _, tc := range []struct {
 		name, url, onError string
 		want               result.RunResult
@@ -255,6 +258,7 @@ func TestPrometheusGuardJudgesBeforeAnyLoad(t *testing.T) {
 		{"unreachable, on_error ignore", unreachable, "ignore", result.ResultCompleted, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			tt := &turningTarget{after: time.Hour}
 			srv := httptest.NewServer(tt)
 			defer srv.Close()
@@ -280,16 +284,18 @@ guard:
 				t.Errorf("%d requests sent and %d steps: an unhealthy target gets no load", n, len(r.Steps))
 			}
 			if a := r.Abort; a == nil || a.By != result.ByPrometheus || a.Value != tc.wantValue || a.Level != 1 {
-				t.Errorf("abort %+v: want by prometheus at %g, naming the first level", a, tc.wantValue)
+				t.Errorf("abort %+v (errors %v): want by prometheus at %g, naming the first level", a, live.errors, tc.wantValue)
 			}
 		})
 	}
 }
 
 func TestAbortErrorRatioFillsTheAbort(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
-	defer srv.Close()
-	r := mustRun(t, context.Background(), guardedProbe(t, srv.URL, "load: {concurrency: [1, 2], step_duration: 500ms}"), Options{})
+	t.Parallel()
+	unavailable := func() http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	}
+	r := simRun(t, guardedProbe(t, "http://127.0.0.1:1/", "load: {concurrency: [1, 2], step_duration: 500ms}"), Options{}, unavailable)
 	if a := r.Abort; r.Ended != result.ResultAborted || a == nil || a.By != result.ByErrorRatio || a.Value != 1 || a.Level != 1 {
 		t.Fatalf("result %s, abort %+v: want aborted by error_ratio at 1 after level 1", r.Ended, a)
 	}

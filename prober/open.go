@@ -85,18 +85,13 @@ type openStage struct {
 	wg      sync.WaitGroup
 }
 
-// stageAlarm makes each stage's alarm. The tests that run the open loop
-// inside a testing/synctest bubble go without one (noAlarm): its reader
-// blocks on a file, which the bubble's clock cannot wait for.
-var stageAlarm = newAlarm
-
 // openLoop sends the stage's requests at their scheduled times until end,
 // whatever the target's pace, then waits for the ones under way.
 func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped int64) {
 	e.useRecorders(0, end.Sub(measureFrom))
 	e.live.OfferedRate(st.level)
 	defer e.live.OfferedRate(0)
-	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, alarm: stageAlarm(),
+	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, alarm: e.alarm(),
 		requests: st.requests(), late: time.Duration(e.probe.Request.Timeout)}
 	if o.requests > 0 {
 		o.measured = st.index(measureFrom.Sub(start))
@@ -287,7 +282,7 @@ func (o *openStage) wakeFor(due time.Time) time.Time {
 func (o *openStage) watch() {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	cpu := startCPUWatch()
+	cpu := startCPUWatch(o.e.cpu)
 	for {
 		select {
 		case <-t.C:
@@ -349,6 +344,14 @@ const (
 	batchBelow = 50 * time.Microsecond
 	batchTick  = 200 * time.Microsecond
 )
+
+// alarm makes a stage's alarm; nil without one (Options.noAlarm).
+func (e *engine) alarm() *alarm {
+	if e.opts.noAlarm {
+		return nil
+	}
+	return newAlarm()
+}
 
 // closeSenders closes every sender's connections; none runs by then.
 func (e *engine) closeSenders() {

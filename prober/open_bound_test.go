@@ -1,74 +1,28 @@
 package prober
 
 import (
-	"bytes"
-	"context"
 	"math"
-	"net"
+	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// silentTarget accepts connections, reads requests and never answers: it
-// notes when each request's head arrived (its blank line), whichever
-// connection it came on.
+// silentTarget never answers: it notes when each request arrived and
+// holds it until its client leaves.
 type silentTarget struct {
-	l        net.Listener
 	mu       sync.Mutex
 	arrivals []time.Time
 }
 
-func newSilentTarget(t *testing.T) *silentTarget {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &silentTarget{l: l}
-	var conns sync.WaitGroup
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() {
-				defer conns.Done()
-				defer c.Close()
-				s.read(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); conns.Wait() })
-	return s
-}
-
-// read notes a request at every "\r\n\r\n" the connection carries (GETs
-// without a body), until the client closes it.
-func (s *silentTarget) read(c net.Conn) {
-	buf := make([]byte, 4096)
-	var tail []byte // the last 3 bytes of the previous read: a blank line may span two
-	for {
-		n, err := c.Read(buf)
-		if n > 0 {
-			at := time.Now()
-			data := append(tail, buf[:n]...)
-			heads := bytes.Count(data, []byte("\r\n\r\n"))
-			tail = append([]byte(nil), data[max(0, len(data)-3):]...)
-			s.mu.Lock()
-			for range heads {
-				s.arrivals = append(s.arrivals, at)
-			}
-			s.mu.Unlock()
-		}
-		if err != nil {
-			return
-		}
-	}
+func (s *silentTarget) ServeHTTP(_ http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.arrivals = append(s.arrivals, time.Now())
+	s.mu.Unlock()
+	<-r.Context().Done()
 }
 
 func (s *silentTarget) seen() []time.Time {
@@ -86,15 +40,21 @@ func (s *silentTarget) seen() []time.Time {
 // take endGrace), or is dropped and counted; the run ends its timeout after
 // the step.
 func TestOpenLoopSendsNothingPastItsBound(t *testing.T) {
-	target := newSilentTarget(t)
-	p := probeFor(t, "http://"+target.l.Addr().String()+"/", `rate: [20000]
+	t.Parallel()
+	target := &silentTarget{}
+	p := probeFor(t, "http://127.0.0.1:1/", `rate: [20000]
 step_duration: 4s`)
 	p.Request.Timeout = p.Request.Timeout * 5
 	timeout, step := time.Duration(p.Request.Timeout), time.Duration(p.Load.StepDuration)
 	live := &recordingLive{}
-	began := time.Now()
-	r := mustRun(t, context.Background(), p, Options{Live: live})
-	took := time.Since(began)
+	var r result.Result
+	var took time.Duration
+	synctest.Test(t, func(*testing.T) {
+		began := time.Now()
+		r = simRunIn(p, Options{Live: live}, target)
+		took = time.Since(began)
+		drain()
+	})
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 1 {
 		t.Fatalf("run %s (%s), %d steps", r.Ended, r.Error, len(r.Steps))
 	}
@@ -125,10 +85,9 @@ step_duration: 4s`)
 	if scheduled := int64(20000 * step.Seconds()); s.Attempts+s.Dropped != scheduled || int64(live.dropped) != s.Dropped {
 		t.Errorf("%d attempts + %d dropped (%d live), want the %d scheduled, every one sent or counted", s.Attempts, s.Dropped, live.dropped, scheduled)
 	}
-	// The run: its step, then the timeout of the last requests sent. (The
-	// slack is for closing a thousand connections on a busy machine.)
-	if bound := step + timeout + time.Second; took > bound {
-		t.Errorf("the run took %s, want at most the step, the timeout and a second (%s)", took.Round(time.Millisecond), bound)
+	// The run: its step, then the timeout of the last requests sent.
+	if bound := step + timeout + endGrace; took > bound {
+		t.Errorf("the run took %s, want at most the step, the timeout and the end's grace (%s)", took.Round(time.Millisecond), bound)
 	}
 	if d := r.DurationSeconds; d > took.Seconds() {
 		t.Errorf("duration_seconds %.1f beyond the %s the run took", d, took)

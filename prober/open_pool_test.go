@@ -50,8 +50,6 @@ func (l *frozenLive) InFlight(delta int) {
 // send, where each connection more costs it CPU and sends nothing sooner).
 // Either way every request due during the lag is sent, late, none dropped.
 func TestOpenLoopOpensNoConnectionsForItsOwnBusyCPU(t *testing.T) {
-	noAlarm(t)
-	t.Cleanup(func() { generatorCPU = processCPU })
 	const from, until = time.Second, 1300 * time.Millisecond
 	for _, tc := range []struct {
 		name     string
@@ -64,7 +62,7 @@ func TestOpenLoopOpensNoConnectionsForItsOwnBusyCPU(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
-				generatorCPU = func() time.Duration {
+				cpu := func() time.Duration {
 					if !tc.busy {
 						return 0
 					}
@@ -73,7 +71,7 @@ func TestOpenLoopOpensNoConnectionsForItsOwnBusyCPU(t *testing.T) {
 				p := probeFor(t, "http://127.0.0.1:1/", "rate: [1000]\nstep_duration: 2s")
 				client := &msClient{}
 				live := &frozenLive{start: start, from: from, until: until}
-				r := run(context.Background(), p, Options{Live: live}, &request{t: client}, start)
+				r := run(context.Background(), p, Options{Live: live, noAlarm: true, cpu: cpu}, &request{t: client}, start)
 				if len(r.Steps) != 1 {
 					t.Fatalf("%d steps (%s: %s), want 1", len(r.Steps), r.Ended, r.Error)
 				}

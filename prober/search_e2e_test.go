@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,12 +15,13 @@ import (
 // capacity a fixed ramp of the same target measures, in at most 16 levels
 // and never more than twice the highest level that broke no rule.
 func TestSearchFindsThePoolsKnee(t *testing.T) {
-	url := demoTarget(t, target.Options{Workers: 12, WorkTime: 20 * time.Millisecond}) + "/work"
-	ramp := mustRun(t, context.Background(), probeFor(t, url, `concurrency: [1, 2, 4, 8, 16, 32]
-step_duration: 1s`), Options{})
-	p := probeFor(t, url, `search: {concurrency: {from: 1, max: 256}, precision: 0.1}
+	t.Parallel()
+	pool := demo(target.Options{Workers: 12, WorkTime: 20 * time.Millisecond})
+	ramp := simRun(t, probeFor(t, "http://127.0.0.1:1/work", `concurrency: [1, 2, 4, 8, 16, 32]
+step_duration: 1s`), Options{}, pool)
+	p := probeFor(t, "http://127.0.0.1:1/work", `search: {concurrency: {from: 1, max: 256}, precision: 0.1}
 step_duration: 1s`)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, pool)
 
 	if r.Ended != result.ResultCompleted || len(r.Steps) > 16 {
 		t.Fatalf("result %s with levels %v, want completed in at most 16 levels; error %q", r.Ended, levels(r), r.Error)
@@ -47,11 +47,11 @@ step_duration: 1s`)
 // queue and its wait grow through each step, so the budget breaks within a
 // few percent of the pool's 600/s.
 func TestSearchByRateFindsThePoolsBudget(t *testing.T) {
-	url := demoTarget(t, target.Options{Workers: 12, WorkTime: 20 * time.Millisecond}) + "/work"
-	p := probeFor(t, url, `search: {rate: {from: 50, max: 5000}}
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/work", `search: {rate: {from: 50, max: 5000}}
 step_duration: 1s`)
 	p.Rules.LatencyBudget = model.Duration(50 * time.Millisecond)
-	r := mustRun(t, context.Background(), p, Options{})
+	r := simRun(t, p, Options{}, demo(target.Options{Workers: 12, WorkTime: 20 * time.Millisecond}))
 
 	lb := r.BreakingPoints.LatencyBudget
 	if r.Ended != result.ResultCompleted || lb == nil {

@@ -1,20 +1,20 @@
 package prober
 
 import (
-	"context"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/result"
 )
 
-// The failure shapes end to end, against the demo target's routes: what a
-// user running these probes reads in the diagnosis. The per-second
-// reference suite is prober/result's TestShapes.
+// The failure shapes against the demo target's routes, on virtual time
+// (sim_test.go): what a user running these probes reads in the diagnosis.
+// The per-second reference suite is result/analysis's TestShapes.
 
 func diagnosis(r result.Result) string { return strings.Join(r.Diagnosis, "\n") }
 
@@ -22,10 +22,15 @@ func diagnosis(r result.Result) string { return strings.Join(r.Diagnosis, "\n") 
 // level runs whatever fails.
 func runShape(t *testing.T, route, load string) result.Result {
 	t.Helper()
-	p := probeFor(t, demoTarget(t, target.Options{})+route, load)
+	p := probeFor(t, "http://127.0.0.1:1"+route, load)
 	p.Abort.ErrorRatio = 1
-	halfWayIntoASecond()
-	r := mustRun(t, context.Background(), p, Options{})
+	var r result.Result
+	synctest.Test(t, func(*testing.T) {
+		h := target.New(target.Options{})
+		halfWayIntoASecond()
+		r = simRunIn(p, Options{}, h)
+		drain()
+	})
 	for _, s := range r.Steps {
 		t.Logf("%s level %g: goodput %.0f/s, error ratio %.3f, latency mean %.2fms p99 %.2fms, error latency %+v, responses %v, errors %v",
 			route, s.Level, s.Goodput, s.ErrorRatio, 1e3*s.Latency.Mean, 1e3*s.Latency.P99, s.ErrorLatency, s.Responses, s.Errors)
@@ -37,6 +42,7 @@ func runShape(t *testing.T, route, load string) result.Result {
 // At the level where /shed starts answering 503 at once, the step's latency
 // is still the 200s' (each holds 5 ms), and the 503s' is reported apart.
 func TestShedLatencyIsTheSuccesses(t *testing.T) {
+	t.Parallel()
 	r := runShape(t, "/shed", `concurrency: [4, 8, 16]
 step_duration: 1s`)
 	ff := r.BreakingPoints.FirstFailure
@@ -78,6 +84,7 @@ var pinnedRate = regexp.MustCompile(`successes pinned near ([0-9.]+)/s while 429
 // The step's first second holds two of the limiter's windows (it starts
 // idle): five seconds, the default step, leave four to judge.
 func TestLimitedNamesTheCap(t *testing.T) {
+	t.Parallel()
 	for _, levels := range []string{"[4]", "[4, 8]"} {
 		t.Run(levels, func(t *testing.T) {
 			r := runShape(t, "/limited", "concurrency: "+levels+"\nstep_duration: 5s")
@@ -99,6 +106,7 @@ func TestLimitedNamesTheCap(t *testing.T) {
 // A route failing 30% of requests at random has steady successes beside
 // steady failures too, but they follow the attempts: no cap.
 func TestFlakyIsNoCap(t *testing.T) {
+	t.Parallel()
 	r := runShape(t, "/flaky", `concurrency: [4]
 step_duration: 4s`)
 	s := r.Steps[0]
@@ -114,6 +122,7 @@ var cleanFor = regexp.MustCompile(`clean for ([0-9]+) requests, then only failur
 
 // /leak answers 503 for good after 3000 requests: a depletion, counted.
 func TestLeakIsDepletion(t *testing.T) {
+	t.Parallel()
 	r := runShape(t, "/leak", `concurrency: [2, 4]
 step_duration: 2s`)
 	m := cleanFor.FindStringSubmatch(diagnosis(r))
@@ -132,12 +141,13 @@ step_duration: 2s`)
 // timeout: timeouts begin past the pool's knee, then goodput falls while
 // the pool stays busy. A collapse, not a depletion.
 func TestCollapseIsNamed(t *testing.T) {
-	p := probeFor(t, demoTarget(t, target.Options{})+"/collapse", `concurrency: [4, 16, 32, 64]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/collapse", `concurrency: [4, 16, 32, 64]
 step_duration: 2s
 settle_timeout: 5s`)
 	p.Abort.ErrorRatio = 1
-	p.Request.Timeout = time.Duration(100 * time.Millisecond)
-	r := mustRun(t, context.Background(), p, Options{})
+	p.Request.Timeout = 100 * time.Millisecond
+	r := simRun(t, p, Options{}, demo(target.Options{}))
 	for _, s := range r.Steps {
 		t.Logf("/collapse level %g: goodput %.0f/s, error ratio %.3f, settle %.2fs, errors %v", s.Level, s.Goodput, s.ErrorRatio, s.SettleSeconds, s.Errors)
 	}
@@ -157,13 +167,21 @@ settle_timeout: 5s`)
 // bucket's burst), the three others 400. Every run names the cap near 400/s.
 // (Three runs in a row here; six by hand, see docs/measurement.md.)
 func TestLimitedNamesTheCapAfterABurst(t *testing.T) {
-	url := demoTarget(t, target.Options{}) + "/limited"
-	p := probeFor(t, url, `concurrency: [10]
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) { limitedNamesTheCapAfterABurst(t) })
+}
+
+func limitedNamesTheCapAfterABurst(t *testing.T) {
+	h := target.New(target.Options{})
+	p := probeFor(t, "http://127.0.0.1:1/limited", `concurrency: [10]
 step_duration: 4s`)
 	p.Abort.ErrorRatio = 1
+	defer drain()
 	for run := range 3 {
+		// After a quiet spell, as a step after a settle.
+		time.Sleep(3 * time.Second)
 		halfWayIntoASecond()
-		r := mustRun(t, context.Background(), p, Options{})
+		r := simRunIn(p, Options{}, h)
 		if len(r.Steps) != 1 {
 			t.Fatalf("run %d: levels %v (%s: %s)", run+1, levels(r), r.Ended, r.Error)
 		}
@@ -185,6 +203,7 @@ step_duration: 4s`)
 // valid and the diagnosis names the timeouts and the target, not the
 // generator.
 func TestSlowTargetIsNotTheGenerators(t *testing.T) {
+	t.Parallel()
 	r := runShape(t, "/slow", `concurrency: [1]
 step_duration: 3s`)
 	if len(r.Steps) != 1 {

@@ -1,15 +1,12 @@
 package prober
 
 import (
-	"context"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -17,23 +14,16 @@ import (
 // connections follow the Universal Scalability Law: each request is held
 // R(n) = (1 + σ(n−1) + κn(n−1)) / λ, n the requests in flight when it
 // arrives, so X(N) = N / R(N) = λN / (1 + σ(N−1) + κN(N−1)).
-func uslTarget(t *testing.T, sigma, kappa, lambda float64) string {
-	t.Helper()
-	var inFlight atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		n := float64(inFlight.Add(1))
-		defer inFlight.Add(-1)
-		hold := (1 + sigma*(n-1) + kappa*n*(n-1)) / lambda
-		time.Sleep(time.Duration(hold * float64(time.Second)))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
-// runProbe runs p to its result, failing the test when it cannot run.
-func runProbe(t *testing.T, p *plan.Probe) result.Result {
-	t.Helper()
-	return mustRun(t, context.Background(), p, Options{})
+func uslTarget(sigma, kappa, lambda float64) func() http.Handler {
+	return func() http.Handler {
+		var inFlight atomic.Int64
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			n := float64(inFlight.Add(1))
+			defer inFlight.Add(-1)
+			hold := (1 + sigma*(n-1) + kappa*n*(n-1)) / lambda
+			time.Sleep(time.Duration(hold * float64(time.Second)))
+		})
+	}
 }
 
 // A ramp of 9 levels against a target that follows the law gives a fit
@@ -42,9 +32,10 @@ func runProbe(t *testing.T, p *plan.Probe) result.Result {
 // peak lies within 25% of the level where goodput measured highest.
 func TestModelOfALawFollowingTarget(t *testing.T) {
 	const sigma, kappa, lambda = 0.03, 0.0015, 40.0 // N* ≈ 25, X(N*) ≈ 382/s
-	p := probeFor(t, uslTarget(t, sigma, kappa, lambda), `concurrency: [1, 2, 4, 8, 16, 24, 32, 48, 64]
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/", `concurrency: [1, 2, 4, 8, 16, 24, 32, 48, 64]
 step_duration: 1s`)
-	r := runProbe(t, p)
+	r := simRun(t, p, Options{}, uslTarget(sigma, kappa, lambda))
 	var pts []result.Point
 	peak := r.Steps[0]
 	for _, s := range r.Steps {
