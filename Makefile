@@ -18,14 +18,16 @@ LDFLAGS     := -X $(VERSION_PKG).Version=$(or $(VERSION),unknown) \
                -X $(VERSION_PKG).BuildUser=$(BUILD_USER) \
                -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 
-# The tests measure: knees, rates, latencies of real load on loopback. They
-# run one package at a time (-p 1), so that one package's load does not skew
-# another's figures. The race detector then runs over every package, the
-# deploy module included; the allocation counts are left to the first pass,
-# as its instrumentation allocates (the TLS client: 4 per request under it,
-# 2 without).
+# The end-to-end tests measure: knees, rates, latencies of real load on
+# loopback. They run one package at a time (-p 1), so that one package's
+# load does not skew another's figures. The race detector then runs over
+# every package but integration, whose tests drive loadprobe binaries built
+# without it, and the deploy module; the allocation counts are left to the
+# first pass, as its instrumentation allocates (the TLS client: 4 per
+# request under it, 2 without).
 TEST_FLAGS  ?= -count=1 -p 1 -timeout=15m
 RACE_FLAGS  ?= -race -count=1 -p 1 -timeout=20m -skip 'ZeroAllocs'
+RACE_PKGS   ?= $(filter-out %/integration,$(shell $(GO) list $(PKGS)))
 
 # deploy/ is a module of its own, so that the Kubernetes types its tests
 # decode stay out of loadprobe's requirements.
@@ -68,7 +70,7 @@ test: deps lint ## deps, lint, every test, every benchmark once, the deploy modu
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x $(PKGS)
 	$(DEPLOY) $(GO) test $(TEST_FLAGS) ./...
 	@echo ">> race detector"
-	CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) $(PKGS)
+	CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) $(RACE_PKGS)
 	$(DEPLOY) CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) ./...
 
 fmt-check: ## fail when gofmt -l lists a file

@@ -18,7 +18,10 @@ import (
 // within a minute, whichever of its probes takes the host first: a run
 // that ended with a breaking point in /api/v1/results and on the status
 // page. Until then the page says what each waiting probe waits for.
+// It asks for no figure, so it runs beside the other tests that ask for
+// none (t.Parallel); those that read a knee run alone.
 func TestExampleShowsABreakingPointWithinAMinute(t *testing.T) {
+	t.Parallel()
 	example, err := os.ReadFile("../examples/loadprobe.yml")
 	if err != nil {
 		t.Fatal(err)

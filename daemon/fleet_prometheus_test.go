@@ -108,6 +108,7 @@ func answer(t *testing.T, body string) string {
 // not complete, with the reason in the fleet's problems. A Prometheus that
 // answers what it scraped gives the fleet's figures.
 func TestFleetPrometheusThatCannotBeRead(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		url     func(t *testing.T, daemon *atomic.Pointer[string]) string
@@ -137,6 +138,7 @@ func TestFleetPrometheusThatCannotBeRead(t *testing.T) {
 		{"nothing listening", func(*testing.T, *atomic.Pointer[string]) string { return "http://127.0.0.1:1" }, "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var daemonURL atomic.Pointer[string]
 			dir := t.TempDir()
 			td := startDaemonWith(t, testkit.GoodConfig, daemonOptions{storage: dir, fleet: FleetOptions{

@@ -121,6 +121,7 @@ func served(t *testing.T, scrape string) map[string]documented {
 // that reads its shards back from a Prometheus; those are checked against
 // the families the collector registers for it instead.
 func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
+	t.Parallel()
 	base := demoTarget(t)
 	cfg := strings.ReplaceAll(metricsDocConfig, "TARGET", strings.TrimPrefix(base, "http://"))
 	td := startDaemonWith(t, cfg, daemonOptions{target: base})
