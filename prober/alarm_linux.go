@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // alarm wakes the Go scheduler at a given time to within microseconds.
@@ -29,21 +29,18 @@ import (
 // 38µs late with it (bench/BENCH.md).
 type alarm struct {
 	f        *os.File // keeps the descriptor registered with the poller
-	fd       uintptr
+	fd       int
 	expiries atomic.Uint64 // read so far
 }
-
-type itimerspec struct{ interval, value syscall.Timespec }
 
 // newAlarm returns nil when the system offers no timerfd: then sleeps have
 // the runtime's own precision.
 func newAlarm() *alarm {
-	const clockMonotonic = 1
-	fd, _, errno := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errno != 0 {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
 		return nil
 	}
-	a := &alarm{f: os.NewFile(fd, "alarm"), fd: fd}
+	a := &alarm{f: os.NewFile(uintptr(fd), "alarm"), fd: fd}
 	go a.drain()
 	return a
 }
@@ -70,8 +67,8 @@ func (a *alarm) every(first time.Time, period time.Duration) {
 		return
 	}
 	wait := max(time.Until(first), 0) + alarmSlack
-	spec := itimerspec{value: syscall.NsecToTimespec(int64(wait)), interval: syscall.NsecToTimespec(int64(period))}
-	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, a.fd, 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(wait)), Interval: unix.NsecToTimespec(int64(period))}
+	unix.TimerfdSettime(a.fd, 0, &spec, nil)
 }
 
 func (a *alarm) close() {
