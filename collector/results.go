@@ -17,7 +17,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 // Names of the step families that the fleet reader reads back from
-// Prometheus, each shard's, to sum them (fleet/parts.go). The latency
+// Prometheus, each shard's, to sum them (package fleet/readback). The latency
 // summary's series add _count and _sum to its name.
 const (
 	StepThroughputName   = namespace + "_step_throughput"
@@ -142,7 +142,7 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 		interval = 0
 	}
 	gauge(ch, scheduleInterval, interval, name)
-	gauge(ch, probeInfo, 1, name, string(ps.Probe.Load.Kind()), strconv.FormatBool(ps.Probe.Schedule.Continuous))
+	gauge(ch, probeInfo, 1, name, string(ps.Probe.Load.Key()), strconv.FormatBool(ps.Probe.Schedule.Continuous))
 	if ps.Probe.Expect.MinCapacity != 0 {
 		gauge(ch, expectedMin, ps.Probe.Expect.MinCapacity, name)
 	}

@@ -103,7 +103,8 @@ func (l *Live) Handshake(o result.Outcome, seconds float64) {
 }
 
 // CloseCode counts a close frame a server sent during an attempt, under
-// the probe's bounded code labels (codes.go).
+// the probe's bounded code labels (docs/metrics.md, "Label values a
+// target chooses").
 func (l *Live) CloseCode(code int) {
 	l.ws.families.closeCodes.WithLabelValues(l.probe, l.closeLabels.label(closeCode(code))).Inc()
 }

@@ -33,8 +33,8 @@ probes:
 		if s := l.Search; s.Precision != 0.1 || s.MaxSteps != 24 || s.Line != 6 {
 			t.Errorf("%s: precision %g, max_steps %d, line %d; want the defaults 0.1 and 24, line 6", tc.search, s.Precision, s.MaxSteps, s.Line)
 		}
-		if l.Mode() != tc.mode || l.Kind() != plan.ModeSearch || l.Peak() != tc.peak {
-			t.Errorf("%s: mode %s, kind %s, peak %g; want %s, search, %g", tc.search, l.Mode(), l.Kind(), l.Peak(), tc.mode, tc.peak)
+		if l.Mode() != tc.mode || l.Key() != plan.ModeSearch || l.Peak() != tc.peak {
+			t.Errorf("%s: mode %s, key %s, peak %g; want %s, search, %g", tc.search, l.Mode(), l.Key(), l.Peak(), tc.mode, tc.peak)
 		}
 		if err := c.CheckShard("x.yml", fleet.Shard{}); err != nil {
 			t.Errorf("a lone loadprobe may search: %v", err)

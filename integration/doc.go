@@ -3,6 +3,5 @@
 // dashboards and rules of dashboards/ against a real Prometheus server that
 // scrapes it: every expression parses, evaluates without error and, where a
 // completed ramp must fill it, returns data. The package has no code of its
-// own: integration_test.go runs the servers, expressions_test.go finds every
-// expression in the dashboards and rule files.
+// own, only tests.
 package integration

@@ -61,7 +61,7 @@ func (s *Search) Range() SearchRange {
 }
 
 // Mode reports which kind of load l holds, as its steps count levels: a
-// search reports its axis, ModeConcurrency or ModeRate (Kind says it
+// search reports its axis, ModeConcurrency or ModeRate (Key says it
 // searches).
 func (l Load) Mode() Mode {
 	switch {
@@ -76,9 +76,10 @@ func (l Load) Mode() Mode {
 	}
 }
 
-// Kind is what the config says the probe is, as loadprobe_probe_info{mode}
-// names it: its Mode, or ModeSearch for a search.
-func (l Load) Kind() Mode {
+// Key is the config key that holds l (concurrency, rate, phases or
+// search), which loadprobe_probe_info names as its mode: a search's
+// steps count its axis, which Mode reports.
+func (l Load) Key() Mode {
 	if l.Search != nil {
 		return ModeSearch
 	}

@@ -12,7 +12,7 @@ const (
 	ModeConcurrency Mode = "concurrency" // closed loop: levels are connections
 	ModeRate        Mode = "rate"        // open loop: levels are requests per second
 	ModePhases      Mode = "phases"      // open loop: a profile of named phases
-	// ModeSearch is the Kind of a probe whose load is a capacity search; its
+	// ModeSearch is the Key of a probe whose load is a capacity search; its
 	// results and steps read its axis, ModeConcurrency or ModeRate.
 	ModeSearch Mode = "search"
 )

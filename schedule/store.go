@@ -17,7 +17,7 @@ import (
 )
 
 // Store keeps the latest result of every probe in one JSON file, with the
-// probe's history of runs (history.go), so that a restarted daemon serves
+// probe's history of runs, so that a restarted daemon serves
 // the last breaking points with their original timestamps instead of
 // nothing.
 type Store struct {

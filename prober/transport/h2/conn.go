@@ -9,7 +9,7 @@
 // for a WINDOW_UPDATE; request bodies follow the server's windows. Frames
 // are written by golang.org/x/net/http2's Framer and read in place in the
 // connection's read buffer; header blocks are decoded with the connection's
-// HPACK state (hpack.go). A request is a header block and a body; a
+// HPACK state. A request is a header block and a body; a
 // response is a status, a body length and whether trailers came: what a
 // gRPC call needs as well.
 package h2
