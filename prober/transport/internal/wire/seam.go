@@ -21,7 +21,7 @@ type Conn interface {
 }
 
 // Capturer is a Conn that can hand a response to a flow's captures
-// (docs/templates.md, "Captures"): take reads the headers and the body
+// (docs/templates.md, "Flows"): take reads the headers and the body
 // (up to MaxBodyBytes) of a success; a response it finds nothing in
 // fails the attempt as an http_error.
 type Capturer interface {
