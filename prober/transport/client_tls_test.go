@@ -252,9 +252,19 @@ func TestClientPathNamed(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.url, got, tc.want)
 		}
 	}
-	// A flow's step that captures reads its response through net/http.
-	if got, want := PathOf(compileRequest(t, testRequest("http://127.0.0.1:8080/login")), true).String(), "net/http (capture)"; got != want {
-		t.Errorf("a capturing step: %q, want %q", got, want)
+	// A flow's step that captures stays on the lean client, but where the
+	// server may pick HTTP/2: net/http reads that response's body.
+	for _, tc := range []struct {
+		req  config.Request
+		want string
+	}{
+		{testRequest("http://127.0.0.1:8080/login"), "lean HTTP/1.1 client"},
+		{httpsRequest("https://127.0.0.1:8443/login", commoncfg.TLSConfig{}), "lean HTTP/1.1 client over TLS"},
+		{testRequest("https://127.0.0.1:8443/login"), "net/http (capture, HTTP/2 by ALPN)"},
+	} {
+		if got := PathOf(compileRequest(t, tc.req), true).String(); got != tc.want {
+			t.Errorf("a capturing step to %s: %q, want %q", tc.req.URL, got, tc.want)
+		}
 	}
 	if got, want := PathOf(compileRequest(t, testRequest("ws://127.0.0.1:8080/ws")), false).String(), "WebSocket (gorilla/websocket)"; got != want {
 		t.Errorf("ws: %q, want %q", got, want)

@@ -70,8 +70,9 @@ func PathOf(req *plan.Request, capture bool) Path {
 		return Path{kind: gRPC, req: req}
 	case req.NetHTTP != "":
 		return Path{kind: netHTTP, req: req, why: req.NetHTTP}
-	case capture:
-		return Path{kind: netHTTP, req: req, why: "capture"} // net/http keeps the response body to read
+	case capture && req.URL.Scheme == "https" && req.HTTP2:
+		// The lean HTTP/2 client reads a response to its status and end.
+		return Path{kind: netHTTP, req: req, why: "capture, HTTP/2 by ALPN"}
 	}
 	return Path{kind: lean, req: req}
 }

@@ -165,6 +165,10 @@ type conn struct {
 	group *h2.Group
 	h2req h2.Request
 	value []byte
+
+	// keep holds what a capturing step keeps of the response being read,
+	// nil for any other; kept keeps its buffers for the next one.
+	keep, kept *kept
 }
 
 func (fc *conn) Do(deadline time.Time) (result.Code, result.Outcome) {

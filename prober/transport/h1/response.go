@@ -76,6 +76,7 @@ func (fc *conn) readResponse() (code int, keep, started bool, err error) {
 	var h head
 	var length int64
 	for {
+		fc.keep.start()
 		started, err = fc.readHead(&h, &budget, started)
 		if err == nil {
 			length, err = h.framing(fc.c.head)
@@ -89,6 +90,7 @@ func (fc *conn) readResponse() (code int, keep, started bool, err error) {
 		// An interim response; the final one follows.
 	}
 	keep = h.keep() && length >= 0
+	fc.keep.framed(h.chunked, length)
 	var whole bool
 	switch {
 	case h.code == 101 && h.upgrade && h.connUpgrade:
@@ -177,7 +179,7 @@ func (fc *conn) readHead(h *head, budget *int, started bool) (bool, error) {
 			return true, err
 		}
 	}
-	return true, fc.readHeaders(budget, h)
+	return true, fc.readHeaders(budget, h, fc.keep)
 }
 
 // How a piece of a header line adds to the headers.

@@ -24,14 +24,15 @@ func (fc *conn) discardN(n int64) (whole bool, err error) {
 func (fc *conn) discard(n int64) error {
 	br := fc.br
 	if b := int64(br.Buffered()); b >= n {
-		br.Discard(int(n))
+		fc.skip(int(n))
 		return nil
 	} else if b > 0 {
-		br.Discard(int(b))
+		fc.skip(int(b))
 		n -= b
 	}
 	if n <= int64(br.Size()) {
-		_, err := br.Discard(int(n))
+		b, err := br.Peek(int(n))
+		fc.skip(len(b))
 		return err
 	}
 	bp := wire.Scratch.Get().(*[]byte)
@@ -39,12 +40,22 @@ func (fc *conn) discard(n int64) error {
 	buf := *bp
 	for n > 0 {
 		m, err := fc.nc.Read(buf[:min(n, int64(len(buf)))])
+		fc.keep.bodyPiece(buf[:m])
 		n -= int64(m)
 		if err != nil && n > 0 {
 			return err
 		}
 	}
 	return nil
+}
+
+// skip drops n buffered body bytes, which a capture keeps.
+func (fc *conn) skip(n int) {
+	if fc.keep != nil {
+		b, _ := fc.br.Peek(n)
+		fc.keep.bodyPiece(b)
+	}
+	fc.br.Discard(n)
 }
 
 // discardToEOF drops a body delimited by the close of the connection.
@@ -63,7 +74,7 @@ func (fc *conn) discardToEOF() (whole bool, err error) {
 			n = br.Buffered()
 		}
 		n = int(min(int64(n), wire.MaxBodyBytes+1-total))
-		br.Discard(n)
+		fc.skip(n)
 		total += int64(n)
 	}
 	return false, nil
@@ -166,7 +177,7 @@ func (fc *conn) readTrailers() error {
 	}
 	budget := wire.MaxHeaderBytes
 	var trailers head
-	if err := fc.readHeaders(&budget, &trailers); err != nil {
+	if err := fc.readHeaders(&budget, &trailers, nil); err != nil {
 		if err == io.ErrUnexpectedEOF {
 			return errTrailerEOF
 		}

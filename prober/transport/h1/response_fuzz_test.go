@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/loadprobe/loadprobe/prober/transport/internal/wire"
@@ -16,7 +17,9 @@ import (
 // net/http.ReadResponse, read as net/http's Transport reads it: the same
 // bytes give the same status code, consume the same bytes (the same framing,
 // hence the same body), leave the connection reusable alike, and fail with
-// the same outcome. Its seed corpus is testdata/fuzz/FuzzReadResponse.
+// the same outcome; what a flow's capture keeps of them is net/http's
+// Response.Header and body. Its seed corpus is
+// testdata/fuzz/FuzzReadResponse.
 func FuzzReadResponse(f *testing.F) {
 	for _, seed := range []string{
 		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
@@ -55,6 +58,8 @@ type readResult struct {
 	code     int
 	consumed int // bytes of the stream the response took
 	keep     bool
+	header   http.Header
+	body     string
 	outcome  result.Outcome // of a failure: Success when none
 	err      string         // not compared: for the report
 }
@@ -63,7 +68,8 @@ func (r readResult) equal(o readResult) bool {
 	if r.outcome != result.Success || o.outcome != result.Success {
 		return r.outcome == o.outcome
 	}
-	return r.code == o.code && r.consumed == o.consumed && r.keep == o.keep
+	return r.code == o.code && r.consumed == o.consumed && r.keep == o.keep &&
+		reflect.DeepEqual(r.header, o.header) && r.body == o.body
 }
 
 // countingReader counts the bytes read from it, for a reader's consumption.
@@ -83,12 +89,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 func fastRead(b []byte) readResult {
 	src := &countingReader{r: bytes.NewReader(b)}
-	fc := &conn{c: &Client{keepAlive: true}, nc: src, br: bufio.NewReaderSize(src, readBufferSize)}
+	fc := &conn{c: &Client{keepAlive: true}, nc: src, br: bufio.NewReaderSize(src, readBufferSize), keep: &kept{}}
 	code, keep, _, err := fc.readResponse()
+	var header http.Header
+	if err == nil {
+		header, err = fc.keep.header()
+	}
 	if err != nil {
 		return readResult{outcome: wire.Classify(err), err: err.Error()}
 	}
-	return readResult{code: code, consumed: src.n - fc.br.Buffered(), keep: keep}
+	return readResult{code: code, consumed: src.n - fc.br.Buffered(), keep: keep, header: header, body: string(fc.keep.body)}
 }
 
 // stdRead reads as net/http's Transport does: interim 1xx responses are
@@ -117,11 +127,12 @@ func stdRead(b []byte) readResult {
 	if resp.StatusCode == 101 && resp.Header.Get("Upgrade") != "" && connectionHas(resp.Header, "upgrade") {
 		body = io.NopCloser(br)
 	}
-	if _, err := io.Copy(io.Discard, body); err != nil {
+	read, err := io.ReadAll(body)
+	if err != nil {
 		return fail(err)
 	}
 	keep := !resp.Close && resp.StatusCode > 199
-	return readResult{code: resp.StatusCode, consumed: src.n - br.Buffered(), keep: keep}
+	return readResult{code: resp.StatusCode, consumed: src.n - br.Buffered(), keep: keep, header: resp.Header, body: string(read)}
 }
 
 func connectionHas(h http.Header, token string) bool {

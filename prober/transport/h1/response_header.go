@@ -9,8 +9,9 @@ import (
 // Status lines and headers, read as net/textproto and net/http read them.
 
 // readHeaders reads header lines up to the empty line into h, as
-// net/textproto reads them: continuation lines joined, each line trimmed.
-func (fc *conn) readHeaders(budget *int, h *head) error {
+// net/textproto reads them: continuation lines joined, each line trimmed;
+// keep, when not nil, keeps them as they came.
+func (fc *conn) readHeaders(budget *int, h *head, keep *kept) error {
 	for first := true; ; first = false {
 		line, truncated, err := fc.readLine(budget)
 		if err != nil {
@@ -20,6 +21,7 @@ func (fc *conn) readHeaders(budget *int, h *head) error {
 			h.endHeader()
 			return nil
 		}
+		keep.headerPiece(line, truncated)
 		how := newHeader
 		if line[0] == ' ' || line[0] == '\t' {
 			if first {
@@ -39,6 +41,7 @@ func (fc *conn) readHeaders(budget *int, h *head) error {
 			if line, truncated, err = fc.readLine(budget); err != nil {
 				return unexpectedEOF(err)
 			}
+			keep.headerPiece(line, truncated)
 			if !truncated {
 				line = trimRightOWS(line)
 			}
