@@ -18,16 +18,14 @@ LDFLAGS     := -X $(VERSION_PKG).Version=$(or $(VERSION),unknown) \
                -X $(VERSION_PKG).BuildUser=$(BUILD_USER) \
                -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 
-# The end-to-end tests measure: knees, rates, latencies of real load on
-# loopback. They run one package at a time (-p 1), so that one package's
-# load does not skew another's figures. The race detector then runs over
-# every package but integration, whose tests drive loadprobe binaries built
-# without it, and the deploy module; the allocation counts are left to the
-# first pass, as its instrumentation allocates (the TLS client: 4 per
+# Every test runs once, under the race detector, over both modules. The
+# end-to-end tests measure (knees, rates, latencies of real load on
+# loopback), so the packages run one at a time (-p 1): one package's load
+# must not skew another's figures. The allocation counts run again without
+# the detector, whose instrumentation allocates (the TLS client: 4 per
 # request under it, 2 without).
-TEST_FLAGS  ?= -count=1 -p 1 -timeout=15m
-RACE_FLAGS  ?= -race -count=1 -p 1 -timeout=20m -skip 'ZeroAllocs'
-RACE_PKGS   ?= $(filter-out %/integration,$(shell $(GO) list $(PKGS)))
+TEST_FLAGS  ?= -race -count=1 -p 1 -timeout=20m
+ALLOC_TESTS := ZeroAllocs
 
 # deploy/ is a module of its own, so that the Kubernetes types its tests
 # decode stay out of loadprobe's requirements.
@@ -65,13 +63,11 @@ deps: ## install promtool, Prometheus and Chromium with apt-get when missing (ro
 
 # Every benchmark also runs once (-benchtime=1x), so that `make bench` never
 # finds one broken: they are not run by plain `go test`.
-test: deps lint ## deps, lint, every test, every benchmark once, the deploy module, the race detector
-	$(GO) test $(TEST_FLAGS) $(PKGS)
+test: deps lint ## deps, lint, every test under the race detector, the allocation counts, every benchmark once, the deploy module
+	CGO_ENABLED=1 $(GO) test $(TEST_FLAGS) -skip '$(ALLOC_TESTS)' $(PKGS)
+	$(DEPLOY) CGO_ENABLED=1 $(GO) test $(TEST_FLAGS) ./...
+	$(GO) test -count=1 -run '$(ALLOC_TESTS)' $(PKGS)
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x $(PKGS)
-	$(DEPLOY) $(GO) test $(TEST_FLAGS) ./...
-	@echo ">> race detector"
-	CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) $(RACE_PKGS)
-	$(DEPLOY) CGO_ENABLED=1 $(GO) test $(RACE_FLAGS) ./...
 
 fmt-check: ## fail when gofmt -l lists a file
 	@out="$$(gofmt -l .)"; \
