@@ -154,13 +154,13 @@ func expectationsHold(p *plan.Probe, r result.Result) bool {
 func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	wd := wordsFor(p, r)
 	lq, budget := analysis.LatencyRule(p.Rules)
-	kind := "ramp"
-	if r.Searched() {
-		kind = "search"
-	}
-	fmt.Fprintf(w, "probe %s: %s %s, %s in %.1fs\n", r.Name, r.Mode, kind, r.Ended, r.DurationSeconds)
+	fmt.Fprintf(w, "probe %s: %s, %s in %.1fs\n", r.Name, p.Load.Kind(), r.Ended, r.DurationSeconds)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  %s\n", r.Error)
+	}
+	if !slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.Attempts > 0 }) {
+		fmt.Fprintln(w, "no load was sent: no levels, breaking points or capacity to show")
+		return
 	}
 	writeSteps(w, r, lq, wd)
 	if closed != "" {
@@ -177,9 +177,8 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	for _, rule := range result.Rules {
 		pt := r.BreakingPoints.Of(rule)
 		switch {
-		case pt == nil && r.Searched():
-			// The search stops growing at the first rule that fires.
-			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), wd.level(highestLevel(r)), why[rule])
+		case pt == nil && r.ReachedUpTo > 0:
+			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), wd.level(r.ReachedUpTo), why[rule])
 		case pt == nil:
 			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
 		case pt.Bracket[1] > 0:
@@ -197,6 +196,9 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 		fmt.Fprint(w, ")")
 	} else {
 		fmt.Fprint(w, "capacity: none (no level was within the budgets)")
+	}
+	if l := r.Limiter; l != nil {
+		fmt.Fprintf(w, "; a limiter passes about %.1f/s (%s)", l.Throughput, l.Code)
 	}
 	if p.Expect.MinCapacity > 0 {
 		verdict := "met"
@@ -217,15 +219,6 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	for _, d := range r.Diagnosis {
 		fmt.Fprintf(w, "  - %s\n", d)
 	}
-}
-
-// highestLevel is the highest level r measured.
-func highestLevel(r result.Result) float64 {
-	var top float64
-	for _, s := range r.Steps {
-		top = max(top, s.Level)
-	}
-	return top
 }
 
 // writeSteps prints one row per step. A search's rows are in order of

@@ -414,13 +414,15 @@ func TestResults(t *testing.T) {
 	if err := json.Unmarshal(p["breaking_points"], &bp); err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]string{"latency_budget": "null", "first_failure": "null"} {
+	// Goodput doubles from 1 to 2 connections, the ramp's last level: no
+	// rule fired, and the knee lies at or past the end of the ramp.
+	for k, want := range map[string]string{"knee": "null", "latency_budget": "null", "first_failure": "null"} {
 		if got, ok := bp[k]; !ok || string(got) != want {
-			t.Errorf("breaking_points.%s = %s (present %v), want %s: the rule never fired", k, got, ok, want)
+			t.Errorf("breaking_points.%s = %s (present %v), want %s: the rule did not fire", k, got, ok, want)
 		}
 	}
-	if k := last.BreakingPoints.Knee; k == nil || k.Level != 2 {
-		t.Errorf("knee %+v, want level 2 (goodput doubles from 1 to 2 connections)", k)
+	if got := string(p["reached_up_to"]); got != "2" {
+		t.Errorf("reached_up_to = %s, want 2: the highest level the rules were measured up to", got)
 	}
 	// About 200/s; less when other work keeps the machine busy.
 	if c := last.Capacity; c == nil || c.Level != 2 || c.Throughput < 100 || c.Throughput > 210 {
@@ -445,7 +447,6 @@ func TestResults(t *testing.T) {
 	for series, check := range map[string]func(float64) bool{
 		`loadprobe_capacity_throughput{probe="work"}`:                            func(v float64) bool { return v == last.Capacity.Throughput },
 		`loadprobe_capacity_level{probe="work"}`:                                 func(v float64) bool { return v == 2 },
-		`loadprobe_breaking_point_level{probe="work",rule="knee"}`:               func(v float64) bool { return v == 2 },
 		`loadprobe_run_valid{probe="work"}`:                                      func(v float64) bool { return v == 1 },
 		`loadprobe_step_goodput{level="1",probe="work"}`:                         func(v float64) bool { return v > 50 && v < 110 },
 		`loadprobe_step_goodput{level="2",probe="work"}`:                         func(v float64) bool { return v > 100 && v < 210 },
@@ -460,8 +461,8 @@ func TestResults(t *testing.T) {
 			t.Errorf("%s %g is off", series, v)
 		}
 	}
-	// Rules that never fired have no series.
-	testkit.Lacks(t, "/metrics", m, `rule="latency_budget"`, `rule="first_failure"`)
+	// Rules that did not fire have no series.
+	testkit.Lacks(t, "/metrics", m, `rule="knee"`, `rule="latency_budget"`, `rule="first_failure"`)
 }
 
 // A restarted daemon serves the last results it kept under --storage.path
@@ -475,7 +476,7 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	before := first.results(t)
 	m := first.get(t, "/metrics")
 	completedAt := testkit.MetricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`)
-	knee := testkit.MetricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`)
+	capacity := testkit.MetricValue(t, m, `loadprobe_capacity_throughput{probe="work"}`)
 	first.stop(t)
 	if len(before) != 1 {
 		t.Fatalf("first daemon served %d results, want 1", len(before))
@@ -515,8 +516,8 @@ func TestStorageRestoresResultsAfterRestart(t *testing.T) {
 	if v := testkit.MetricValue(t, m, `loadprobe_run_last_completed_timestamp_seconds{probe="work"}`); v != completedAt {
 		t.Errorf("restored last completed timestamp %f, want the stored %f", v, completedAt)
 	}
-	if v := testkit.MetricValue(t, m, `loadprobe_breaking_point_level{probe="work",rule="knee"}`); v != knee {
-		t.Errorf("restored knee %g, want %g", v, knee)
+	if v := testkit.MetricValue(t, m, `loadprobe_capacity_throughput{probe="work"}`); v != capacity {
+		t.Errorf("restored capacity %g, want %g", v, capacity)
 	}
 
 	// Stopped mid-run: the canceled run is no result, the kept one stays.

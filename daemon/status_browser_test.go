@@ -85,7 +85,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 			"first-failure": r.BreakingPoints.FirstFailure, "capacity": r.Capacity,
 		} {
 			want := `<td class="` + class + `">—</td>`
-			if p != nil {
+			switch {
+			case p == nil && class != "capacity":
+				want = fmt.Sprintf(`<td class="%s">not reached<div class="sub">up to %s</div>`, class, r.Mode.Level(r.ReachedUpTo))
+			case p != nil:
 				want = fmt.Sprintf(`<td class="%s">%s<div class="sub">goodput `, class, r.Mode.Level(p.Level))
 			}
 			if !strings.Contains(dom, want) {

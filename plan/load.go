@@ -86,6 +86,18 @@ func (l Load) Key() Mode {
 	return l.Mode()
 }
 
+// Kind says what l is in the words the table and the page use:
+// "concurrency ramp", "rate search", "phases profile".
+func (l Load) Kind() string {
+	switch {
+	case l.Search != nil:
+		return string(l.Mode()) + " search"
+	case l.Mode() == ModePhases:
+		return "phases profile"
+	}
+	return string(l.Mode()) + " ramp"
+}
+
 // Peak is the highest load l asks for: connections for a concurrency ramp,
 // requests per second otherwise (a phase's ramp_to, a search's max included).
 func (l Load) Peak() float64 {

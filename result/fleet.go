@@ -16,8 +16,11 @@ type Fleet struct {
 	Steps          []Step         `json:"steps"`
 	PeakThroughput float64        `json:"peak_throughput"`
 	BreakingPoints BreakingPoints `json:"breaking_points"`
-	Capacity       *Point         `json:"capacity"`
-	Valid          bool           `json:"valid"`
+	// ReachedUpTo is the highest summed level a rule that did not fire
+	// was measured up to, as in Result.
+	ReachedUpTo float64 `json:"reached_up_to,omitzero"`
+	Capacity    *Point  `json:"capacity"`
+	Valid       bool    `json:"valid"`
 	// MissingShards are the shards absent at one level of the run or more.
 	MissingShards []int `json:"missing_shards"`
 	// Problems say, in words, what made the fleet's run invalid.

@@ -16,7 +16,13 @@ type Result struct {
 	Steps           []Step         `json:"steps"`
 	PeakThroughput  float64        `json:"peak_throughput"`
 	BreakingPoints  BreakingPoints `json:"breaking_points"`
-	Capacity        *Point         `json:"capacity"`
+	// ReachedUpTo is the highest level measured: how far the run looked
+	// for a breaking point that is nil. Zero for phases.
+	ReachedUpTo float64 `json:"reached_up_to,omitzero"`
+	Capacity    *Point  `json:"capacity"`
+	// Limiter is a limiter's pass rate when its codes dominate the
+	// failures and the successes hold flat across levels; nil otherwise.
+	Limiter *Limiter `json:"limiter"`
 	// Model is the Universal Scalability Law fitted to the run's levels;
 	// nil for a phases profile, which is not a ramp.
 	Model *Model `json:"model"`
@@ -44,6 +50,13 @@ type Point struct {
 	// and left out of the JSON, for capacity and for phases (a profile is
 	// not ordered by level).
 	Bracket [2]float64 `json:"bracket,omitzero"`
+}
+
+// Limiter is what a limiter let through: the goodput of the levels it
+// declined, and the code it declined with ("429", "RESOURCE_EXHAUSTED").
+type Limiter struct {
+	Throughput float64 `json:"throughput"`
+	Code       string  `json:"code"`
 }
 
 // BreakingPoints holds the three rules' answers; nil when a rule never fired.

@@ -36,6 +36,8 @@ func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 	testkit.Contains(t, "the page", body,
 		`<td class="knee">12 connections<div class="sub">goodput 600/s</div><div class="sub">bracket [11, 12]</div></td>`,
 		`running, step 7 of at most 24 (refining the knee between 8 and 16)`,
+		// A search is named a search, not by its axis alone.
+		`<div class="sub">concurrency search</div>`, `last run, concurrency search,`,
 		`<rect class="bracket knee"`, `<title>knee between 11 and 12 connections</title>`,
 	)
 	svg := body[strings.Index(body, "<svg"):]

@@ -36,8 +36,8 @@ var columns = []column{
 	{Name: "state", Note: ""},
 	{Name: "last run", Note: ""},
 	{Name: "knee", Class: "knee", Note: "the first level whose goodput reaches the knee fraction (0.95 unless set) of the run's peak: where adding load stopped adding throughput"},
-	{Name: "latency budget", Class: "latency-budget", Note: "the first level whose latency quantile (p99 unless set) exceeds the latency budget (200ms unless set)"},
-	{Name: "first failure", Class: "first-failure", Note: "the first level with a failed attempt, or with an error ratio above the error ratio budget"},
+	{Name: "latency budget exceeded at", Class: "latency-budget", Note: "the first level whose latency quantile (p99 unless set) exceeds the latency budget (200ms unless set)"},
+	{Name: "first failure", Class: "first-failure", Note: "the first level with a failed attempt, or with an error ratio above the error ratio budget; \"not reached\" names the highest level a rule that did not fire was measured up to"},
 	{Name: "capacity", Class: "capacity", Note: "the highest goodput among the levels within the latency and error budgets, and its level: the number capacity alerts follow"},
 	{Name: "valid", Class: "valid", Note: "yes when every level below the first failure held its load, no step was generator-limited (loadprobe's own CPU at its budget, or another run's load beside it) and the control probe did not flag the generator; no: the figures may be loadprobe's limits, not the target's"},
 }
@@ -80,6 +80,7 @@ func StatusHandler(version string, links []Link, states func() []state.Probe, pa
 type probeView struct {
 	Name, State string
 	Mode        plan.Mode
+	Kind        string // what the load is, e.g. "concurrency search"
 	Last        *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
@@ -103,7 +104,7 @@ func newProbeView(st state.Probe, now time.Time, paused bool) probeView {
 	lq, budget := analysis.LatencyRule(p.Rules)
 	mode := p.Load.Mode()
 	v := probeView{
-		Name: p.Name, Mode: mode, Last: st.Last,
+		Name: p.Name, Mode: mode, Kind: p.Load.Kind(), Last: st.Last,
 		Quantile: lq.Label, Budget: seconds(budget),
 		MinCapacity: p.Expect.MinCapacity,
 	}
@@ -176,16 +177,22 @@ func axisTitle(mode plan.Mode) string {
 // pointView is a breaking point or a capacity as a cell shows it: the
 // level, and under it the figures that go with it, each named.
 type pointView struct {
-	Level, Goodput, Bracket string
+	Level string
+	Notes []string
 }
 
-func pointCell(p *result.Point, mode plan.Mode) pointView {
-	if p == nil {
+// pointCell shows p, or for a rule that did not fire the highest level the
+// run measured it up to (reachedUpTo; 0 for a capacity), as run's table does.
+func pointCell(p *result.Point, reachedUpTo float64, mode plan.Mode) pointView {
+	switch {
+	case p == nil && reachedUpTo > 0:
+		return pointView{Level: "not reached", Notes: []string{"up to " + mode.Level(reachedUpTo)}}
+	case p == nil:
 		return pointView{Level: "—"}
 	}
-	v := pointView{Level: mode.Level(p.Level), Goodput: "goodput " + rate(p.Throughput) + "/s"}
+	v := pointView{Level: mode.Level(p.Level), Notes: []string{"goodput " + rate(p.Throughput) + "/s"}}
 	if p.Bracket[1] > 0 {
-		v.Bracket = "bracket [" + plan.FormatLevel(p.Bracket[0]) + ", " + plan.FormatLevel(p.Bracket[1]) + "]"
+		v.Notes = append(v.Notes, "bracket ["+plan.FormatLevel(p.Bracket[0])+", "+plan.FormatLevel(p.Bracket[1])+"]")
 	}
 	return v
 }

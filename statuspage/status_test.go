@@ -16,8 +16,10 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
@@ -144,6 +146,29 @@ func TestStatusPage(t *testing.T) {
 	if resp, _ := get(t, h, "/nope"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /nope: %d, want 404", resp.StatusCode)
 	}
+}
+
+// A ramp whose goodput still rises at its last level reached no breaking
+// point: each cell says so and how far the run looked, as run's table does,
+// where a level would read as a knee the ramp found.
+func TestStatusPageSaysNotReached(t *testing.T) {
+	r := &result.Result{Name: "rising", Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Started: time.Now(), Valid: true}
+	for _, lv := range []float64{1, 2, 4} {
+		r.Steps = append(r.Steps, result.Step{Level: lv, Attempts: 100, Goodput: 100 * lv, Throughput: 100 * lv,
+			Responses: result.Codes{result.HTTPStatus(200): 100}, Latency: result.Latency{P99: 0.01}})
+	}
+	p := probe("rising", 1, 2, 4)
+	analysis.Analyze(r, p.Rules)
+	states := []state.Probe{{Probe: p, Last: r}}
+	_, body := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
+	testkit.Contains(t, "the page", body,
+		`<td class="knee">not reached<div class="sub">up to 4 connections</div></td>`,
+		`<td class="latency-budget">not reached<div class="sub">up to 4 connections</div></td>`,
+		`<td class="first-failure">not reached<div class="sub">up to 4 connections</div></td>`,
+		`<td class="capacity">4 connections<div class="sub">goodput 400/s</div></td>`,
+		`>latency budget exceeded at</th>`,
+		`<div class="sub">concurrency ramp</div>`, `last run, concurrency ramp,`,
+	)
 }
 
 // markup is what a free-text string of the config or of a result could hold

@@ -124,7 +124,7 @@ func (r *Reader) read(ctx context.Context, p *plan.Probe, own result.Result) (*r
 	if len(problems) > 0 {
 		// A shard's share went out twice: the target took more than the
 		// levels say, and no figure of the run describes them.
-		f.PeakThroughput, f.BreakingPoints, f.Capacity = 0, result.BreakingPoints{}, nil
+		f.PeakThroughput, f.BreakingPoints, f.ReachedUpTo, f.Capacity = 0, result.BreakingPoints{}, 0, nil
 	}
 	f.Problems = append(problems, f.Problems...)
 	f.Valid = f.Valid && len(f.Problems) == 0

@@ -58,7 +58,7 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 	}
 	r := result.Result{Name: p.Name, Mode: own.Mode, Steps: f.Steps}
 	analysis.Analyze(&r, p.Rules)
-	f.PeakThroughput, f.BreakingPoints, f.Capacity, f.Valid = r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Valid
+	f.PeakThroughput, f.BreakingPoints, f.ReachedUpTo, f.Capacity, f.Valid = r.PeakThroughput, r.BreakingPoints, r.ReachedUpTo, r.Capacity, r.Valid
 	return f
 }
 

@@ -46,10 +46,24 @@ type analysis struct {
 	knee         int
 	latency      int
 	failure      int
-	capacity     int
+	// best is the step of the highest goodput within the budgets, and
+	// capacity the lowest level before it whose goodput is within
+	// capacityBand of it: the level capacity is reported at.
+	best     int
+	capacity int
+	// rising says the knee rule fired at the highest level only, so the
+	// knee is not reached: goodput still rises there.
+	rising bool
 }
 
-// Analyze fills r.PeakThroughput, r.BreakingPoints, r.Capacity, r.Model, r.Valid and
+// capacityBand is how close to the highest goodput within the budgets a
+// lower level's goodput must be for capacity to be reported at it: a hard
+// cap of 8 reads 304/s at 8 and 296/s at 16 in turn, and its level must not
+// flip with that noise (docs/measurement.md, "Capacity").
+const capacityBand = 0.03
+
+// Analyze fills r.PeakThroughput, r.BreakingPoints, r.ReachedUpTo, r.Capacity,
+// r.Limiter, r.FallsPastPeak, r.Model, r.Valid and
 // r.Diagnosis from r.Steps and r.Mode with the probe's rules, as config
 // loaded them (its defaults applied). Steps are taken in the order they ran.
 //
@@ -62,9 +76,14 @@ type analysis struct {
 //     profile (warm up, ramp up, sustained, ...) it would only name the first
 //     phase run near the top rate. It stays nil. latency_budget and
 //     first_failure apply to phases as to levels, in the order they ran.
+//   - The knee is not reached (nil) when it fires at the highest of two
+//     or more levels: there goodput is the peak and lies more than
+//     1 − knee_fraction above the level below, still rising. A single
+//     level keeps its knee, which the diagnosis qualifies.
 //   - Capacity is the highest goodput among the steps before the first
 //     breach of either budget (a step with no attempt at all is a breach
-//     too: nothing shows it within budget), the first on a tie. A level
+//     too: nothing shows it within budget), at the lowest of those levels
+//     whose goodput is within capacityBand of it. A level
 //     above a breach that happens to read clean again is past the breaking
 //     point; counting it would let one lucky level raise the number
 //     capacity alerts follow. FallsPastPeak says that a higher level than
@@ -102,7 +121,15 @@ func Analyze(r *result.Result, rules plan.Rules) {
 		LatencyBudget: a.breakingPoint(a.latency),
 		FirstFailure:  a.breakingPoint(a.failure),
 	}
+	r.ReachedUpTo = 0
+	if r.Mode != plan.ModePhases && len(view.Steps) > 0 {
+		r.ReachedUpTo = view.Steps[len(view.Steps)-1].Level
+	}
 	r.Capacity = a.point(a.capacity)
+	if r.Capacity != nil {
+		r.Capacity.Throughput = view.Steps[a.best].Goodput
+	}
+	r.Limiter = a.limiter()
 	r.FallsPastPeak = a.fallsPastPeak() >= 0
 	r.Model = a.model()
 	r.Valid = a.valid()
@@ -110,7 +137,7 @@ func Analyze(r *result.Result, rules plan.Rules) {
 }
 
 func newAnalysis(r *result.Result, rules plan.Rules) *analysis {
-	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, capacity: -1}
+	a := &analysis{r: r, peak: -1, knee: -1, latency: -1, failure: -1, best: -1, capacity: -1}
 	a.kneeFraction = rules.KneeFraction
 	a.quantile, a.budget = LatencyRule(rules)
 	a.cpuBudget = rules.GeneratorCPUBudget
@@ -133,6 +160,9 @@ func newAnalysis(r *result.Result, rules plan.Rules) *analysis {
 				break
 			}
 		}
+		if a.knee > 0 && a.knee == len(steps)-1 {
+			a.knee, a.rising = -1, true
+		}
 	}
 	for i, s := range steps {
 		if a.latency < 0 && a.overLatency(s) {
@@ -142,13 +172,21 @@ func newAnalysis(r *result.Result, rules plan.Rules) *analysis {
 			a.failure = i
 		}
 	}
+	within := len(steps)
 	for i, s := range steps {
 		if a.overLatency(s) || a.overErrors(s) || s.Attempts == 0 {
+			within = i
 			break
 		}
-		if a.capacity < 0 || s.Goodput > steps[a.capacity].Goodput {
-			a.capacity = i
+		if a.best < 0 || s.Goodput > steps[a.best].Goodput {
+			a.best = i
 		}
+	}
+	a.capacity = a.best
+	if a.best >= 0 && r.Mode != plan.ModePhases {
+		a.capacity = slices.IndexFunc(steps[:within], func(s result.Step) bool {
+			return s.Goodput >= (1-capacityBand)*steps[a.best].Goodput
+		})
 	}
 	return a
 }
@@ -277,16 +315,16 @@ func (a *analysis) outOfFiles() bool {
 // fall from 365/s to 303/s (17%) does.
 const pastPeakDrop = 0.10
 
-// fallsPastPeak is the step of lowest goodput above capacity's level whose
-// goodput fell more than pastPeakDrop below capacity's; -1 when none did
-// (or for phases, a profile rather than an escalating ramp).
+// fallsPastPeak is the step of lowest goodput above the highest goodput
+// within the budgets whose goodput fell more than pastPeakDrop below it; -1
+// when none did (or for phases, a profile rather than an escalating ramp).
 func (a *analysis) fallsPastPeak() int {
-	if a.capacity < 0 || a.r.Mode == plan.ModePhases {
+	if a.best < 0 || a.r.Mode == plan.ModePhases {
 		return -1
 	}
-	steps, c := a.r.Steps, a.r.Steps[a.capacity]
+	steps, c := a.r.Steps, a.r.Steps[a.best]
 	low := -1
-	for i := a.capacity + 1; i < len(steps); i++ {
+	for i := a.best + 1; i < len(steps); i++ {
 		s := steps[i]
 		if s.Level > c.Level && s.Goodput < (1-pastPeakDrop)*c.Goodput && (low < 0 || s.Goodput < steps[low].Goodput) {
 			low = i

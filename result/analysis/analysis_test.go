@@ -134,7 +134,7 @@ func TestAnalysis(t *testing.T) {
 			peak: 405,
 			bp:   result.BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395), FirstFailure: pt(512, 52)},
 			// The best goodput below 128, which broke the latency budget.
-			capacity: pt(8, 405),
+			capacity: pt(4, 405),
 			// 512, the first failure, is not judged; and there the generator
 			// held its load while the target let it time out.
 			valid: true,
@@ -142,7 +142,7 @@ func TestAnalysis(t *testing.T) {
 				"throughput stopped improving at 4 connections (the knee: goodput 398/s, within 95% of the 405/s peak); p99 grows from 10.2ms to 900ms after it (at 512 connections)",
 				"p99 latency exceeded the 200ms budget at 128 connections (the latency budget: p99 320ms, goodput 395/s)",
 				"first failure at 512 connections: timeout on 88% of attempts (the client's own deadline passed first)",
-				"capacity 405/s at 8 connections: the highest goodput within the 200ms p99 budget and without a failed attempt; goodput falls past it, to 52/s at 512 connections (87% less)",
+				"capacity 405/s at 4 connections: the highest goodput within the 200ms p99 budget and without a failed attempt (read at 8 connections; 4 connections, 398/s, is the lowest level within 3% of it); goodput falls past it, to 52/s at 512 connections (87% less)",
 				"at 512 connections the generator held its load (load held 98%) but only 47 requests were in flight by Little's law over the responses: 88% of attempts got no response (timeout): the target collapsed, not the generator",
 			},
 			notInAnyOne: []string{"did not hold", "generator-limited"},
@@ -160,7 +160,7 @@ func TestAnalysis(t *testing.T) {
 			name: "never-fired rules stay nil", r: heldRef, rules: plan.DefaultRules,
 			peak:     405,
 			bp:       result.BreakingPoints{Knee: pt(4, 398), LatencyBudget: pt(128, 395)},
-			capacity: pt(8, 405),
+			capacity: pt(4, 405),
 			valid:    true,
 			diagnosis: []string{
 				"no attempt failed at any level",
@@ -285,7 +285,7 @@ func TestAnalysis(t *testing.T) {
 				clean(4, 390, ms(5)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  390, bp: result.BreakingPoints{Knee: pt(4, 390), FirstFailure: pt(2, 200)},
+			peak:  390, bp: result.BreakingPoints{FirstFailure: pt(2, 200)},
 			capacity: pt(1, 100), valid: true,
 			diagnosis: []string{
 				"failures came in 2 of 10 seconds from 2 connections on: no depletion, cap or cliff shape",
@@ -295,7 +295,7 @@ func TestAnalysis(t *testing.T) {
 		{
 			name: "low load held before the first failure makes the run invalid",
 			r:    lowHeld, rules: plan.DefaultRules,
-			peak: 405, bp: result.BreakingPoints{Knee: pt(4, 398)}, capacity: pt(8, 405), valid: false,
+			peak: 405, bp: result.BreakingPoints{Knee: pt(4, 398)}, capacity: pt(4, 405), valid: false,
 			diagnosis: []string{
 				"at 2 connections the generator kept only 1 attempt in flight (load held 50%): the run did not hold the load it claims",
 			},
@@ -327,10 +327,10 @@ func TestAnalysis(t *testing.T) {
 				mk(800, rep(5, 776), rep(5, 24), "500", ms(250)),
 			}},
 			rules: budget1pct,
-			peak:  776, bp: result.BreakingPoints{Knee: pt(800, 776), LatencyBudget: pt(800, 776), FirstFailure: pt(800, 776)},
+			peak:  776, bp: result.BreakingPoints{LatencyBudget: pt(800, 776), FirstFailure: pt(800, 776)},
 			capacity: pt(400, 398), valid: true,
 			diagnosis: []string{
-				"throughput still rising at the last level, 800 req/s (goodput 776/s, the peak)",
+				"throughput still rising at the last level, 800 req/s (goodput 776/s, the peak, 95% above the level below): the knee is not reached up to 800",
 				"p99 latency exceeded the 200ms budget at 800 req/s",
 				"first failure at 800 req/s (error ratio 3%, above the 1% budget): 500 on 3% of attempts (the server failed)",
 				"capacity 398/s at 400 req/s: the highest goodput within the 200ms p99 budget and the 1% error budget",
@@ -344,7 +344,7 @@ func TestAnalysis(t *testing.T) {
 				clean(400, 400, ms(5)),
 			}},
 			rules: plan.DefaultRules,
-			peak:  400, bp: result.BreakingPoints{Knee: pt(400, 400), LatencyBudget: pt(200, 200)},
+			peak:  400, bp: result.BreakingPoints{LatencyBudget: pt(200, 200)},
 			capacity: pt(100, 100), valid: true,
 		},
 		{
@@ -423,7 +423,7 @@ func TestAnalysisNeverFiredIsJSONNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"latency_budget":null`, `"first_failure":null`, `"knee":{"level":4,"throughput":398,"bracket":[2,4]}`, `"capacity":{"level":8,"throughput":405}`, `"falls_past_peak":false`} {
+	for _, want := range []string{`"latency_budget":null`, `"first_failure":null`, `"knee":{"level":4,"throughput":398,"bracket":[2,4]}`, `"capacity":{"level":4,"throughput":405}`, `"falls_past_peak":false`, `"reached_up_to":32`, `"limiter":null`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s: %s", want, b)
 		}
@@ -451,7 +451,7 @@ func TestAnalysisRulesAreApplied(t *testing.T) {
 	Analyze(r, rules)
 	checkPoint(t, "knee", r.BreakingPoints.Knee, pt(2, 200))
 	checkPoint(t, "latency_budget", r.BreakingPoints.LatencyBudget, pt(64, 400))
-	checkPoint(t, "capacity", r.Capacity, pt(8, 405))
+	checkPoint(t, "capacity", r.Capacity, pt(4, 405))
 	if !strings.Contains(strings.Join(r.Diagnosis, "\n"), "p95 latency exceeded the 100ms budget at 64 connections (the latency budget: p95 108ms") {
 		t.Errorf("diagnosis:\n%s", strings.Join(r.Diagnosis, "\n"))
 	}

@@ -40,6 +40,7 @@ func (a *analysis) diagnose() []string {
 		}
 	}
 	add(a.capacityLine())
+	add(a.limiterLine())
 	add(a.shortfallLine())
 	if !generatorFailed {
 		add(a.targetCollapseLine())
@@ -91,6 +92,11 @@ func (a *analysis) kneeLine() string {
 	if a.r.Mode == plan.ModePhases {
 		return "knee: not computed for phases (the rule reads an escalating ramp, not a profile)"
 	}
+	if a.rising {
+		top, below := steps[len(steps)-1], steps[len(steps)-2]
+		return fmt.Sprintf("throughput still rising at the last level, %s (goodput %s/s, the peak, %s above the level below): the knee is not reached up to %s",
+			a.levelText(top), fmtNum(top.Goodput), fmtPct(top.Goodput/below.Goodput-1), plan.FormatLevel(top.Level))
+	}
 	if a.knee < 0 {
 		return "no successful response at any level: no throughput curve, no knee"
 	}
@@ -100,9 +106,6 @@ func (a *analysis) kneeLine() string {
 	case len(steps) == 1:
 		return fmt.Sprintf("one level only (%s, goodput %s/s): the knee rule fires there, but one level cannot show where throughput stops improving",
 			a.levelText(k), fmtNum(k.Goodput))
-	case a.knee == len(steps)-1:
-		return fmt.Sprintf("throughput still rising at the last level, %s (goodput %s/s, the peak): the knee (first level within %s of the peak) lies at or beyond the end of the ramp",
-			a.levelText(k), fmtNum(k.Goodput), frac)
 	}
 	line := fmt.Sprintf("throughput stopped improving %s (the knee: goodput %s/s, within %s of the %s/s peak)",
 		a.at(k), fmtNum(k.Goodput), frac, fmtNum(peak.Goodput))
@@ -197,11 +200,15 @@ func (a *analysis) capacityLine() string {
 	if a.capacity < 0 {
 		return "no capacity: no level was within " + budgets
 	}
-	s := a.r.Steps[a.capacity]
-	line := fmt.Sprintf("capacity %s/s %s: the highest goodput within %s", fmtNum(s.Goodput), a.at(s), budgets)
+	s, b := a.r.Steps[a.capacity], a.r.Steps[a.best]
+	line := fmt.Sprintf("capacity %s/s %s: the highest goodput within %s", fmtNum(b.Goodput), a.at(s), budgets)
+	if a.capacity != a.best {
+		line += fmt.Sprintf(" (read %s; %s, %s/s, is the lowest level within %s of it)",
+			a.at(b), a.levelText(s), fmtNum(s.Goodput), fmtPct(capacityBand))
+	}
 	if low := a.fallsPastPeak(); low >= 0 {
 		f := a.r.Steps[low]
-		line += fmt.Sprintf("; goodput falls past it, to %s/s %s (%s less)", fmtNum(f.Goodput), a.at(f), fmtPct(1-f.Goodput/s.Goodput))
+		line += fmt.Sprintf("; goodput falls past it, to %s/s %s (%s less)", fmtNum(f.Goodput), a.at(f), fmtPct(1-f.Goodput/b.Goodput))
 	}
 	return line
 }
