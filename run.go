@@ -243,8 +243,13 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.Steps[a].Level, r.Steps[b].Level) })
 		searchCols = "step\tsearch\t"
 	}
-	fmt.Fprintf(tw, "%s%s\t%s\tgoodput\tmean\t%s\t%serror ratio\t%s\terrors\tin-flight\tload held\tgen cpu\t\n",
-		searchCols, first, wd.throughput(), lq.Label, errCol, wd.codes())
+	quantiles := latencyColumns(lq)
+	latHeads := ""
+	for _, q := range quantiles {
+		latHeads += q.Label + "\t"
+	}
+	fmt.Fprintf(tw, "%s%s\t%s\tgoodput\tmean\t%s%serror ratio\t%s\terrors\tin-flight\tload held\tgen cpu\t\n",
+		searchCols, first, wd.throughput(), latHeads, errCol, wd.codes())
 	for _, i := range order {
 		s := r.Steps[i]
 		if searchCols != "" {
@@ -265,19 +270,33 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 		default:
 			errLat = ms(lq.Of(*s.ErrorLatency)) + "\t"
 		}
-		mean, lat := ms(s.Latency.Mean), ms(lq.Of(s.Latency))
+		mean, lat := ms(s.Latency.Mean), ""
+		for _, q := range quantiles {
+			lat += ms(q.Of(s.Latency)) + "\t"
+		}
 		if s.Succeeded() == 0 {
-			mean, lat = "-", "-" // no successful response to measure
+			// No successful response to measure.
+			mean, lat = "-", strings.Repeat("-\t", len(quantiles))
 		}
 		cpu := fmt.Sprintf("%.0f%%", 100*s.GeneratorCPURatio)
 		if s.OverlappingRuns > 0 {
 			cpu += fmt.Sprintf(" +%d runs", s.OverlappingRuns) // other runs' load overlapped the step
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s\t%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
 			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
 			wd.responses(s.Responses), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
 	}
 	tw.Flush()
+}
+
+// latencyColumns are the quantiles the table shows: p50 and p90, as wrk's
+// --latency does, and the one the latency rule judges (p99 unless set).
+func latencyColumns(rule result.Quantile) []result.Quantile {
+	cols := []result.Quantile{result.Quantiles[0], result.Quantiles[1]}
+	if rule.Q > cols[1].Q {
+		cols = append(cols, rule)
+	}
+	return cols
 }
 
 func firstFailureRule(budget float64) string {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,12 +90,13 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 	testkit.Contains(t, "the progress on stderr", stderr, "work: step 1/4 (level 1)", "work: step 4/4 (level 8)")
 }
 
-// A step without a successful response has no latency to show: the table
-// says "-", where 0.00ms would read as the quickest level of the ramp.
+// The table shows p50, p90 and the rule's p99, as wrk's --latency does. A
+// step without a successful response has no latency to show: the table says
+// "-", where 0.00ms would read as the quickest level of the ramp.
 func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
 	lq, _ := analysis.LatencyRule(plan.DefaultRules)
 	r := result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{
-		{Level: 1, Attempts: 10, Responses: result.Codes{result.HTTPStatus(200): 10}, Latency: result.Latency{Mean: 0.005, P99: 0.007}},
+		{Level: 1, Attempts: 10, Responses: result.Codes{result.HTTPStatus(200): 10}, Latency: result.Latency{Mean: 0.005, P50: 0.004, P90: 0.006, P99: 0.007}},
 		{Level: 2, Attempts: 10, Errors: map[string]int64{"refused": 10}, ErrorRatio: 1},
 	}}
 	var b strings.Builder
@@ -103,10 +105,13 @@ func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want a header and two steps:\n%s", len(rows), b.String())
 	}
-	for i, want := range [][2]string{{"5.00ms", "7.00ms"}, {"-", "-"}} {
+	if head := strings.Fields(rows[0]); len(head) < 7 || !slices.Equal(head[3:7], []string{"mean", "p50", "p90", lq.Label}) {
+		t.Errorf("header %q: want mean, p50, p90 and %s after goodput", rows[0], lq.Label)
+	}
+	for i, want := range [][]string{{"5.00ms", "4.00ms", "6.00ms", "7.00ms"}, {"-", "-", "-", "-"}} {
 		f := strings.Fields(rows[i+1])
-		if len(f) < 5 || f[3] != want[0] || f[4] != want[1] {
-			t.Errorf("row %q: want mean %s and %s %s", rows[i+1], want[0], lq.Label, want[1])
+		if len(f) < 7 || !slices.Equal(f[3:7], want) {
+			t.Errorf("row %q: want mean, p50, p90 and %s %v", rows[i+1], lq.Label, want)
 		}
 	}
 }
