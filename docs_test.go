@@ -45,6 +45,18 @@ func TestReadmeIsAFrontPage(t *testing.T) {
 	if !strings.Contains(string(text), counted) {
 		t.Errorf("the README does not say promtool finds %s", counted)
 	}
+	// What it says the demo runs is what the demo config holds: its probes,
+	// and the targets their URLs reach, each at an address of its own.
+	probes := len(regexp.MustCompile(`(?m)^  - name:`).FindAllString(demoConfig, -1))
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`://(127\.0\.0\.\d+:\d+)`).FindAllStringSubmatch(demoConfig, -1) {
+		targets[m[1]] = true
+	}
+	numbers := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	said := fmt.Sprintf("demo runs %s\nprobes against %s built-in demo targets", numbers[probes], numbers[len(targets)])
+	if !strings.Contains(string(text), said) {
+		t.Errorf("the README does not say what the demo config holds: %q", said)
+	}
 }
 
 var (

@@ -578,3 +578,41 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 const promInstall = "apt-get install --no-install-recommends prometheus"
+
+// alertRow is a row of docs/dashboards.md's alert table: | `Name` | severity |.
+var alertRow = regexp.MustCompile("(?m)^\\| `(Loadprobe[A-Za-z]+)` \\| ([a-z]+) \\|")
+
+// docs/dashboards.md lists every alert of alerts.yml with its severity, and
+// no alert the file lacks.
+func TestDashboardsDocListsEveryAlert(t *testing.T) {
+	rf, err := parseRuleFile("alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/dashboards.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, m := range alertRow.FindAllStringSubmatch(string(doc), -1) {
+		listed[m[1]] = m[2]
+	}
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			severity, ok := listed[r.Alert]
+			switch {
+			case !ok:
+				t.Errorf("docs/dashboards.md does not list %s", r.Alert)
+			case severity != r.Labels["severity"]:
+				t.Errorf("docs/dashboards.md lists %s as %s; alerts.yml says %s", r.Alert, severity, r.Labels["severity"])
+			}
+			delete(listed, r.Alert)
+		}
+	}
+	for name := range listed {
+		t.Errorf("docs/dashboards.md lists %s, which alerts.yml lacks", name)
+	}
+}
