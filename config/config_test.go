@@ -337,6 +337,12 @@ func TestParseErrors(t *testing.T) {
 			"x.yml:2: unknown key \"base\""},
 		{"string level", "allowed_targets: [a]\nprobes:\n  - name: a\n    request: {url: 'http://a/'}\n    load: {rate: [1, \"2\"]}\n",
 			"x.yml:5: probes[0].load.rate[1]: expected a number, got a string \"2\""},
+		// A list of strings is one mistake: one error, naming the others.
+		{"string levels", "allowed_targets: [a]\nprobes:\n  - name: a\n    request: {url: 'http://a/'}\n    load: {concurrency: [\"1\", 2, \"4\", \"8\"]}\n",
+			"x.yml:5: probes[0].load.concurrency[0]: expected an integer, got a string \"1\" (and at [2], [3])"},
+		// A list written as one string: no echo that the load kind is missing.
+		{"levels in a string", "allowed_targets: [a]\nprobes:\n  - name: a\n    request: {url: 'http://a/'}\n    load: {concurrency: \"1, 2, 4\"}\n",
+			"x.yml:5: probes[0].load.concurrency: expected a list, got a string \"1, 2, 4\" (write it as [1, 2, 4])"},
 		{"long value", "allowed_targets: [a]\nmax_concurrency: abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz\n",
 			"x.yml:2: max_concurrency: expected an integer, got a string \"abcdefghijklmnopqrstuvwxyzabcdefghijklmn...\""},
 	} {

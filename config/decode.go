@@ -132,30 +132,46 @@ func (d *decoder) decode(n *yaml.Node, out reflect.Value, p keyPath) {
 
 // list decodes a sequence. Each probe starts from DefaultProbe. A bad
 // element of a list of scalars spoils the whole list for validation
-// (levels are checked as a sequence); a bad probe or phase only itself.
+// (levels are checked as a sequence), and its first error speaks for the
+// rest; a bad probe or phase spoils only itself.
 func (d *decoder) list(n *yaml.Node, line int, out reflect.Value, p keyPath) {
 	if n.Kind != yaml.SequenceNode {
-		d.v.fail(p, line, "expected a list, got %s", describe(n))
+		hint := ""
+		if n.Kind == yaml.ScalarNode && len(n.Value) <= 80 && strings.Contains(n.Value, ",") && !strings.ContainsAny(n.Value, "\n[]") {
+			hint = " (write it as [" + n.Value + "])"
+		}
+		d.v.fail(p, line, "expected a list, got %s%s", describe(n), hint)
 		return
 	}
 	t := out.Type()
 	s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+	first, more := -1, []string{} // the list's first bad scalar's issue, and the others'
 	for i, c := range n.Content {
 		ep := p.to(i)
 		d.v.lines[ep.String()] = c.Line
 		if def, ok := defaults[t.Elem()]; ok {
 			s.Index(i).Set(reflect.ValueOf(def()))
 		}
-		failed := len(d.v.failed)
+		failed, issues := len(d.v.failed), len(d.v.issues)
 		if c.ShortTag() == "!!null" {
 			// yaml.v3 would drop it, and a probe or a level would vanish.
 			d.v.fail(ep, c.Line, "empty list element")
 		} else {
 			d.decode(c, s.Index(i), ep)
 		}
-		if len(d.v.failed) > failed && t.Elem().Kind() != reflect.Struct {
-			d.v.failed = append(d.v.failed, p.String())
+		if len(d.v.failed) == failed || t.Elem().Kind() == reflect.Struct {
+			continue
 		}
+		if first < 0 {
+			first = issues
+			d.v.failed = append(d.v.failed, p.String())
+			continue
+		}
+		d.v.issues = d.v.issues[:issues] // one error says the list is wrong
+		more = append(more, fmt.Sprintf("[%d]", i))
+	}
+	if len(more) > 0 {
+		d.v.issues[first].msg += fmt.Sprintf(" (and at %s)", strings.Join(more, ", "))
 	}
 	out.Set(s)
 }

@@ -121,13 +121,23 @@ func (v *validator) errorf(p keyPath, format string, args ...any) {
 // errorAt records a problem reported at p but located (for its line) at at,
 // e.g. the list element at fault.
 func (v *validator) errorAt(p, at keyPath, format string, args ...any) {
-	s := at.String()
-	for _, f := range v.failed {
-		if s == f || strings.HasPrefix(s, f) && (f == "" || s[len(f)] == '.' || s[len(f)] == '[') {
-			return
+	if !v.undecoded(at) {
+		v.report(p.String(), v.lineOf(at), fmt.Sprintf(format, args...))
+	}
+}
+
+// undecoded reports whether the value at one of paths, or above it, could
+// not be decoded: its error is said already.
+func (v *validator) undecoded(paths ...keyPath) bool {
+	for _, at := range paths {
+		s := at.String()
+		for _, f := range v.failed {
+			if s == f || strings.HasPrefix(s, f) && (f == "" || s[len(f)] == '.' || s[len(f)] == '[') {
+				return true
+			}
 		}
 	}
-	v.report(p.String(), v.lineOf(at), fmt.Sprintf(format, args...))
+	return false
 }
 
 // lineOf returns the line of the deepest node of at that was decoded.

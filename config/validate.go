@@ -232,7 +232,9 @@ func (v *validator) load(c *Config, l *plan.Load, p keyPath) {
 	}
 	switch len(kinds) {
 	case 0:
-		v.errorf(p, "one of concurrency, rate, phases or search is required")
+		if !v.undecoded(p.to("concurrency"), p.to("rate"), p.to("phases"), p.to("search")) {
+			v.errorf(p, "one of concurrency, rate, phases or search is required")
+		}
 	case 1:
 	default:
 		v.errorAt(p, p.to(kinds[1]), "only one of concurrency, rate, phases and search may be set (got %s)", strings.Join(kinds, " and "))
