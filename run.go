@@ -129,24 +129,6 @@ func selectProbes(cfg *config.Config, names []string) ([]*plan.Probe, error) {
 	return ps, nil
 }
 
-// expectationsHold says whether a run did what its probe's expect asks:
-// it completed (or stopped escalating on its abort rule, which a ramp past
-// its breaking point does) and, when min_capacity is set, its capacity
-// reached it. A run a guard or the pause switch stopped did not: the
-// target suffered, or the run was cut short (docs/guards.md).
-func expectationsHold(p *plan.Probe, r result.Result) bool {
-	if r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted {
-		return false
-	}
-	if r.Abort != nil && r.Abort.By != result.ByErrorRatio {
-		return false
-	}
-	if p.Expect.MinCapacity > 0 {
-		return r.Capacity != nil && r.Capacity.Throughput >= p.Expect.MinCapacity
-	}
-	return true
-}
-
 // writeTable prints one run as the ramp table, its breaking points,
 // capacity, validity, model and diagnosis. Latency columns are over successful responses;
 // the http_error responses' own p99 gets a column when any step had one.
@@ -200,14 +182,17 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	if l := r.Limiter; l != nil {
 		fmt.Fprintf(w, "; a limiter passes about %.1f/s (%s)", l.Throughput, l.Code)
 	}
-	if p.Expect.MinCapacity > 0 {
-		verdict := "met"
-		if !expectationsHold(p, r) {
-			verdict = "NOT met"
+	for _, x := range expectations(p, r) {
+		if x.got == "" {
+			fmt.Fprintf(w, "; %s: %s", x.text, verdict(x, r))
 		}
-		fmt.Fprintf(w, "; expected at least %s/s: %s", plainNumber(p.Expect.MinCapacity), verdict)
 	}
 	fmt.Fprintln(w)
+	for _, x := range expectations(p, r) {
+		if x.got != "" {
+			fmt.Fprintf(w, "%s: %s, %s\n", x.text, x.got, verdict(x, r))
+		}
+	}
 	valid := "yes"
 	if !r.Valid {
 		valid = "no"

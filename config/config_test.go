@@ -90,6 +90,7 @@ var badConfigs = map[string]string{
 	"wrong-type.yml":                  "testdata/bad/wrong-type.yml:8: probes[0].load.max_in_flight: expected an integer, got a string \"many\"",
 	"zero-interval.yml":               "testdata/bad/zero-interval.yml:9: probes[0].schedule.interval: must be positive (got 0s)",
 	"zero-latency-budget.yml":         "testdata/bad/zero-latency-budget.yml:9: probes[0].rules.latency_budget: must be positive (got 0s)",
+	"expect-error-ratio.yml":          "testdata/bad/expect-error-ratio.yml:9: probes[0].expect.max_error_ratio: must be in [0, 1) (got 1.5)",
 	"zero-level.yml":                  "testdata/bad/zero-level.yml:7: probes[0].load.concurrency: levels must be positive (got 0)",
 	"zero-max-in-flight.yml":          "testdata/bad/zero-max-in-flight.yml:8: probes[0].load.max_in_flight: must be positive (got 0)",
 	"zero-settle-timeout.yml":         "testdata/bad/zero-settle-timeout.yml:8: probes[0].load.settle_timeout: must be positive (got 0s)",

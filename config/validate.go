@@ -97,9 +97,7 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	v.rules(&p.Rules, pp.to("rules"))
 	v.abort(&p.Abort, pp.to("abort"))
 	v.guard(c, p, pp.to("guard"), dir)
-	if x := p.Expect.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
-		v.errorf(pp.to("expect", "min_capacity"), "must be a non-negative number (got %s)", num(x))
-	}
+	v.expect(&p.Expect, pp.to("expect"))
 	v.schedule(p, pp.to("schedule"))
 	if len(v.issues) == problems {
 		compiled = v.compile(p, pp, rows, dataSum)
@@ -323,6 +321,18 @@ func (v *validator) rules(r *plan.Rules, p keyPath) {
 	}
 	if !(r.GeneratorCPUBudget > 0 && r.GeneratorCPUBudget <= 1) {
 		v.errorf(p.to("generator_cpu_budget"), "must be in (0, 1] (got %s)", num(r.GeneratorCPUBudget))
+	}
+}
+
+func (v *validator) expect(e *plan.Expect, p keyPath) {
+	if x := e.MinCapacity; !(x >= 0) || math.IsInf(x, 1) {
+		v.errorf(p.to("min_capacity"), "must be a non-negative number (got %s)", num(x))
+	}
+	if e.MaxP99 < 0 {
+		v.errorf(p.to("max_p99"), "must not be negative (got %s)", e.MaxP99)
+	}
+	if x := e.MaxErrorRatio; x != nil && !(*x >= 0 && *x < 1) {
+		v.errorf(p.to("max_error_ratio"), "must be in [0, 1) (got %s)", num(*x))
 	}
 }
 

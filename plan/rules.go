@@ -22,9 +22,13 @@ type Abort struct {
 	ErrorRatio float64 `yaml:"error_ratio"`
 }
 
-// Expect holds what `run` checks and the daemon exports.
+// Expect holds what `run` checks and the daemon exports: the capacity, and
+// the p99 and error ratio of the level capacity was read at.
 type Expect struct {
-	MinCapacity float64 `yaml:"min_capacity,omitempty"`
+	MinCapacity float64        `yaml:"min_capacity,omitempty"`
+	MaxP99      model.Duration `yaml:"max_p99,omitempty"`
+	// MaxErrorRatio is nil when unset: 0 asks for no failed attempt.
+	MaxErrorRatio *float64 `yaml:"max_error_ratio,omitempty"`
 }
 
 // Schedule says when the daemon runs a probe.
