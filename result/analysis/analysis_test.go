@@ -330,7 +330,7 @@ func TestAnalysis(t *testing.T) {
 			peak:  776, bp: result.BreakingPoints{LatencyBudget: pt(800, 776), FirstFailure: pt(800, 776)},
 			capacity: pt(400, 398), valid: true,
 			diagnosis: []string{
-				"throughput still rising at the last level, 800 req/s (goodput 776/s, the peak, 95% above the level below): the knee is not reached up to 800",
+				"throughput still rising at the last level, 800 req/s (goodput 776/s, the peak, 95% above the level below): the knee is not reached up to 800 req/s",
 				"p99 latency exceeded the 200ms budget at 800 req/s",
 				"first failure at 800 req/s (error ratio 3%, above the 1% budget): 500 on 3% of attempts (the server failed)",
 				"capacity 398/s at 400 req/s: the highest goodput within the 200ms p99 budget and the 1% error budget",

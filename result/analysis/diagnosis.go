@@ -95,7 +95,7 @@ func (a *analysis) kneeLine() string {
 	if a.rising {
 		top, below := steps[len(steps)-1], steps[len(steps)-2]
 		return fmt.Sprintf("throughput still rising at the last level, %s (goodput %s/s, the peak, %s above the level below): the knee is not reached up to %s",
-			a.levelText(top), fmtNum(top.Goodput), fmtPct(top.Goodput/below.Goodput-1), plan.FormatLevel(top.Level))
+			a.levelText(top), fmtNum(top.Goodput), fmtPct(top.Goodput/below.Goodput-1), a.levelText(top))
 	}
 	if a.knee < 0 {
 		return "no successful response at any level: no throughput curve, no knee"

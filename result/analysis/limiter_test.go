@@ -103,7 +103,7 @@ func TestKneeNotReachedWhileGoodputRises(t *testing.T) {
 	if r.ReachedUpTo != 16 {
 		t.Errorf("reached_up_to %g, want 16, the highest level measured", r.ReachedUpTo)
 	}
-	checkDiagnosis(t, r.Diagnosis, []string{"the knee is not reached up to 16"}, []string{"stopped improving"})
+	checkDiagnosis(t, r.Diagnosis, []string{"the knee is not reached up to 16 connections"}, []string{"stopped improving"})
 
 	// Within knee_fraction of the level below, the knee is below the top.
 	r.Steps[4] = clean(16, 41000, ms(1))
