@@ -292,6 +292,21 @@ func TestGRPCReflectionNamesAMissingMethod(t *testing.T) {
 	}
 }
 
+// A server without reflection (as a grpcio server is unless told) fails the
+// run at its start with what to do instead: a descriptor set, and the
+// protoc line that writes one.
+func TestGRPCWithoutReflectionSuggestsAProtoset(t *testing.T) {
+	t.Parallel()
+	addr := grpcServer(t, func(s *grpc.Server) { healthpb.RegisterHealthServer(s, health.NewServer()) })
+	p := grpcProbe(t, "grpc://"+addr, "method: loadprobe.demo.v1.Target/Noop", `concurrency: [1]`)
+	_, err := Run(context.Background(), p, Options{})
+	for _, want := range []string{"does not serve reflection", "descriptors: FILE.protoset", "protoc --include_imports --descriptor_set_out=FILE.protoset"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run against a server without reflection: %v; want %q", err, want)
+		}
+	}
+}
+
 // The health shorthand calls grpc.health.v1.Health/Check: SERVING is a
 // success, NOT_SERVING a failure with its own code, an unknown service
 // the server's NOT_FOUND.

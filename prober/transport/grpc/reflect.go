@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -52,6 +54,10 @@ func (c *Client) resolve(req *plan.Request) (protoreflect.MethodDescriptor, erro
 	ctx, cancel := context.WithTimeout(c.aborted, max(req.Timeout, minResolveTime))
 	defer cancel()
 	files, err := reflectFiles(ctx, cc, svc)
+	if status.Code(err) == codes.Unimplemented {
+		return nil, fmt.Errorf("the server does not serve reflection (grpc.reflection.v1: %w): set descriptors: FILE.protoset, "+
+			"which protoc --include_imports --descriptor_set_out=FILE.protoset SERVICE.proto writes (docs/grpc.md, \"Descriptors\")", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("asking the server by reflection: %w", err)
 	}
