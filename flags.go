@@ -19,6 +19,7 @@ type flagGroup interface {
 // most of which `demo` takes too.
 type daemonFlags struct {
 	configFile      *string
+	configSet       bool // --config.file was given
 	configCheck     *bool
 	web             *web.FlagConfig
 	enableLifecycle *bool
@@ -34,7 +35,7 @@ type daemonFlags struct {
 func addDaemonFlags(cmd *kingpin.CmdClause, listen string, withConfig bool) *daemonFlags {
 	f := &daemonFlags{shard: &fleet.Shard{Index: 0, Count: 1}, fleet: &daemon.FleetOptions{}}
 	if withConfig {
-		f.configFile = addConfigFileFlag(cmd)
+		f.configFile = addConfigFileFlag(cmd, "loadprobe configuration file.", &f.configSet)
 		f.configCheck = cmd.Flag("config.check", "Validate the configuration file and exit: 0 when it is valid, 1 when it is not.").Bool()
 	}
 	f.web = kingpinflag.AddFlags(cmd, listen)
@@ -48,8 +49,9 @@ func addDaemonFlags(cmd *kingpin.CmdClause, listen string, withConfig bool) *dae
 	return f
 }
 
-func addConfigFileFlag(fg flagGroup) *string {
-	return fg.Flag("config.file", "loadprobe configuration file.").Default("loadprobe.yml").String()
+// addConfigFileFlag adds --config.file; set says whether it was given.
+func addConfigFileFlag(fg flagGroup, help string, set *bool) *string {
+	return fg.Flag("config.file", help).IsSetByUser(set).Default(defaultConfigFile).String()
 }
 
 // usageTemplate is kingpin's default usage with two changes: a command's

@@ -20,7 +20,7 @@ func TestCommandHelpShowsItsOwnFlagsFirst(t *testing.T) {
 		want      []string
 		lacks     []string
 	}{
-		{[]string{"run", "--help"}, 15, []string{"usage: loadprobe run", "--config.file", "--probe", "--output", "--shard"}, daemonOnly},
+		{[]string{"run", "--help"}, 40, []string{"usage: loadprobe run", "--config.file", "--probe", "--output", "--shard", "--url", "--concurrency", "--search", "--header"}, daemonOnly},
 		{[]string{"target", "--help"}, 10, []string{"usage: loadprobe target", "--listen", "--workers", "--work-time", "--work="}, append(daemonOnly, "--config.file")},
 		{[]string{"demo", "--help"}, 12, []string{"usage: loadprobe demo", "127.0.0.1:10471", "--web.listen-address=127.0.0.1:10471"}, []string{"--config.file", "--fleet.", "--shard"}},
 		{[]string{"--help"}, 12, []string{"usage: loadprobe [<flags>]", "With no command, loadprobe is the daemon", "Daemon flags (no command):", "--config.file"}, nil},

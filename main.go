@@ -44,23 +44,25 @@ type commands struct {
 	daemon      *kingpin.CmdClause // the default: no command
 	daemonFlags *daemonFlags
 
-	run        *kingpin.CmdClause
-	runConfig  *string
-	runProbes  *[]string
-	runOutput  *string
-	runShard   *fleet.Shard
-	target     *kingpin.CmdClause
-	targetAt   *string
-	targetOpts target.Options
-	targetWork *string
-	targetGRPC *string
-	demo       *kingpin.CmdClause
-	demoFlags  *daemonFlags
+	run          *kingpin.CmdClause
+	runConfig    *string
+	runConfigSet bool // --config.file was given
+	runURL       *urlProbe
+	runProbes    *[]string
+	runOutput    *string
+	runShard     *fleet.Shard
+	target       *kingpin.CmdClause
+	targetAt     *string
+	targetOpts   target.Options
+	targetWork   *string
+	targetGRPC   *string
+	demo         *kingpin.CmdClause
+	demoFlags    *daemonFlags
 }
 
 func newCommands() *commands {
 	c := &commands{log: &promslog.Config{}}
-	c.app = kingpin.New("loadprobe", "A Prometheus-native exporter and continuous capacity prober: scheduled load ramps against HTTP services you own, exported as metrics.")
+	c.app = kingpin.New("loadprobe", "A Prometheus-native exporter and continuous capacity prober: scheduled load ramps against HTTP, gRPC and WebSocket services you own, exported as metrics.")
 	c.app.UsageWriter(os.Stdout)
 	c.app.UsageTemplate(usageTemplate)
 	c.app.Version(version.Print("loadprobe"))
@@ -73,10 +75,11 @@ func newCommands() *commands {
 	c.daemonFlags = addDaemonFlags(c.daemon, defaultListenAddress, true)
 
 	c.run = c.app.Command("run", "Run probes once in the foreground and print their results; exit 0 when every expectation holds, 1 when one does not, 2 on a usage or config error.")
-	c.runConfig = addConfigFileFlag(c.run)
+	c.runConfig = addConfigFileFlag(c.run, "loadprobe configuration file; - reads it from standard input.", &c.runConfigSet)
 	c.runProbes = c.run.Flag("probe", "Name of a probe to run (repeatable); default: all.").Strings()
 	c.runOutput = c.run.Flag("output", "Result format: table or json.").Default("table").Enum("table", "json")
 	c.runShard = addShardFlag(c.run)
+	c.runURL = addURLFlags(c.run)
 
 	c.target = c.app.Command("target", "Serve the built-in demo target on loopback.")
 	c.targetAt = c.target.Flag("listen", "Loopback address to listen on.").Default("127.0.0.1:8080").String()
@@ -120,7 +123,8 @@ func run() int {
 	case c.run.FullCommand():
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runOnce(ctx, *c.runConfig, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
+		source := probeSource{file: *c.runConfig, fileSet: c.runConfigSet, url: c.runURL, stdin: os.Stdin}
+		return runOnce(ctx, source, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
 	case c.target.FullCommand():
 		c.targetOpts.CPU = *c.targetWork == "cpu"
 		return serveTarget(*c.targetAt, *c.targetGRPC, c.targetOpts, logger)
@@ -211,6 +215,10 @@ func runDaemon(g *daemonFlags, logger *slog.Logger) int {
 	logger.Info("Starting loadprobe", "version", version.Info())
 	logger.Info("Build context", "build_context", version.BuildContext())
 
+	if err := missingDefault(*g.configFile, g.configSet); err != nil {
+		logger.Error("Error setting up", "err", err)
+		return 1
+	}
 	d, err := g.newDaemon(*g.configFile, logger)
 	if err != nil {
 		logger.Error("Error setting up", "err", err)

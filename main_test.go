@@ -44,8 +44,16 @@ func TestMain(m *testing.M) {
 // loadprobe runs the binary with args and returns its exit code and output.
 func loadprobe(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return loadprobeIn(t, "", "", args...)
+}
+
+// loadprobeIn runs the binary in dir ("": here) with stdin on its standard
+// input.
+func loadprobeIn(t *testing.T, dir, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var exit *exec.ExitError

@@ -37,14 +37,14 @@ const (
 // stdout. Progress goes to stderr. When ctx ends, the run under way ends
 // canceled within seconds and is printed; the probes after it do not run.
 // With a shard of a fleet, each run sends the shard's share of its levels.
-func runOnce(ctx context.Context, configFile string, names []string, output string, shard fleet.Shard, stdout, stderr io.Writer) int {
+func runOnce(ctx context.Context, source probeSource, names []string, output string, shard fleet.Shard, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
 		return exitUsageErr
 	}
-	cfg, err := config.LoadFile(configFile)
+	cfg, file, err := source.load()
 	if err == nil {
-		err = cfg.CheckShard(configFile, shard)
+		err = cfg.CheckShard(file, shard)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)

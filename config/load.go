@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -32,6 +33,19 @@ func loadFile(filename string, running *Config) (*Config, error) {
 		return nil, err
 	}
 	return parse(filename, data, running)
+}
+
+// ParseReader is Parse of what r holds, read up to the size a config file
+// may have.
+func ParseReader(filename string, r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", filename, err)
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("cannot read %s: larger than %d MiB", filename, maxConfigSize>>20)
+	}
+	return Parse(filename, data)
 }
 
 // Parse decodes and validates a config. filename names the file in errors
