@@ -256,7 +256,7 @@ func TestAnalysis(t *testing.T) {
 			valid: true,
 			diagnosis: []string{
 				"one level only (10 req/s, goodput 9/s)",
-				"failures came in 10 of 10 seconds from 10 req/s on: no depletion, cap or cliff shape",
+				"failures came in 10 of 10 seconds from 10 req/s on, mixed with successes: not a budget running out, a rate held by a limit or a sudden switch to failing",
 				"no capacity: no level was within",
 			},
 			notInAnyOne: []string{"a working cap", "a cliff", "a depleting resource"},
@@ -288,7 +288,7 @@ func TestAnalysis(t *testing.T) {
 			peak:  390, bp: result.BreakingPoints{FirstFailure: pt(2, 200)},
 			capacity: pt(1, 100), valid: true,
 			diagnosis: []string{
-				"failures came in 2 of 10 seconds from 2 connections on: no depletion, cap or cliff shape",
+				"failures came in 2 of 10 seconds from 2 connections on, mixed with successes: not a budget running out, a rate held by a limit or a sudden switch to failing",
 				"first failure at 2 connections: reset on 0.4% of attempts (the server never answered: connection reset)",
 			},
 		},

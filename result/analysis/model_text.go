@@ -11,7 +11,7 @@ import (
 var verdictText = map[result.Verdict]string{
 	result.VerdictTooFewLevels: fmt.Sprintf("fewer than %d levels held their load below the first failure", minModelLevels),
 	result.VerdictNotPhysical:  "the best fit has no scaling at all (σ = 1) or cannot tell its coefficients apart",
-	result.VerdictPoorFit:      fmt.Sprintf("the law misses the measured goodput by more than %s", fmtPct(maxFitError)),
+	result.VerdictPoorFit:      fmt.Sprintf("the Universal Scalability Law misses the measured goodput by more than %s", fmtPct(maxFitError)),
 }
 
 // ModelLine is m in one line, as run's table and the status page show it:

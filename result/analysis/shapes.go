@@ -72,7 +72,7 @@ func (a *analysis) shape() (shape, string) {
 	if secs == 0 {
 		return noShape, ""
 	}
-	return shapeless, fmt.Sprintf("failures came in %d of %d seconds from %s on: no depletion, cap or cliff shape",
+	return shapeless, fmt.Sprintf("failures came in %d of %d seconds from %s on, mixed with successes: not a budget running out, a rate held by a limit or a sudden switch to failing",
 		failing, secs, a.levelText(steps[first]))
 }
 

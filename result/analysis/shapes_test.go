@@ -71,14 +71,14 @@ func TestShapes(t *testing.T) {
 			mode:  plan.ModeConcurrency,
 			steps: []result.Step{capped(10, 400, []int64{29100, 28400, 29800, 29300, 27900}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
-			not:   []string{"depleting", "cliff", "no depletion, cap or cliff"},
+			not:   []string{"depleting", "cliff", "not a budget running out"},
 		},
 		{
 			name:  "cap at one level, open loop at a steady rate",
 			mode:  plan.ModeRate,
 			steps: []result.Step{capped(1000, 400, []int64{1000, 1000, 1000, 999, 1000}, "429")},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
-			not:   []string{"no depletion, cap or cliff"},
+			not:   []string{"not a budget running out"},
 		},
 		{
 			// A token bucket starts full: its first second lets through
@@ -87,7 +87,7 @@ func TestShapes(t *testing.T) {
 			mode:  plan.ModeConcurrency,
 			steps: []result.Step{mk(10, []int64{800, 400, 400, 400}, []int64{24100, 25800, 25500, 25900}, "429", ms(1))},
 			want:  []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity (failures every second from 10 connections on"},
-			not:   []string{"no depletion, cap or cliff"},
+			not:   []string{"not a budget running out"},
 		},
 		{
 			name: "cap after a leading burst at every level",
@@ -98,7 +98,7 @@ func TestShapes(t *testing.T) {
 				mk(40, []int64{805, 400, 400, 400}, []int64{33100, 33800, 33500, 33900}, "429", ms(1)),
 			},
 			want: []string{"successes pinned near 400/s while 429s took the rest: a rate limit, not a capacity"},
-			not:  []string{"no depletion, cap or cliff"},
+			not:  []string{"not a budget running out"},
 		},
 		{
 			name:  "a flat cap over four seconds",
@@ -163,14 +163,14 @@ func TestShapes(t *testing.T) {
 			name:  "a fixed failure probability at one level is not a cap",
 			mode:  plan.ModeConcurrency,
 			steps: []result.Step{coin(rng, 10, 20000, 0.03, 0.3, "503")},
-			want:  []string{"no depletion, cap or cliff shape"},
+			want:  []string{"not a budget running out, a rate held by a limit or a sudden switch to failing"},
 			not:   []string{"pinned"},
 		},
 		{
 			name:  "a fixed failure probability at a steady rate is not a cap",
 			mode:  plan.ModeRate,
 			steps: []result.Step{coin(rng, 1000, 1000, 0, 0.3, "503")},
-			want:  []string{"no depletion, cap or cliff shape"},
+			want:  []string{"not a budget running out, a rate held by a limit or a sudden switch to failing"},
 			not:   []string{"pinned"},
 		},
 		{
