@@ -77,7 +77,7 @@ func newCommands() *commands {
 	c.run = c.app.Command("run", "Run probes once in the foreground and print their results; exit 0 when every expectation holds, 1 when one does not, 2 on a usage or config error.")
 	c.runConfig = addConfigFileFlag(c.run, "loadprobe configuration file; - reads it from standard input.", &c.runConfigSet)
 	c.runProbes = c.run.Flag("probe", "Name of a probe to run (repeatable); default: all.").Strings()
-	c.runOutput = c.run.Flag("output", "Result format: table or json.").Default("table").Enum("table", "json")
+	c.runOutput = c.run.Flag("output", "Result format: table, json, or html (one self-contained page with the charts, to attach to a pull request).").Default("table").Enum("table", "json", "html")
 	c.runShard = addShardFlag(c.run)
 	c.runURL = addURLFlags(c.run)
 

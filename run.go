@@ -16,12 +16,14 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/daemon"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/internal/finitejson"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
+	"github.com/loadprobe/loadprobe/statuspage"
 )
 
 // Exit codes of `loadprobe run`.
@@ -38,8 +40,8 @@ const (
 // canceled within seconds and is printed; the probes after it do not run.
 // With a shard of a fleet, each run sends the shard's share of its levels.
 func runOnce(ctx context.Context, source probeSource, names []string, output string, shard fleet.Shard, stdout, stderr io.Writer) int {
-	if output != "table" && output != "json" {
-		fmt.Fprintf(stderr, "loadprobe run: --output must be table or json, not %q\n", output)
+	if output != "table" && output != "json" && output != "html" {
+		fmt.Fprintf(stderr, "loadprobe run: --output must be table, json or html, not %q\n", output)
 		return exitUsageErr
 	}
 	cfg, file, err := source.load()
@@ -89,13 +91,23 @@ func runOnce(ctx context.Context, source probeSource, names []string, output str
 			code = exitExpect
 		}
 	}
-	if output == "json" {
-		if err := finitejson.WriteIndented(stdout, struct {
+	switch output {
+	case "json":
+		err = finitejson.WriteIndented(stdout, struct {
 			Probes []result.Result `json:"probes"`
-		}{results}); err != nil {
-			fmt.Fprintln(stderr, err)
-			return exitExpect
+		}{results})
+	case "html":
+		runs := make([]statuspage.Run, len(results))
+		for i, r := range results {
+			runs[i] = statuspage.Run{Probe: probes[i], Result: r}
 		}
+		err = statuspage.Report(stdout, daemon.VersionText(), runs)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitExpect
+	}
+	if output != "table" {
 		return code
 	}
 	for i, r := range results {
@@ -269,7 +281,7 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
 			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
-			wd.responses(s.Responses), counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
+			wd.responses(s.Responses), result.Counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
 	}
 	tw.Flush()
 }
@@ -298,35 +310,6 @@ func plainNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) 
 // ms formats seconds as milliseconds for the table.
 func ms(seconds float64) string {
 	return strconv.FormatFloat(seconds*1000, 'f', 2, 64) + "ms"
-}
-
-// codeNames keys c by the codes' names ("503", "UNAVAILABLE"), as the
-// metrics label them.
-func codeNames(c result.Codes) map[string]int64 {
-	named := make(map[string]int64, len(c))
-	for code, n := range c {
-		named[code.String()] = n
-	}
-	return named
-}
-
-// counts formats a by-code or by-reason map as "200:490 503:12", sorted.
-func counts[K cmp.Ordered](m map[K]int64) string {
-	keys := make([]K, 0, len(m))
-	for k, v := range m {
-		if v > 0 {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return "-"
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprint(k) + ":" + strconv.FormatInt(m[k], 10)
-	}
-	return strings.Join(parts, " ")
 }
 
 // progressPrinter shows a run's progress on stderr: one line rewritten in

@@ -105,3 +105,16 @@ func TestMissingDefaultConfigPointsToTheFirstProbe(t *testing.T) {
 	testkit.Lacks(t, "run with a missing --config.file", stderr, "Your first probe")
 	testkit.Contains(t, "run with a missing --config.file", stderr, "cannot read loadprobe.yml")
 }
+
+// --output=html writes the report: one HTML page with the run's chart,
+// whatever the exit code says of the expectations.
+func TestRunHTML(t *testing.T) {
+	code, stdout, stderr := loadprobe(t, "run", "--url="+workTarget(t)+"/work", "--concurrency=1,2,4", "--step=300ms", "--output=html")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "<!DOCTYPE html>") {
+		t.Fatalf("stdout is not an HTML page:\n%.200s", stdout)
+	}
+	testkit.Contains(t, "the report", stdout, `<section class="probe" id="probe-url">`, `<svg class="ramp"`, `<table class="steps">`)
+}

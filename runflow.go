@@ -30,7 +30,7 @@ func writeFlowSteps(w io.Writer, r result.Result, lq result.Quantile) {
 		for _, fs := range s.Flow {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.2f%%\t%s\t%s\t\n",
 				lvl, fs.Name, fs.Attempts, ms(fs.Latency.Mean), ms(lq.Of(fs.Latency)), 100*fs.ErrorRatio,
-				counts(codeNames(fs.Responses)), counts(fs.Errors))
+				result.Counts(fs.Responses.Named()), result.Counts(fs.Errors))
 		}
 	}
 	tw.Flush()

@@ -66,7 +66,7 @@ func (w words) codes() string {
 
 func (w words) responses(m result.Codes) string {
 	if !w.webSocket {
-		return counts(codeNames(m))
+		return result.Counts(m.Named())
 	}
 	refused := make(result.Codes, len(m))
 	for code, n := range m {
@@ -74,7 +74,7 @@ func (w words) responses(m result.Codes) string {
 			refused[code] = n
 		}
 	}
-	return counts(codeNames(refused))
+	return result.Counts(refused.Named())
 }
 
 // closeCodes is the close codes of the sessions the server closed during
@@ -101,7 +101,7 @@ func closeCodes(g prometheus.Gatherer, probe string) string {
 	if len(byCode) == 0 {
 		return ""
 	}
-	return counts(byCode)
+	return result.Counts(byCode)
 }
 
 func label(m *dto.Metric, name string) string {

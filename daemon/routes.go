@@ -100,7 +100,7 @@ func (d *Daemon) routes() http.Handler {
 		d.logger.Info("Resumed: runs start again")
 		fmt.Fprintln(w, "Resumed.")
 	}))
-	landing := statuspage.StatusHandler(versionText(), []statuspage.Link{
+	landing := statuspage.StatusHandler(VersionText(), []statuspage.Link{
 		{Href: "/metrics", Text: "Metrics"},
 		{Href: "/api/v1/results", Text: "Results"},
 		{Href: "/config", Text: "Configuration"},

@@ -6,13 +6,13 @@ import (
 	"github.com/prometheus/common/version"
 )
 
-// versionText is the build the status page's header names, from the
+// VersionText is the build the status page and run's report name, from the
 // prometheus/common version variables (set by `make build`'s -ldflags, or
 // from the binary's build info at start: docs/commands.md, "The status page"),
 // leaving out what nobody set: `go run .` has no branch, no revision and
 // no build date, and "(version=devel, branch=, revision=unknown)" says
 // nothing a reader can use.
-func versionText() string {
+func VersionText() string {
 	v := version.Version
 	if v == "" {
 		v = "devel"

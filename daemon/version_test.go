@@ -23,8 +23,8 @@ func TestVersionText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			version.Version, version.Revision, version.Branch, version.BuildDate = tc.v, tc.rev, tc.branch, tc.date
-			if got := versionText(); got != tc.want {
-				t.Errorf("versionText() = %q, want %q", got, tc.want)
+			if got := VersionText(); got != tc.want {
+				t.Errorf("VersionText() = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -76,17 +76,9 @@ func logRun(t *testing.T, r result.Result) {
 	t.Helper()
 	for _, s := range r.Steps {
 		t.Logf("level %g: %d attempts, goodput %.0f/s, latency p50 %.2fms p99 %.2fms, in flight %.2f, responses %v, errors %v, per second %v",
-			s.Level, s.Attempts, s.Goodput, 1e3*s.Latency.P50, 1e3*s.Latency.P99, s.InFlight, codeNames(s.Responses), s.Errors, s.PerSecond)
+			s.Level, s.Attempts, s.Goodput, 1e3*s.Latency.P50, 1e3*s.Latency.P99, s.InFlight, s.Responses.Named(), s.Errors, s.PerSecond)
 	}
 	t.Logf("diagnosis:\n%s", diagnosis(r))
-}
-
-func codeNames(c result.Codes) map[string]int64 {
-	m := map[string]int64{}
-	for code, n := range c {
-		m[code.String()] = n
-	}
-	return m
 }
 
 // Work holds one of 4 workers for 80ms: 50 calls/s at most, reached at 4
@@ -110,7 +102,7 @@ warmup: 200ms`)
 	}
 	for _, s := range r.Steps {
 		if s.Responses[grpcOK] != s.Attempts || s.ErrorRatio != 0 {
-			t.Errorf("level %g: responses %v of %d attempts; want every call OK", s.Level, codeNames(s.Responses), s.Attempts)
+			t.Errorf("level %g: responses %v of %d attempts; want every call OK", s.Level, s.Responses.Named(), s.Attempts)
 		}
 		if !within(s.InFlight, s.Level, 0.10) {
 			t.Errorf("level %g: Little's-law in flight %.2f, want the level", s.Level, s.InFlight)
@@ -137,7 +129,7 @@ step_duration: 1s`)
 			r := runGRPC(t, p)
 			s := r.Steps[0]
 			if r.Ended != result.ResultCompleted || s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts {
-				t.Fatalf("result %s (%s), responses %v of %d attempts; want every call OK", r.Ended, r.Error, codeNames(s.Responses), s.Attempts)
+				t.Fatalf("result %s (%s), responses %v of %d attempts; want every call OK", r.Ended, r.Error, s.Responses.Named(), s.Attempts)
 			}
 			// Two probes share the 4 workers; neither passes their 200/s.
 			if s.Goodput > 200 {
@@ -188,7 +180,7 @@ step_duration: 1s`)
 	}
 	s := r.Steps[2]
 	if s.Responses[grpcUnavailable] == 0 || s.Responses[grpcUnavailable]+s.Responses[grpcOK] != s.Attempts {
-		t.Errorf("level 16: responses %v, errors %v of %d attempts; want the failures UNAVAILABLE", codeNames(s.Responses), s.Errors, s.Attempts)
+		t.Errorf("level 16: responses %v, errors %v of %d attempts; want the failures UNAVAILABLE", s.Responses.Named(), s.Errors, s.Attempts)
 	}
 	if d := diagnosis(r); !strings.Contains(d, "UNAVAILABLE on") || !strings.Contains(d, "(shedding: capacity ran out)") {
 		t.Errorf("diagnosis does not name UNAVAILABLE as shedding:\n%s", d)
@@ -213,7 +205,7 @@ step_duration: 5s`)
 	logRun(t, r)
 	s := r.Steps[0]
 	if s.Responses[grpcResourceExhausted] == 0 || s.Responses[grpcUnavailable] != 0 {
-		t.Errorf("responses %v; want RESOURCE_EXHAUSTED and no UNAVAILABLE", codeNames(s.Responses))
+		t.Errorf("responses %v; want RESOURCE_EXHAUSTED and no UNAVAILABLE", s.Responses.Named())
 	}
 	m := pinnedGRPC.FindStringSubmatch(diagnosis(r))
 	if m == nil {
@@ -240,7 +232,7 @@ step_duration: 1s`)
 			r := runGRPC(t, p)
 			s := r.Steps[0]
 			if s.Errors["timeout"] == 0 || s.Errors["timeout"]+s.Responses[grpcOK] != s.Attempts {
-				t.Errorf("responses %v, errors %v of %d attempts; want the calls OK or timeouts", codeNames(s.Responses), s.Errors, s.Attempts)
+				t.Errorf("responses %v, errors %v of %d attempts; want the calls OK or timeouts", s.Responses.Named(), s.Errors, s.Attempts)
 			}
 			if s.Responses[result.GRPCStatus(4)] != 0 {
 				t.Errorf("%d DEADLINE_EXCEEDED counted as responses; want them timeouts", s.Responses[result.GRPCStatus(4)])
@@ -267,7 +259,7 @@ descriptors: `+demoProtoset, `concurrency: [2]
 step_duration: 500ms`)
 	r := runGRPC(t, p)
 	if s := r.Steps[0]; s.Attempts == 0 || s.Errors["refused"] != s.Attempts {
-		t.Errorf("%d attempts, errors %v, responses %v; want every call refused", s.Attempts, s.Errors, codeNames(s.Responses))
+		t.Errorf("%d attempts, errors %v, responses %v; want every call refused", s.Attempts, s.Errors, s.Responses.Named())
 	}
 	p = grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop`, `concurrency: [2]`)
 	if _, err := Run(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "grpc method loadprobe.demo.v1.Target/Noop: asking the server by reflection") {
@@ -322,7 +314,7 @@ step_duration: 500ms`)
 		r := runGRPC(t, p)
 		s := r.Steps[0]
 		if s.Attempts == 0 || s.Responses[code] != s.Attempts {
-			t.Errorf("%s: responses %v of %d attempts; want all %s", service, codeNames(s.Responses), s.Attempts, code.String())
+			t.Errorf("%s: responses %v of %d attempts; want all %s", service, s.Responses.Named(), s.Attempts, code.String())
 		}
 		if fails := code != grpcOK; fails != (s.ErrorRatio == 1) {
 			t.Errorf("%s: error ratio %g", service, s.ErrorRatio)
@@ -369,7 +361,7 @@ probes:
 	}
 	r := runGRPC(t, cfg.Plans()[0])
 	if s := r.Steps[0]; s.Attempts == 0 || s.Responses[grpcOK] != s.Attempts {
-		t.Fatalf("responses %v of %d attempts; want every call OK", codeNames(s.Responses), s.Attempts)
+		t.Fatalf("responses %v of %d attempts; want every call OK", s.Responses.Named(), s.Attempts)
 	}
 	close(calls)
 	got := map[seen]int{}

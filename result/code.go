@@ -1,9 +1,12 @@
 package result
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // The codes of responses (docs/metrics.md, "Response codes"). A transport
@@ -147,6 +150,36 @@ func CodeAt(i int) Code {
 // Codes counts responses by code. In JSON its keys are the codes' names:
 // {"200": 5, "503": 1} for HTTP, {"OK": 5, "UNAVAILABLE": 1} for gRPC.
 type Codes map[Code]int64
+
+// Named keys c by the codes' names ("503", "UNAVAILABLE"), as the metrics
+// label them.
+func (c Codes) Named() map[string]int64 {
+	named := make(map[string]int64, len(c))
+	for code, n := range c {
+		named[code.String()] = n
+	}
+	return named
+}
+
+// Counts formats counts by code or reason as "200:490 503:12", sorted,
+// leaving zeros out; "-" when none is left.
+func Counts[K cmp.Ordered](m map[K]int64) string {
+	keys := make([]K, 0, len(m))
+	for k, v := range m {
+		if v > 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "-"
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprint(k) + ":" + strconv.FormatInt(m[k], 10)
+	}
+	return strings.Join(parts, " ")
+}
 
 // MarshalJSON writes the counts under the codes' names.
 func (c Codes) MarshalJSON() ([]byte, error) {

@@ -16,15 +16,16 @@ import (
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
-//go:embed status.html chart.html history.html
+//go:embed status.html report.html style.html chart.html history.html
 var files embed.FS
 
 var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
 	"point": pointCell,
+	"rate":  rate,
 	"ago":   ago,
 	"dur":   durationText,
 	"c":     coord,
-}).ParseFS(files, "status.html", "chart.html", "history.html"))
+}).ParseFS(files, "status.html", "report.html", "style.html", "chart.html", "history.html"))
 
 // column is a column of the probes' table with what it means, which its
 // header's title and the notes under the table say
