@@ -172,18 +172,18 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 		pt := r.BreakingPoints.Of(rule)
 		switch {
 		case pt == nil && r.ReachedUpTo > 0:
-			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), wd.level(r.ReachedUpTo), why[rule])
+			fmt.Fprintf(w, "  %-15s not reached up to %s (%s)\n", rule.Text(), wd.Level(r.ReachedUpTo), why[rule])
 		case pt == nil:
 			fmt.Fprintf(w, "  %-15s never (%s)\n", rule.Text(), why[rule])
 		case pt.Bracket[1] > 0:
-			fmt.Fprintf(w, "  %-15s %s, bracket [%s, %s], goodput %.1f/s (%s)\n", rule.Text(), wd.level(pt.Level),
+			fmt.Fprintf(w, "  %-15s %s, bracket [%s, %s], goodput %.1f/s (%s)\n", rule.Text(), wd.Level(pt.Level),
 				plan.FormatLevel(pt.Bracket[0]), plan.FormatLevel(pt.Bracket[1]), pt.Throughput, why[rule])
 		default:
-			fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), wd.level(pt.Level), pt.Throughput, why[rule])
+			fmt.Fprintf(w, "  %-15s %s, goodput %.1f/s (%s)\n", rule.Text(), wd.Level(pt.Level), pt.Throughput, why[rule])
 		}
 	}
 	if r.Capacity != nil {
-		fmt.Fprintf(w, "capacity: %.1f/s at %s (the highest goodput within the budgets", r.Capacity.Throughput, wd.level(r.Capacity.Level))
+		fmt.Fprintf(w, "capacity: %.1f/s at %s (the highest goodput within the budgets", r.Capacity.Throughput, wd.Level(r.Capacity.Level))
 		if r.FallsPastPeak {
 			fmt.Fprint(w, "; goodput falls past it")
 		}
@@ -210,7 +210,7 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 		valid = "no"
 	}
 	fmt.Fprintf(w, "valid: %s\n", valid)
-	if line := analysis.ModelLine(r.Model, r.Mode); line != "" {
+	if line := analysis.ModelLine(r.Model, r.Words()); line != "" {
 		fmt.Fprintf(w, "model: %s\n", line)
 	}
 	for _, d := range r.Diagnosis {
@@ -223,7 +223,7 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 	withErrors := slices.ContainsFunc(r.Steps, func(s result.Step) bool { return s.ErrorLatency != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	first := wd.unit()
+	first := wd.Unit()
 	if r.Mode == plan.ModePhases {
 		first = "phase"
 	}

@@ -100,7 +100,7 @@ func TestTableShowsNoLatencyWithoutSuccess(t *testing.T) {
 		{Level: 2, Attempts: 10, Errors: map[string]int64{"refused": 10}, ErrorRatio: 1},
 	}}
 	var b strings.Builder
-	writeSteps(&b, r, lq, words{mode: r.Mode})
+	writeSteps(&b, r, lq, words{r.Words()})
 	rows := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want a header and two steps:\n%s", len(rows), b.String())

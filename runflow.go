@@ -17,7 +17,7 @@ func writeFlowSteps(w io.Writer, r result.Result, lq result.Quantile) {
 	}
 	fmt.Fprintln(w, "flow steps:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	first := r.Mode.Unit()
+	first := r.Words().Unit()
 	if r.Mode == plan.ModePhases {
 		first = "phase"
 	}

@@ -13,42 +13,18 @@ import (
 // words are what run's table calls a probe's levels and answers: an HTTP
 // probe's connections, req/s and status codes, a WebSocket probe's
 // sessions, messages per second and refused upgrades (docs/websocket.md).
-type words struct {
-	mode      plan.Mode
-	webSocket bool
-}
+type words struct{ plan.Words }
 
 func wordsFor(p *plan.Probe, r result.Result) words {
-	return words{mode: r.Mode, webSocket: p.Request.WebSocket()}
+	return words{plan.Words{Mode: r.Mode, Protocol: p.Protocol()}}
 }
 
-// unit is the level's unit: the first column's heading.
-func (w words) unit() string {
-	switch {
-	case !w.webSocket:
-		return w.mode.Unit()
-	case w.mode.ClosedLoop():
-		return "sessions"
-	default:
-		return "messages/s"
-	}
-}
-
-// level names a level with its unit: "4 connections", "1 session", "400 req/s".
-func (w words) level(l float64) string {
-	if !w.webSocket {
-		return w.mode.Level(l)
-	}
-	if w.mode.ClosedLoop() && l == 1 {
-		return "1 session"
-	}
-	return plan.FormatLevel(l) + " " + w.unit()
-}
+func (w words) webSocket() bool { return w.Protocol == plan.ProtocolWebSocket }
 
 // throughput heads the column of answers per second: a WebSocket probe's
 // are message replies.
 func (w words) throughput() string {
-	if w.webSocket {
+	if w.webSocket() {
 		return "msg/s"
 	}
 	return "rps"
@@ -58,14 +34,14 @@ func (w words) throughput() string {
 // (package ws), which says nothing the goodput does not, so the
 // column shows the upgrades refused with their codes.
 func (w words) codes() string {
-	if w.webSocket {
+	if w.webSocket() {
 		return "refused upgrades"
 	}
 	return "codes"
 }
 
 func (w words) responses(m result.Codes) string {
-	if !w.webSocket {
+	if !w.webSocket() {
 		return result.Counts(m.Named())
 	}
 	refused := make(result.Codes, len(m))

@@ -87,9 +87,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 			want := `<td class="` + class + `">—</td>`
 			switch {
 			case p == nil && class != "capacity":
-				want = fmt.Sprintf(`<td class="%s">not reached<div class="sub">up to %s</div>`, class, r.Mode.Level(r.ReachedUpTo))
+				want = fmt.Sprintf(`<td class="%s">not reached<div class="sub">up to %s</div>`, class, r.Words().Level(r.ReachedUpTo))
 			case p != nil:
-				want = fmt.Sprintf(`<td class="%s">%s<div class="sub">goodput `, class, r.Mode.Level(p.Level))
+				want = fmt.Sprintf(`<td class="%s">%s<div class="sub">goodput `, class, r.Words().Level(p.Level))
 			}
 			if !strings.Contains(dom, want) {
 				t.Errorf("the rendered page lacks %s, the %s of the run in /api/v1/results", want, class)

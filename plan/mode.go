@@ -21,22 +21,6 @@ const (
 // sending its next request when the last one ended.
 func (m Mode) ClosedLoop() bool { return m == ModeConcurrency }
 
-// Unit names what a level counts: "connections" or "req/s".
-func (m Mode) Unit() string {
-	if m.ClosedLoop() {
-		return "connections"
-	}
-	return "req/s"
-}
-
-// Level names a level with its unit: "1 connection", "4 connections", "400 req/s".
-func (m Mode) Level(level float64) string {
-	if m.ClosedLoop() && level == 1 {
-		return "1 connection"
-	}
-	return FormatLevel(level) + " " + m.Unit()
-}
-
 // FormatLevel is a level as configured, exactly: "512", "2.5". It is the
 // level label value of the step series, so two levels never read the same.
 func FormatLevel(level float64) string { return strconv.FormatFloat(level, 'f', -1, 64) }

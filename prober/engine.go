@@ -91,7 +91,7 @@ func Run(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error
 }
 
 func newResult(p *plan.Probe, started time.Time) result.Result {
-	return result.Result{Name: p.Name, Mode: p.Load.Mode(), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
+	return result.Result{Name: p.Name, Mode: p.Load.Mode(), Protocol: p.Protocol(), Started: started, Steps: []result.Step{}, Diagnosis: []string{}}
 }
 
 // run runs p's workload and returns its result, bounded as Run says.

@@ -42,7 +42,7 @@ func (e *engine) endStopped(r *result.Result, cut *result.Step) {
 	a.AtSeconds = e.markStop().Sub(e.started).Seconds()
 	r.Ended, r.Abort = result.ResultAborted, &a
 	r.Error = fmt.Sprintf("%s stopped the load at %s, %.1fs into the run: no higher level ran",
-		a.Text(), r.Mode.Level(a.Level), a.AtSeconds)
+		a.Text(), r.Words().Level(a.Level), a.AtSeconds)
 	if cut != nil {
 		cut.Cut = true
 		r.Steps = append(r.Steps, *cut)

@@ -8,8 +8,10 @@ import (
 
 // Result is one run of one probe, as served by /api/v1/results and `run --output=json`.
 type Result struct {
-	Name            string         `json:"name"`
-	Mode            plan.Mode      `json:"mode"`
+	Name string    `json:"name"`
+	Mode plan.Mode `json:"mode"`
+	// Protocol is what the probe spoke: the words of its levels.
+	Protocol        plan.Protocol  `json:"protocol,omitempty"`
 	Ended           RunResult      `json:"result"`
 	Started         time.Time      `json:"started"`
 	DurationSeconds float64        `json:"duration_seconds"`

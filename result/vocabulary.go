@@ -14,15 +14,18 @@ import (
 // StepText names a step's load: its level, or for phases `phase "sustained"
 // (5 req/s)`. It is the one way a step is named, in run's table, the status
 // page and the diagnosis.
-func StepText(m plan.Mode, s Step) string {
+func StepText(w plan.Words, s Step) string {
 	switch {
-	case m != plan.ModePhases:
-		return m.Level(s.Level)
+	case w.Mode != plan.ModePhases:
+		return w.Level(s.Level)
 	case s.Name == "":
-		return "the phase at " + m.Level(s.Level)
+		return "the phase at " + w.Level(s.Level)
 	}
-	return "phase " + strconv.Quote(s.Name) + " (" + m.Level(s.Level) + ")"
+	return "phase " + strconv.Quote(s.Name) + " (" + w.Level(s.Level) + ")"
 }
+
+// Words name r's levels as its load and protocol have them.
+func (r Result) Words() plan.Words { return plan.Words{Mode: r.Mode, Protocol: r.Protocol} }
 
 // RunResult is how a run ended, as in loadprobe_runs_total{result}.
 type RunResult string

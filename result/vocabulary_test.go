@@ -16,21 +16,31 @@ func TestFormatLevel(t *testing.T) {
 	}
 }
 
+// A step is named in its protocol's words: an HTTP probe's connections and
+// req/s, a gRPC probe's streams and calls/s, a WebSocket probe's sessions
+// and messages/s.
 func TestLevelText(t *testing.T) {
 	for _, c := range []struct {
-		mode plan.Mode
-		s    Step
-		want string
+		mode     plan.Mode
+		protocol plan.Protocol
+		s        Step
+		want     string
 	}{
-		{plan.ModeConcurrency, Step{Level: 1}, "1 connection"},
-		{plan.ModeConcurrency, Step{Level: 512}, "512 connections"},
-		{plan.ModeRate, Step{Level: 1}, "1 req/s"},
-		{plan.ModeRate, Step{Level: 2.5}, "2.5 req/s"},
-		{plan.ModePhases, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
-		{plan.ModePhases, Step{Level: 5}, "the phase at 5 req/s"},
+		{plan.ModeConcurrency, plan.ProtocolHTTP, Step{Level: 1}, "1 connection"},
+		{plan.ModeConcurrency, plan.ProtocolHTTP, Step{Level: 512}, "512 connections"},
+		{plan.ModeRate, plan.ProtocolHTTP, Step{Level: 1}, "1 req/s"},
+		{plan.ModeRate, "", Step{Level: 2.5}, "2.5 req/s"},
+		{plan.ModePhases, plan.ProtocolHTTP, Step{Level: 5, Name: "sustained"}, `phase "sustained" (5 req/s)`},
+		{plan.ModePhases, plan.ProtocolHTTP, Step{Level: 5}, "the phase at 5 req/s"},
+		{plan.ModeConcurrency, plan.ProtocolGRPC, Step{Level: 1}, "1 stream"},
+		{plan.ModeConcurrency, plan.ProtocolGRPC, Step{Level: 8}, "8 streams"},
+		{plan.ModeRate, plan.ProtocolGRPC, Step{Level: 300}, "300 calls/s"},
+		{plan.ModeConcurrency, plan.ProtocolWebSocket, Step{Level: 1}, "1 session"},
+		{plan.ModeConcurrency, plan.ProtocolWebSocket, Step{Level: 9}, "9 sessions"},
+		{plan.ModePhases, plan.ProtocolWebSocket, Step{Level: 50, Name: "burst"}, `phase "burst" (50 messages/s)`},
 	} {
-		if got := StepText(c.mode, c.s); got != c.want {
-			t.Errorf("%s.StepText(%v) = %q, want %q", c.mode, c.s.Level, got, c.want)
+		if got := StepText(plan.Words{Mode: c.mode, Protocol: c.protocol}, c.s); got != c.want {
+			t.Errorf("%s %s: StepText(%v) = %q, want %q", c.protocol, c.mode, c.s.Level, got, c.want)
 		}
 	}
 }

@@ -404,7 +404,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *p
 	}
 	// The run is in the state before the Observer hears of it: whoever
 	// sees loadprobe_running at 1 finds the run in /api/v1/results.
-	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Ended: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
+	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Protocol: p.Protocol(), Ended: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	align := s.alignAt(l)
 	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, Overlapping: overlapping, OnStep: func(partial result.Result) {

@@ -127,7 +127,7 @@ func chart(r result.Result, rules plan.Rules) *chartView {
 	yGood := func(v float64) float64 { return padT + plotH*(1-v/goodTop) }
 	yLat := func(v float64) float64 { return padT + plotH*(1-v/latTop) }
 
-	c := &chartView{Frame: chartFrame, Name: r.Name, Quantile: lq.Label, AxisTitle: axisTitle(r.Mode)}
+	c := &chartView{Frame: chartFrame, Name: r.Name, Quantile: lq.Label, AxisTitle: axisTitle(r.Words())}
 	c.Grid = gridLines(padT, plotH, divisions, goodStep, latStep, latTick)
 	c.Ticks = axis.ticks(r)
 	if budget > 0 && budget <= latTop {
@@ -139,16 +139,16 @@ func chart(r result.Result, rules plan.Rules) *chartView {
 	c.Model = newModelCurve(r, axis, modelLevels, modelGood, yGood)
 	c.Peak = newPeakMark(r, axis, c.Model != nil)
 	order := axis.order(r.Steps)
-	c.Good = newCurve("good", r.Mode, r.Steps, order, x, yGood, func(s result.Step) float64 { return s.Goodput },
+	c.Good = newCurve("good", r.Words(), r.Steps, order, x, yGood, func(s result.Step) float64 { return s.Goodput },
 		func(v float64) string { return "goodput " + rate(v) + "/s" })
 	c.Good.Line = c.Model == nil
-	c.Lat = newCurve("lat", r.Mode, r.Steps, order, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
+	c.Lat = newCurve("lat", r.Words(), r.Steps, order, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
 		func(v float64) string { return lq.Label + " " + seconds(v) })
 	if p := r.Capacity; p != nil {
 		for i, s := range r.Steps {
 			if s.Level == p.Level {
 				c.Capacity = &dot{X: x(i), Y: yGood(s.Goodput),
-					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Mode.Level(p.Level) + ": the highest goodput within the budgets"}
+					Title: "capacity " + rate(p.Throughput) + "/s at " + r.Words().Level(p.Level) + ": the highest goodput within the budgets"}
 				break
 			}
 		}
@@ -202,18 +202,18 @@ func brackets(r result.Result, axis levelAxis) []bracketBand {
 			x0 = axis.level(p.Bracket[0])
 		}
 		bands = append(bands, bracketBand{Class: markClass[rule], X: x0, Width: x1 - x0, Top: padT, Height: plotH,
-			Title: rule.Text() + " between " + plan.FormatLevel(p.Bracket[0]) + " and " + r.Mode.Level(p.Bracket[1])})
+			Title: rule.Text() + " between " + plan.FormatLevel(p.Bracket[0]) + " and " + r.Words().Level(p.Bracket[1])})
 	}
 	return bands
 }
 
 // newCurve draws v of the steps, joined in order (left to right).
-func newCurve(class string, mode plan.Mode, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
+func newCurve(class string, words plan.Words, steps []result.Step, order []int, x func(int) float64, y func(float64) float64,
 	v func(result.Step) float64, title func(float64) string) curve {
 	c := curve{Class: class, Line: true}
 	for _, i := range order {
 		s := steps[i]
-		c.add(x(i), y(v(s)), result.StepText(mode, s)+": "+title(v(s)))
+		c.add(x(i), y(v(s)), result.StepText(words, s)+": "+title(v(s)))
 	}
 	return c
 }

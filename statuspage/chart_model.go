@@ -49,7 +49,7 @@ func newModelCurve(r result.Result, axis levelAxis, levels, values []float64, y 
 	if levels == nil {
 		return nil
 	}
-	c := &modelCurve{Title: "fitted " + analysis.ModelLine(r.Model, r.Mode)}
+	c := &modelCurve{Title: "fitted " + analysis.ModelLine(r.Model, r.Words())}
 	for i, n := range levels {
 		if i > 0 {
 			c.Points += " "
@@ -97,7 +97,7 @@ func errorColumns(r result.Result, axis levelAxis) []errorColumn {
 		}
 		cols = append(cols, errorColumn{X: x - width/2, Y: padT + plotH - h, Width: width, Height: h,
 			TextX: tx, TextY: max(padT+plotH-h-4, padT+12), Anchor: anchor, Label: percent(s.ErrorRatio),
-			Title: result.StepText(r.Mode, s) + ": " + percent(s.ErrorRatio) + " of attempts failed"})
+			Title: result.StepText(r.Words(), s) + ": " + percent(s.ErrorRatio) + " of attempts failed"})
 	}
 	return cols
 }

@@ -38,7 +38,7 @@ var historyFrame = frame{
 }
 
 // history lays out the chart of h, nil with fewer than two runs.
-func history(name string, mode plan.Mode, h []state.Run, now time.Time) *historyView {
+func history(name string, words plan.Words, h []state.Run, now time.Time) *historyView {
 	if len(h) < historyMinRuns {
 		return nil
 	}
@@ -60,7 +60,7 @@ func history(name string, mode plan.Mode, h []state.Run, now time.Time) *history
 	yKnee := func(v float64) float64 { return histPadT + histPlotH*(1-v/(kneeStep*histDivisions)) }
 	x := func(i int) float64 { return histPadL + histPlotW*float64(i)/float64(len(h)-1) }
 
-	v := &historyView{Frame: historyFrame, Name: name, LevelTitle: "knee (" + mode.Unit() + ")", Runs: len(h),
+	v := &historyView{Frame: historyFrame, Name: name, LevelTitle: "knee (" + words.Unit() + ")", Runs: len(h),
 		FirstLabel: ago(now, h[0].Started), LastLabel: ago(now, h[len(h)-1].Started),
 		Capacity: curve{Class: "good", Line: true}, Knee: curve{Class: "knee", Line: true}}
 	v.Grid = gridLines(histPadT, histPlotH, histDivisions, capStep, kneeStep, tick)
@@ -71,10 +71,10 @@ func history(name string, mode plan.Mode, h []state.Run, now time.Time) *history
 		}
 		run += ")"
 		if p := r.Capacity; p != nil {
-			v.Capacity.add(x(i), yCap(p.Throughput), run+": capacity "+rate(p.Throughput)+"/s at "+mode.Level(p.Level))
+			v.Capacity.add(x(i), yCap(p.Throughput), run+": capacity "+rate(p.Throughput)+"/s at "+words.Level(p.Level))
 		}
 		if p := r.Knee; p != nil {
-			v.Knee.add(x(i), yKnee(p.Level), run+": knee at "+mode.Level(p.Level)+" (goodput "+rate(p.Throughput)+"/s)")
+			v.Knee.add(x(i), yKnee(p.Level), run+": knee at "+words.Level(p.Level)+" (goodput "+rate(p.Throughput)+"/s)")
 		}
 	}
 	return v

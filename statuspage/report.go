@@ -50,7 +50,7 @@ func Report(w io.Writer, version string, runs []Run) error {
 		if len(r.Steps) == 0 {
 			v.Chart, v.ModelLine = nil, ""
 		}
-		rp := reportProbe{probeView: v, Unit: r.Mode.Unit()}
+		rp := reportProbe{probeView: v, Unit: r.Words().Unit()}
 		lq, _ := analysis.LatencyRule(run.Probe.Rules)
 		order := newLevelAxis(r).order(r.Steps)
 		for _, i := range order {

@@ -80,8 +80,8 @@ func StatusHandler(version string, links []Link, states func() []state.Probe, pa
 // probeView is one probe as the page shows it.
 type probeView struct {
 	Name, State string
-	Mode        plan.Mode
-	Kind        string // what the load is, e.g. "concurrency search"
+	Words       plan.Words // what its levels count
+	Kind        string     // what the load is, e.g. "concurrency search"
 	Last        *result.Result
 	// Charted is the run the chart shows: the last one, or the first run
 	// still under way once it has a step.
@@ -103,9 +103,9 @@ type probeView struct {
 func newProbeView(st state.Probe, now time.Time, paused bool) probeView {
 	p := st.Probe
 	lq, budget := analysis.LatencyRule(p.Rules)
-	mode := p.Load.Mode()
+	words := plan.Words{Mode: p.Load.Mode(), Protocol: p.Protocol()}
 	v := probeView{
-		Name: p.Name, Mode: mode, Kind: p.Load.Kind(), Last: st.Last,
+		Name: p.Name, Words: words, Kind: p.Load.Kind(), Last: st.Last,
 		Quantile: lq.Label, Budget: seconds(budget),
 		MinCapacity: p.Expect.MinCapacity,
 	}
@@ -140,11 +140,11 @@ func newProbeView(st state.Probe, now time.Time, paused bool) probeView {
 		v.Charted, v.ChartCaption = st.Current, "run under way"
 	}
 	if !p.Schedule.Continuous {
-		v.History = history(p.Name, mode, st.History, now)
+		v.History = history(p.Name, words, st.History, now)
 	}
 	if v.Charted != nil {
 		v.Chart = chart(*v.Charted, p.Rules)
-		v.ModelLine = analysis.ModelLine(v.Charted.Model, v.Charted.Mode)
+		v.ModelLine = analysis.ModelLine(v.Charted.Model, v.Charted.Words())
 	}
 	return v
 }
@@ -164,14 +164,14 @@ func steps(l plan.Load) int {
 	}
 }
 
-func axisTitle(mode plan.Mode) string {
-	switch mode {
+func axisTitle(words plan.Words) string {
+	switch words.Mode {
 	case plan.ModeConcurrency:
-		return "level (" + mode.Unit() + ")"
+		return "level (" + words.Unit() + ")"
 	case plan.ModePhases:
 		return "phase"
 	default:
-		return "offered rate (" + mode.Unit() + ")"
+		return "offered rate (" + words.Unit() + ")"
 	}
 }
 
@@ -184,14 +184,14 @@ type pointView struct {
 
 // pointCell shows p, or for a rule that did not fire the highest level the
 // run measured it up to (reachedUpTo; 0 for a capacity), as run's table does.
-func pointCell(p *result.Point, reachedUpTo float64, mode plan.Mode) pointView {
+func pointCell(p *result.Point, reachedUpTo float64, words plan.Words) pointView {
 	switch {
 	case p == nil && reachedUpTo > 0:
-		return pointView{Level: "not reached", Notes: []string{"up to " + mode.Level(reachedUpTo)}}
+		return pointView{Level: "not reached", Notes: []string{"up to " + words.Level(reachedUpTo)}}
 	case p == nil:
 		return pointView{Level: "—"}
 	}
-	v := pointView{Level: mode.Level(p.Level), Notes: []string{"goodput " + rate(p.Throughput) + "/s"}}
+	v := pointView{Level: words.Level(p.Level), Notes: []string{"goodput " + rate(p.Throughput) + "/s"}}
 	if p.Bracket[1] > 0 {
 		v.Notes = append(v.Notes, "bracket ["+plan.FormatLevel(p.Bracket[0])+", "+plan.FormatLevel(p.Bracket[1])+"]")
 	}

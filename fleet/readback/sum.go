@@ -39,7 +39,7 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 		f.Steps = append(f.Steps, step)
 		f.StepStartSkewSeconds = max(f.StepStartSkewSeconds, skew)
 	}
-	unit := own.Mode.Unit()
+	unit := own.Words().Unit()
 	for i, levels := range missing {
 		if len(levels) == 0 {
 			continue
@@ -56,7 +56,7 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 	if len(f.MissingShards) > 0 {
 		return f // no figure a missing share would lower
 	}
-	r := result.Result{Name: p.Name, Mode: own.Mode, Steps: f.Steps}
+	r := result.Result{Name: p.Name, Mode: own.Mode, Protocol: own.Protocol, Steps: f.Steps}
 	analysis.Analyze(&r, p.Rules)
 	f.PeakThroughput, f.BreakingPoints, f.ReachedUpTo, f.Capacity, f.Valid = r.PeakThroughput, r.BreakingPoints, r.ReachedUpTo, r.Capacity, r.Valid
 	return f

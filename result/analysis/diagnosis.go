@@ -248,7 +248,7 @@ func (a *analysis) heldLine() string {
 
 // levelText names a step's load: "4 connections", "400 req/s", or for phases
 // `phase "sustained" (5 req/s)`.
-func (a *analysis) levelText(s result.Step) string { return result.StepText(a.r.Mode, s) }
+func (a *analysis) levelText(s result.Step) string { return result.StepText(a.r.Words(), s) }
 
 func (a *analysis) at(s result.Step) string {
 	if a.r.Mode == plan.ModePhases {

@@ -119,3 +119,26 @@ func TestPhasesReachNoLevel(t *testing.T) {
 		t.Errorf("reached_up_to %g for phases, want 0 (left out): a profile is not a ramp", r.ReachedUpTo)
 	}
 }
+
+// The diagnosis names levels in the probe's own words: a WebSocket ramp's
+// sessions, a gRPC ramp's streams and an open loop's calls per second.
+func TestDiagnosisSpeaksTheProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		protocol plan.Protocol
+		mode     plan.Mode
+		want     string
+	}{
+		{plan.ProtocolWebSocket, plan.ModeConcurrency, "throughput stopped improving at 8 sessions"},
+		{plan.ProtocolGRPC, plan.ModeConcurrency, "throughput stopped improving at 8 streams"},
+		{plan.ProtocolGRPC, plan.ModeRate, "throughput stopped improving at 8 calls/s"},
+	} {
+		r := result.Result{Mode: tc.mode, Protocol: tc.protocol, Ended: result.ResultCompleted}
+		for _, lv := range []float64{1, 2, 4, 8, 16} {
+			good := 100 * min(lv, 8)
+			r.Steps = append(r.Steps, result.Step{Level: lv, Attempts: int64(good), Goodput: good, Throughput: good,
+				Responses: result.Codes{result.HTTPStatus(200): int64(good)}, Latency: result.Latency{P99: 0.01}})
+		}
+		Analyze(&r, plan.DefaultRules)
+		checkDiagnosis(t, r.Diagnosis, []string{tc.want}, []string{"connections", "req/s"})
+	}
+}

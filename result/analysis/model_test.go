@@ -233,7 +233,7 @@ func TestModelLine(t *testing.T) {
 		{&result.Model{Verdict: result.VerdictTooFewLevels}, plan.ModeConcurrency,
 			"no fit (too_few_levels: fewer than 5 levels held their load below the first failure)"},
 	} {
-		if got := ModelLine(tc.m, tc.mode); got != tc.want {
+		if got := ModelLine(tc.m, plan.Words{Mode: tc.mode}); got != tc.want {
 			t.Errorf("got  %s\nwant %s", got, tc.want)
 		}
 	}

@@ -17,7 +17,7 @@ var verdictText = map[result.Verdict]string{
 // ModelLine is m in one line, as run's table and the status page show it:
 // "USL σ 0.0325 ± 0.0012, κ 0.00138 ± 1.4e-05, λ 39.1/s; peak 375/s at
 // 26.5 connections (fit error 0.5% over 9 levels)". Empty for no model.
-func ModelLine(m *result.Model, mode plan.Mode) string {
+func ModelLine(m *result.Model, words plan.Words) string {
 	if m == nil {
 		return ""
 	}
@@ -31,14 +31,14 @@ func ModelLine(m *result.Model, mode plan.Mode) string {
 		return fmt.Sprintf("%s, %s, κ not measurable: no peak in reach %s", sigma, lambda, fit)
 	}
 	return fmt.Sprintf("%s, κ %s ± %s, %s; peak %s/s at %s %s", sigma, fmtNum(m.Kappa), fmtNum(m.KappaStderr),
-		lambda, fmtNum(m.PeakThroughput), peakLevel(mode, m.PeakLevel), fit)
+		lambda, fmtNum(m.PeakThroughput), peakLevel(words, m.PeakLevel), fit)
 }
 
-// peakLevel names N*: connections in closed loop; in open loop, requests in
-// flight (Little's law's N), not a rate.
-func peakLevel(mode plan.Mode, n float64) string {
-	if mode.ClosedLoop() {
-		return fmtNum(n) + " connections"
+// peakLevel names N*: connections (or streams, sessions) in closed loop; in
+// open loop, requests in flight (Little's law's N), not a rate.
+func peakLevel(words plan.Words, n float64) string {
+	if words.Mode.ClosedLoop() {
+		return fmtNum(n) + " " + words.Unit()
 	}
 	return fmtNum(n) + " in flight"
 }
