@@ -33,7 +33,9 @@ func (a *analysis) diagnose() []string {
 	// shape says nothing of the target (generatorLine names them).
 	generatorFailed := a.outOfFiles()
 	if kind, shapeLine := a.shape(); !generatorFailed {
-		add(shapeLine)
+		if kind != shapeless || a.limiter() == nil {
+			add(shapeLine) // a limiter's line says what shapeless failures are
+		}
 		if kind != depletion {
 			// A depleted resource explains the fall of goodput on its own.
 			add(a.collapseLine())

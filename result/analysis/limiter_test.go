@@ -35,6 +35,9 @@ func TestLimiterPassRateWithNoCapacity(t *testing.T) {
 	}, nil)
 }
 
+// One 2 s level, as when abort.error_ratio ends the ramp after it: too
+// few seconds for the cap shape, but a 429 is a limiter's own word, and no
+// line says the failures are not a limit's.
 func TestLimiterOneLevelIsEnough(t *testing.T) {
 	t.Parallel()
 	r := nginxLimited(4)
@@ -42,6 +45,7 @@ func TestLimiterOneLevelIsEnough(t *testing.T) {
 	if l := r.Limiter; l == nil || l.Throughput != 203 {
 		t.Errorf("limiter %+v, want 203/s: a 429 is a limiter's own word", l)
 	}
+	checkDiagnosis(t, r.Diagnosis, []string{"a limiter passes about 203/s"}, []string{"a rate held by a limit"})
 }
 
 func TestLimiterNotNamedWhenSuccessesMoveWithTheLevel(t *testing.T) {
