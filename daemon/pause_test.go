@@ -97,3 +97,38 @@ func TestStartedPaused(t *testing.T) {
 	td.do(t, http.MethodPost, "/-/resume")
 	testkit.WaitFor(t, "load after the resume", func() bool { return target.count.Load() > 0 })
 }
+
+// A page on another origin cannot pause, resume, reload or start runs
+// through a visitor's browser: the request a browser marks as cross-origin
+// is refused, and nothing changes; a client that sends no such marks
+// (curl, a script) is served.
+func TestLifecycleRefusesOtherOrigins(t *testing.T) {
+	t.Parallel()
+	td := startDaemon(t, testkit.GoodConfig, true)
+	for _, path := range []string{"/-/pause", "/-/resume", "/-/reload", "/api/v1/probes/work/run"} {
+		for name, headers := range map[string]map[string]string{
+			"cross-site fetch":     {"Sec-Fetch-Site": "cross-site"},
+			"same-site other port": {"Sec-Fetch-Site": "same-site"},
+			"foreign Origin":       {"Origin": "http://evil.example"},
+		} {
+			req, _ := http.NewRequest(http.MethodPost, td.url+path, strings.NewReader("x=1"))
+			req.Header.Set("Content-Type", "text/plain")
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("POST %s, %s: %d, want 403", path, name, resp.StatusCode)
+			}
+		}
+	}
+	testkit.Contains(t, "/metrics after refused pauses", td.get(t, "/metrics"), "loadprobe_paused 0")
+	if code, body := td.do(t, http.MethodPost, "/-/pause"); code != http.StatusOK {
+		t.Errorf("POST /-/pause without browser marks: %d %s, want 200", code, body)
+	}
+	testkit.Contains(t, "/metrics after a plain POST /-/pause", td.get(t, "/metrics"), "loadprobe_paused 1")
+}

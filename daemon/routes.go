@@ -12,8 +12,14 @@ import (
 	"github.com/loadprobe/loadprobe/statuspage"
 )
 
+// crossOrigin refuses the requests a browser marks as sent from another
+// origin than the daemon's own.
+var crossOrigin = http.NewCrossOriginProtection()
+
 // lifecycle guards an endpoint that changes state: only with
-// --web.enable-lifecycle (doing what says what it would have done), only by POST.
+// --web.enable-lifecycle (doing what says what it would have done), only by
+// POST, and not from a page on another origin.
+
 func (d *Daemon) lifecycle(doing string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !d.opts.EnableLifecycle {
@@ -23,6 +29,14 @@ func (d *Daemon) lifecycle(doing string, h http.HandlerFunc) http.HandlerFunc {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			http.Error(w, "This endpoint requires a POST request.", http.StatusMethodNotAllowed)
+			return
+		}
+		// A page on another origin can make a browser send a simple POST,
+		// with its cached credentials: a browser says where it came from
+		// (Sec-Fetch-Site, Origin), a script or curl sends neither
+		// (docs/security.md, "The lifecycle endpoints").
+		if err := crossOrigin.Check(r); err != nil {
+			http.Error(w, "Refused: a request from another origin cannot "+doing+".", http.StatusForbidden)
 			return
 		}
 		h(w, r)

@@ -3,6 +3,8 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/internal/realpart"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
@@ -144,4 +147,28 @@ probes:
 		t.Errorf("the store holds %+v (%v), want work's history of at least 3 runs", file, err)
 	}
 	realpart.Screenshot(t, td.url+"/", "history.png")
+}
+
+// crossOriginForm is a page on another origin that submits a form, as
+// text/plain, to the daemon's POST /-/pause as soon as it loads.
+const crossOriginForm = `<!DOCTYPE html><html><body>
+<form id="f" method="POST" enctype="text/plain" action="DAEMON/-/pause"><input name="x" value="1"></form>
+<script>document.getElementById("f").submit()</script>
+</body></html>`
+
+// A page a visitor opens on another origin submits a form to the daemon's
+// /-/pause in headless Chromium: the daemon refuses it, and load goes on.
+func TestCrossOriginFormCannotPauseInBrowser(t *testing.T) {
+	t.Parallel()
+	td := startDaemon(t, testkit.GoodConfig, true)
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, strings.Replace(crossOriginForm, "DAEMON", td.url, 1))
+	}))
+	t.Cleanup(attacker.Close)
+	dom := string(realpart.Chromium(t, "--virtual-time-budget=5000", "--dump-dom", attacker.URL+"/"))
+	// The browser followed the form to the daemon's answer: the request
+	// reached it, and was refused.
+	testkit.Contains(t, "the page the form led to", dom, "Refused: a request from another origin cannot stop all load over HTTP.")
+	testkit.Contains(t, "/metrics after the form", td.get(t, "/metrics"), "loadprobe_paused 0")
 }
