@@ -16,7 +16,7 @@ import (
 var (
 	defaultGuard           = plan.Guard{Window: model.Duration(time.Second), For: 1}
 	defaultPrometheusGuard = plan.PrometheusGuard{
-		HTTPClientConfig: commoncfg.DefaultHTTPClientConfig,
+		HTTPClientConfig: noRedirects(commoncfg.DefaultHTTPClientConfig),
 		Interval:         model.Duration(5 * time.Second),
 		OnError:          plan.OnErrorAbort,
 	}
@@ -26,6 +26,19 @@ var (
 // maxGuardFor bounds a guard's `for`: beyond it a guard never fires within
 // any run a config allows.
 const maxGuardFor = 1000
+
+// A guard asks its Prometheus a few questions now and then: at most
+// maxGuardQueries, every minGuardInterval at most, so that it can never
+// become load on a host no allowlist covers (docs/guards.md).
+const (
+	minGuardInterval = model.Duration(time.Second)
+	maxGuardQueries  = 20
+)
+
+func noRedirects(c commoncfg.HTTPClientConfig) commoncfg.HTTPClientConfig {
+	c.FollowRedirects = false
+	return c
+}
 
 func (v *validator) guard(c *Config, pr *Probe, p keyPath, dir string) {
 	g := &pr.Guard
@@ -67,13 +80,21 @@ func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPat
 		v.notLoaded(c, u, up)
 	}
 	v.clientConfig(&g.HTTPClientConfig, p, dir)
-	v.positive(p.to("interval"), g.Interval)
+	if g.HTTPClientConfig.FollowRedirects {
+		v.errorf(p.to("follow_redirects"), "a guard follows no redirect: one could send its queries to a host allowed_targets does not see, or to loadprobe itself")
+	}
+	if g.Interval < minGuardInterval {
+		v.errorf(p.to("interval"), "must be at least %s (got %s): a guard asks, it must not load its Prometheus", minGuardInterval, g.Interval)
+	}
 	if g.OnError != plan.OnErrorAbort && g.OnError != plan.OnErrorIgnore {
 		v.errorf(p.to("on_error"), "must be abort or ignore (got %q)", g.OnError)
 	}
 	qp := p.to("queries")
-	if len(g.Queries) == 0 {
+	switch n := len(g.Queries); {
+	case n == 0:
 		v.errorf(qp, "at least one query is required")
+	case n > maxGuardQueries:
+		v.errorf(qp, "%d queries, more than %d", n, maxGuardQueries)
 	}
 	names := map[string]int{}
 	for i, q := range g.Queries {

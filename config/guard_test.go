@@ -53,6 +53,14 @@ func TestGuardBadConfigs(t *testing.T) {
 			`g.yml:14: probes[0].guard.prometheus.queries[1].name: duplicate guard name "a" (first used by queries[0])`},
 		{"client settings checked", "      prometheus:\n        url: http://prom:9090\n        tls_config: {ca_file: missing.pem}\n        queries: [{name: a, query: up, max: 1}]\n",
 			"g.yml:12: probes[0].guard.prometheus.tls_config.ca_file: cannot read missing.pem: no such file or directory"},
+		// A guard is a few questions now and then, never load on its
+		// Prometheus, and never sent on elsewhere by a redirect.
+		{"interval below the floor", "      prometheus:\n        url: http://prom:9090\n        interval: 1ms\n        queries: [{name: a, query: up, max: 1}]\n",
+			"g.yml:12: probes[0].guard.prometheus.interval: must be at least 1s (got 1ms): a guard asks, it must not load its Prometheus"},
+		{"too many queries", "      prometheus:\n        url: http://prom:9090\n        queries:\n          - {name: q0, query: up, max: 1}\n          - {name: q1, query: up, max: 1}\n          - {name: q2, query: up, max: 1}\n          - {name: q3, query: up, max: 1}\n          - {name: q4, query: up, max: 1}\n          - {name: q5, query: up, max: 1}\n          - {name: q6, query: up, max: 1}\n          - {name: q7, query: up, max: 1}\n          - {name: q8, query: up, max: 1}\n          - {name: q9, query: up, max: 1}\n          - {name: q10, query: up, max: 1}\n          - {name: q11, query: up, max: 1}\n          - {name: q12, query: up, max: 1}\n          - {name: q13, query: up, max: 1}\n          - {name: q14, query: up, max: 1}\n          - {name: q15, query: up, max: 1}\n          - {name: q16, query: up, max: 1}\n          - {name: q17, query: up, max: 1}\n          - {name: q18, query: up, max: 1}\n          - {name: q19, query: up, max: 1}\n          - {name: q20, query: up, max: 1}\n",
+			"g.yml:12: probes[0].guard.prometheus.queries: 21 queries, more than 20"},
+		{"redirects", "      prometheus:\n        url: http://prom:9090\n        follow_redirects: true\n        queries: [{name: a, query: up, max: 1}]\n",
+			"g.yml:12: probes[0].guard.prometheus.follow_redirects: a guard follows no redirect: one could send its queries to a host allowed_targets does not see, or to loadprobe itself"},
 		{"interval typo", "      prometheus:\n        url: http://prom:9090\n        intervall: 5s\n        queries: [{name: a, query: up, max: 1}]\n",
 			`g.yml:12: probes[0].guard.prometheus: unknown key "intervall" (did you mean "interval"?)`},
 	} {
@@ -81,8 +89,8 @@ func TestGuardDefaults(t *testing.T) {
 		t.Errorf("live guard %+v: want window 1s, for 1, error ratio only", g)
 	}
 	pg := g.Prometheus
-	if pg.Interval != model.Duration(5*time.Second) || pg.OnError != plan.OnErrorAbort || pg.Queries[0].For != 1 || !pg.HTTPClientConfig.FollowRedirects {
-		t.Errorf("prometheus guard %+v: want interval 5s, on_error abort, for 1, the Prometheus client defaults", pg)
+	if pg.Interval != model.Duration(5*time.Second) || pg.OnError != plan.OnErrorAbort || pg.Queries[0].For != 1 || pg.HTTPClientConfig.FollowRedirects || !pg.HTTPClientConfig.EnableHTTP2 {
+		t.Errorf("prometheus guard %+v: want interval 5s, on_error abort, for 1, the Prometheus client defaults but for redirects, which it does not follow", pg)
 	}
 	if q := pg.Queries[0]; q.Outside(5) || !q.Outside(5.1) || q.Outside(-1) {
 		t.Errorf("query with max 5: Outside(5)=%v Outside(5.1)=%v Outside(-1)=%v", q.Outside(5), q.Outside(5.1), q.Outside(-1))

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,5 +73,29 @@ func TestQueryValue(t *testing.T) {
 				t.Errorf("value %g (outside: %v), want %g (outside: %v)", v, q.Outside(v), tc.want, tc.breached)
 			}
 		})
+	}
+}
+
+// A Prometheus that redirects the guard's query (to loadprobe's own
+// /-/pause, or any host) is not followed: the query fails, and nothing
+// reaches where it pointed.
+func TestGuardFollowsNoRedirect(t *testing.T) {
+	var reached atomic.Int64
+	sink := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	defer sink.Close()
+	prom := httptest.NewServer(http.RedirectHandler(sink.URL+"/-/pause", http.StatusTemporaryRedirect))
+	defer prom.Close()
+	q := plan.GuardQuery{Name: "q", Query: "up", Max: new(1.0), For: 1}
+	w, err := New(&plan.PrometheusGuard{URL: prom.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+		Interval: model.Duration(time.Second), OnError: plan.OnErrorAbort, Queries: []plan.GuardQuery{q}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := w.query(context.Background(), q); err == nil {
+		t.Error("a redirected query gave a value")
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the redirect's target got %d requests, want none", n)
 	}
 }

@@ -3,7 +3,10 @@
 // readers of Prometheus (the fleet reader, the Prometheus guards) reach it.
 // Every query it sends is bounded in time and in the size of its answer,
 // so that a Prometheus that never answers, or answers without end, costs
-// loadprobe neither a goroutine and a connection per query nor its memory.
+// loadprobe neither a goroutine and a connection per query nor its memory;
+// and it follows no redirect, which could send the queries to a host no
+// check has seen, or to loadprobe's own endpoints (docs/guards.md, "The
+// guard's Prometheus").
 package promapi
 
 import (
@@ -36,7 +39,11 @@ func New(url string, cfg commoncfg.HTTPClientConfig, who string) (v1.API, http.R
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s Prometheus HTTP settings: %w", who, err)
 	}
-	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{Transport: bounded{rt}, Timeout: QueryTimeout}})
+	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{
+		Transport:     bounded{rt},
+		Timeout:       QueryTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s Prometheus URL %q: %w", who, url, err)
 	}
