@@ -155,7 +155,7 @@ func (e *engine) run() result.Result {
 	r.Ended = result.ResultCompleted
 	watcher, err := e.watchPrometheus()
 	if err != nil {
-		r.Ended, r.Error = result.ResultFailed, err.Error()
+		r.Ended, r.Error = result.ResultFailed, result.Reason(err.Error())
 		return r
 	}
 	defer watcher.Stop()

@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -296,6 +299,31 @@ func TestGRPCWithoutReflectionSuggestsAProtoset(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Run against a server without reflection: %v; want %q", err, want)
 		}
+	}
+}
+
+// hugeReflection answers every reflection stream with an error whose text
+// is 3 MiB: text a server chooses.
+type hugeReflection struct {
+	rpb.UnimplementedServerReflectionServer
+}
+
+func (hugeReflection) ServerReflectionInfo(rpb.ServerReflection_ServerReflectionInfoServer) error {
+	return status.Error(codes.Internal, strings.Repeat("x", 3<<20))
+}
+
+// A run that fails on a reason the server wrote keeps a few KiB of it, cut
+// with a mark: the result is served and stored after every run.
+func TestGRPCFailureReasonIsBounded(t *testing.T) {
+	t.Parallel()
+	addr := grpcServer(t, func(s *grpc.Server) { rpb.RegisterServerReflectionServer(s, hugeReflection{}) })
+	p := grpcProbe(t, "grpc://"+addr, "method: loadprobe.demo.v1.Target/Noop", `concurrency: [1]`)
+	r := Runner(Run).WithControl(context.Background(), p, Options{}, nil)
+	if r.Ended != result.ResultFailed || !strings.Contains(r.Error, "asking the server by reflection") {
+		t.Fatalf("result %s: %.200s; want failed by reflection", r.Ended, r.Error)
+	}
+	if len(r.Error) > result.MaxReasonBytes || !strings.HasSuffix(r.Error, "bytes cut]") {
+		t.Errorf("the reason is %d bytes, ending %q; want at most %d, cut with a mark", len(r.Error), r.Error[max(0, len(r.Error)-30):], result.MaxReasonBytes)
 	}
 }
 

@@ -72,7 +72,7 @@ func (run Runner) WithControl(ctx context.Context, p *plan.Probe, opts Options, 
 		return r
 	}
 	if a := cr.Abort; a != nil && a.By != result.ByErrorRatio {
-		r.Ended, r.Abort, r.Error = result.ResultAborted, a, "the control: "+cr.Error
+		r.Ended, r.Abort, r.Error = result.ResultAborted, a, result.Reason("the control: "+cr.Error)
 		return r
 	}
 	analysis.MarkControl(&r, cr)
@@ -99,7 +99,7 @@ func (run Runner) orFailed(ctx context.Context, p *plan.Probe, opts Options) res
 	r, err := run(ctx, p, opts)
 	if err != nil {
 		r = newResult(p, started)
-		r.Ended, r.Error = result.ResultFailed, err.Error()
+		r.Ended, r.Error = result.ResultFailed, result.Reason(err.Error())
 		r.DurationSeconds = time.Since(started).Seconds()
 	}
 	return r
