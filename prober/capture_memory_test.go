@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -90,7 +91,7 @@ probes:
 	// what the users hold, not the garbage a lazier collector leaves.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	for _, users := range []int{1, 4, 8} {
-		c, err := newWorkload(p, nil)
+		c, err := newWorkload(context.Background(), p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -36,7 +37,7 @@ func TestTemplatedFastZeroAllocs(t *testing.T) {
 	s := testkit.NewServer(t, testkit.FixedServer)
 	url := strings.Replace(s.URL, "/path?q=1", "/items/{{random_int 1 5000}}?i={{index}}", 1)
 	p := templatedProbe(t, postProbeYAML(url, templatedBody, "      headers: {X-Request-Id: '{{uuid}}'}\n"))
-	c, err := newWorkload(p, nil)
+	c, err := newWorkload(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 			name = "templated"
 		}
 		b.Run(name, func(b *testing.B) {
-			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.URL, body, "")), nil)
+			c, err := newWorkload(context.Background(), templatedProbe(b, postProbeYAML(s.URL, body, "")), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func BenchmarkConnDoTemplated(b *testing.B) {
 		})
 		// 50 workers, one Conn each, as the engine runs them.
 		b.Run(name+"/parallel", func(b *testing.B) {
-			c, err := newWorkload(templatedProbe(b, postProbeYAML(s.URL, body, "")), nil)
+			c, err := newWorkload(context.Background(), templatedProbe(b, postProbeYAML(s.URL, body, "")), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -83,8 +84,12 @@ type engine struct {
 func Run(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error) {
 	started := time.Now()
 	handshakes, _ := opts.Live.(live.Handshakes)
-	work, err := newWorkload(p, handshakes)
-	if err != nil {
+	work, err := newWorkload(ctx, p, handshakes)
+	var s *result.Stop
+	switch {
+	case err != nil && errors.As(context.Cause(ctx), &s):
+		return stoppedBeforeLoad(p, s.Abort, started), nil
+	case err != nil:
 		return result.Result{}, fmt.Errorf("probe %q: %w", p.Name, err)
 	}
 	return run(ctx, p, opts, work, started), nil

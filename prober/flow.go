@@ -45,7 +45,7 @@ type flowCapture struct {
 
 // newFlow builds the transport of every step of p's flow: one that can
 // capture for a step that captures.
-func newFlow(p *plan.Probe) (*flow, error) {
+func newFlow(ctx context.Context, p *plan.Probe) (*flow, error) {
 	f := &flow{src: newVarSource(p)}
 	f.aborted, f.cancel = context.WithCancel(context.Background())
 	for _, st := range p.Flow {
@@ -54,7 +54,7 @@ func newFlow(p *plan.Probe) (*flow, error) {
 			fs.captures = append(fs.captures, flowCapture{slot: f.captured, c: c})
 			f.captured++
 		}
-		t, _, err := transport.Choose(p.Name, st.Request, len(fs.captures) > 0, nil)
+		t, _, err := transport.Choose(ctx, p.Name, st.Request, len(fs.captures) > 0, nil)
 		if err != nil {
 			f.close()
 			return nil, err

@@ -161,7 +161,7 @@ probes:
   - name: bench
 `+bc.probe+`    load: {concurrency: [1]}
 `)
-			w, err := newWorkload(p, nil)
+			w, err := newWorkload(context.Background(), p, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -327,6 +327,35 @@ func TestGRPCFailureReasonIsBounded(t *testing.T) {
 	}
 }
 
+// silentReflection takes every reflection stream and never answers.
+type silentReflection struct {
+	rpb.UnimplementedServerReflectionServer
+}
+
+func (silentReflection) ServerReflectionInfo(s rpb.ServerReflection_ServerReflectionInfoServer) error {
+	<-s.Context().Done()
+	return s.Context().Err()
+}
+
+// The pause switch stops a run while it waits on a reflection service that
+// never answers: within a second, aborted by the pause, with no load sent.
+func TestGRPCPauseStopsReflection(t *testing.T) {
+	t.Parallel()
+	addr := grpcServer(t, func(s *grpc.Server) { rpb.RegisterServerReflectionServer(s, silentReflection{}) })
+	p := grpcProbe(t, "grpc://"+addr, "method: loadprobe.demo.v1.Target/Noop", `concurrency: [2, 4]`)
+	ctx, stop := context.WithCancelCause(context.Background())
+	time.AfterFunc(200*time.Millisecond, func() { stop(&result.Stop{Abort: result.Abort{By: result.ByPause}}) })
+	start := time.Now()
+	r := Runner(Run).WithControl(ctx, p, Options{}, nil)
+	took := time.Since(start)
+	if took > 1200*time.Millisecond {
+		t.Errorf("the run ended %s after it started, 200ms of it before the pause: want within a second of it", took)
+	}
+	if r.Ended != result.ResultAborted || r.Abort == nil || r.Abort.By != result.ByPause || r.Abort.Level != 2 || len(r.Steps) != 0 {
+		t.Errorf("result %s, abort %+v, %d steps: want aborted by pause at level 2, no step (%s)", r.Ended, r.Abort, len(r.Steps), r.Error)
+	}
+}
+
 // The health shorthand calls grpc.health.v1.Health/Check: SERVING is a
 // success, NOT_SERVING a failure with its own code, an unknown service
 // the server's NOT_FOUND.

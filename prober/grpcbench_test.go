@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ func BenchmarkGRPCCall(b *testing.B) {
 	addr := grpcServer(b, target.New(target.Options{}).RegisterGRPC)
 	p := grpcProbe(b, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Noop
 descriptors: `+demoProtoset, `concurrency: [1]`)
-	c, err := newWorkload(p, nil)
+	c, err := newWorkload(context.Background(), p, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/guard"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -47,6 +48,29 @@ func (e *engine) endStopped(r *result.Result, cut *result.Step) {
 		cut.Cut = true
 		r.Steps = append(r.Steps, *cut)
 	}
+}
+
+// stoppedBeforeLoad is the run of p that a guard or the pause switch
+// stopped while its client was being built (a gRPC method asked of the
+// server by reflection): aborted at its first level, no load sent.
+func stoppedBeforeLoad(p *plan.Probe, a result.Abort, started time.Time) result.Result {
+	r := newResult(p, started)
+	a.Level = firstLevel(p.Load)
+	a.AtSeconds = time.Since(started).Seconds()
+	r.Ended, r.Abort, r.DurationSeconds = result.ResultAborted, &a, a.AtSeconds
+	r.Error = fmt.Sprintf("%s stopped the run %.1fs into it, before its first level: no load was sent", a.Text(), a.AtSeconds)
+	return r
+}
+
+// firstLevel is the level l starts with.
+func firstLevel(l plan.Load) float64 {
+	if l.Search != nil {
+		return l.Search.Range().From
+	}
+	if steps := l.Steps(); len(steps) > 0 {
+		return steps[0].Level
+	}
+	return 0
 }
 
 // guardLive is where the guards' evaluations go: the run's Live when it

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -54,7 +55,7 @@ func templatedProbe(t testing.TB, yml string) *plan.Probe {
 // attempts sends n attempts over conns connections at once, as workers do.
 func attempts(t *testing.T, p *plan.Probe, conns, n int) {
 	t.Helper()
-	c, err := newWorkload(p, nil)
+	c, err := newWorkload(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"time"
 
 	"github.com/loadprobe/loadprobe/config/template"
@@ -47,13 +48,13 @@ type user interface {
 type stepObserver func(i int, o result.Outcome, code result.Code, sent, finished time.Time, missed bool)
 
 // newWorkload is the workload of p: the flow of its steps, or its request,
-// each on the transport that speaks its protocol. handshakes takes a
-// WebSocket probe's handshakes and close codes.
-func newWorkload(p *plan.Probe, handshakes live.Handshakes) (workload, error) {
+// each on the transport that speaks its protocol, built within ctx.
+// handshakes takes a WebSocket probe's handshakes and close codes.
+func newWorkload(ctx context.Context, p *plan.Probe, handshakes live.Handshakes) (workload, error) {
 	if len(p.Flow) > 0 {
-		return newFlow(p)
+		return newFlow(ctx, p)
 	}
-	t, _, err := transport.Choose(p.Name, p.Request, false, handshakes)
+	t, _, err := transport.Choose(ctx, p.Name, p.Request, false, handshakes)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -103,7 +104,7 @@ func newTestClient(tb testing.TB, req config.Request, path string) Transport {
 	compiled := compileRequest(tb, req)
 	switch path {
 	case "":
-		c, _, err = Choose("test", compiled, false, nil)
+		c, _, err = Choose(context.Background(), "test", compiled, false, nil)
 	case "fast":
 		c, err = adapt(h1.New(compiled))
 	case "std":

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // values the engine gives p's first attempt: index 1, the first data row.
 func firstConn(tb testing.TB, p *plan.Probe) (Transport, Conn) {
 	tb.Helper()
-	t, _, err := Choose(p.Name, p.Request, false, nil)
+	t, _, err := Choose(context.Background(), p.Name, p.Request, false, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,6 +8,7 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -112,8 +113,9 @@ func (p Path) Conns(n int) int {
 
 // Choose builds the transport of req, a request of the probe name, on its
 // path (PathOf). handshakes, when not nil, takes a WebSocket probe's
-// handshakes and close codes.
-func Choose(name string, req *plan.Request, capture bool, handshakes live.Handshakes) (Transport, Path, error) {
+// handshakes and close codes. What building asks of the server (a gRPC
+// method's descriptors) gives up when ctx ends.
+func Choose(ctx context.Context, name string, req *plan.Request, capture bool, handshakes live.Handshakes) (Transport, Path, error) {
 	path := PathOf(req, capture)
 	var t Transport
 	var err error
@@ -121,7 +123,7 @@ func Choose(name string, req *plan.Request, capture bool, handshakes live.Handsh
 	case webSocket:
 		t, err = adapt(ws.New(req, handshakes))
 	case gRPC:
-		t, err = adapt(grpc.New(req))
+		t, err = adapt(grpc.New(ctx, req))
 	case netHTTP:
 		t, err = adapt(std.New(req, name))
 	default:

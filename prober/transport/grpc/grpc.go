@@ -59,9 +59,9 @@ type Client struct {
 // New builds the client of req, which config has compiled: its
 // TLS settings and static credentials (sent as authorization metadata),
 // and the method, from the descriptor set config read or, with
-// reflection, asked of the server now, bounded by a few timeouts: a run
-// whose method cannot be resolved fails before it sends any load.
-func New(req *plan.Request) (*Client, error) {
+// reflection, asked of the server now, bounded by a few timeouts and by
+// ctx: a run whose method cannot be resolved fails before it sends any load.
+func New(ctx context.Context, req *plan.Request) (*Client, error) {
 	g, u := req.GRPC, req.URL
 	if u.Host == "" {
 		return nil, fmt.Errorf("url %q: not grpc://host:port", u)
@@ -88,7 +88,7 @@ func New(req *plan.Request) (*Client, error) {
 	c.aborted, c.abort = context.WithCancel(context.Background())
 	c.health = g.Health != nil
 	c.fixed = c.header(req)
-	mdesc, err := c.resolve(req)
+	mdesc, err := c.resolve(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("grpc method %s: %w", g.Method, err)
 	}

@@ -34,7 +34,7 @@ const minResolveTime = 5 * time.Second
 // descriptors, else in the descriptor set config read, else by asking the
 // server (grpc.reflection.v1) for the file that defines the service and
 // those it imports, within max(timeout, minResolveTime).
-func (c *Client) resolve(req *plan.Request) (protoreflect.MethodDescriptor, error) {
+func (c *Client) resolve(ctx context.Context, req *plan.Request) (protoreflect.MethodDescriptor, error) {
 	g := req.GRPC
 	switch {
 	case c.health:
@@ -51,7 +51,7 @@ func (c *Client) resolve(req *plan.Request) (protoreflect.MethodDescriptor, erro
 		return nil, err
 	}
 	defer cc.Close()
-	ctx, cancel := context.WithTimeout(c.aborted, max(req.Timeout, minResolveTime))
+	ctx, cancel := context.WithTimeout(ctx, max(req.Timeout, minResolveTime))
 	defer cancel()
 	files, err := reflectFiles(ctx, cc, svc)
 	if status.Code(err) == codes.Unimplemented {
