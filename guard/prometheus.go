@@ -36,9 +36,14 @@ type Watcher struct {
 	done   chan struct{}
 }
 
+// EvaluationBytes bounds the answers of one evaluation, all of a guard's
+// queries together: each is a handful of samples, and its share of the
+// bound is still thousands of series.
+const EvaluationBytes = 8 << 20
+
 // New returns a Watcher of g's queries; sink takes their evaluations.
 func New(g *plan.PrometheusGuard, sink live.Guards) (*Watcher, error) {
-	query, rt, err := promapi.New(g.URL, g.HTTPClientConfig, "guard")
+	query, rt, err := promapi.New(g.URL, g.HTTPClientConfig, "guard", EvaluationBytes/int64(max(1, len(g.Queries))))
 	if err != nil {
 		return nil, err
 	}

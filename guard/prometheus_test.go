@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -97,5 +98,34 @@ func TestGuardFollowsNoRedirect(t *testing.T) {
 	}
 	if n := reached.Load(); n != 0 {
 		t.Errorf("the redirect's target got %d requests, want none", n)
+	}
+}
+
+// One evaluation holds at most EvaluationBytes of answers, all queries
+// together: eight queries whose answers are 2 MiB each (31 MiB each was
+// read whole before, 2.9 GB an evaluation) each fail as too large.
+func TestGuardEvaluationIsBounded(t *testing.T) {
+	answer := `{"status":"success","data":{"resultType":"vector","result":[` +
+		strings.Repeat(`{"metric":{"pod":"a-long-pod-name-to-pad-the-answer"},"value":[1,"1"]},`, (2<<20)/70) +
+		`{"metric":{},"value":[1,"1"]}]}}`
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	}))
+	defer prom.Close()
+	var queries []plan.GuardQuery
+	for i := range 8 {
+		queries = append(queries, plan.GuardQuery{Name: fmt.Sprintf("q%d", i), Query: "up", Max: new(2.0), For: 1})
+	}
+	w, err := New(&plan.PrometheusGuard{URL: prom.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+		Interval: model.Duration(time.Second), OnError: plan.OnErrorAbort, Queries: queries}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for _, q := range queries {
+		if _, err := w.query(context.Background(), q); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+			t.Errorf("%s: %v; want it refused past its share, 1 MiB of %d MiB", q.Name, err, EvaluationBytes>>20)
+		}
 	}
 }

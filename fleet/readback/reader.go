@@ -54,7 +54,7 @@ type Reader struct {
 // New returns a Reader for the Prometheus o names; check Options.Selector
 // with CheckSelector first.
 func New(o Options, logger *slog.Logger) (*Reader, error) {
-	query, _, err := promapi.New(o.URL, o.HTTP, "fleet")
+	query, _, err := promapi.New(o.URL, o.HTTP, "fleet", promapi.MaxAnswerBytes)
 	if err != nil {
 		return nil, err
 	}

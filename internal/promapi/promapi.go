@@ -25,22 +25,23 @@ const (
 	// byte; callers with a tighter bound (a guard's interval) set their own
 	// through the context.
 	QueryTimeout = 30 * time.Second
-	// MaxAnswerBytes bounds one answer's body, decompressed: a fleet's step
-	// series of one probe are a few hundred bytes each, and a guard's answer
-	// is a handful of samples. Decoding costs several times the body.
+	// MaxAnswerBytes bounds one answer's body, decompressed, unless the
+	// caller bounds it tighter: a fleet's step series of one probe are a few
+	// hundred bytes each. Decoding costs several times the body.
 	MaxAnswerBytes = 32 << 20
 )
 
 // New returns the query API of the Prometheus at url, with its round
-// tripper (whose idle connections a caller may close). who names the
+// tripper (whose idle connections a caller may close), reading at most
+// maxAnswer bytes of an answer (at most MaxAnswerBytes). who names the
 // caller in errors and in prometheus/common's client name.
-func New(url string, cfg commoncfg.HTTPClientConfig, who string) (v1.API, http.RoundTripper, error) {
+func New(url string, cfg commoncfg.HTTPClientConfig, who string, maxAnswer int64) (v1.API, http.RoundTripper, error) {
 	rt, err := commoncfg.NewRoundTripperFromConfig(cfg, "loadprobe_"+who)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s Prometheus HTTP settings: %w", who, err)
 	}
 	c, err := api.NewClient(api.Config{Address: url, Client: &http.Client{
-		Transport:     bounded{rt},
+		Transport:     bounded{rt, min(maxAnswer, MaxAnswerBytes)},
 		Timeout:       QueryTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}})
@@ -50,31 +51,31 @@ func New(url string, cfg commoncfg.HTTPClientConfig, who string) (v1.API, http.R
 	return v1.NewAPI(c), rt, nil
 }
 
-// bounded hands on each answer's body cut at MaxAnswerBytes: reading past
-// it fails, so that the client gives up instead of holding the rest.
-type bounded struct{ next http.RoundTripper }
+// bounded hands on each answer's body cut at max bytes: reading past it
+// fails, so that the client gives up instead of holding the rest.
+type bounded struct {
+	next http.RoundTripper
+	max  int64
+}
 
 func (b bounded) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := b.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxAnswerBytes}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, max: b.max, left: b.max}
 	return resp, nil
 }
 
 // limitedBody fails a read once more than left bytes came.
 type limitedBody struct {
 	io.ReadCloser
-	left int64
+	max, left int64
 }
-
-// errTooLarge is a read past MaxAnswerBytes.
-var errTooLarge = fmt.Errorf("the answer is larger than %d MiB, the most loadprobe reads of one query", MaxAnswerBytes>>20)
 
 func (l *limitedBody) Read(p []byte) (int, error) {
 	if l.left < 0 {
-		return 0, errTooLarge
+		return 0, l.tooLarge()
 	}
 	// One byte past the bound tells a body of exactly the bound from a larger one.
 	if int64(len(p)) > l.left+1 {
@@ -82,7 +83,15 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	}
 	n, err := l.ReadCloser.Read(p)
 	if l.left -= int64(n); l.left < 0 {
-		return n, errTooLarge
+		return n, l.tooLarge()
 	}
 	return n, err
+}
+
+func (l *limitedBody) tooLarge() error {
+	size := fmt.Sprintf("%d KiB", l.max>>10)
+	if l.max%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", l.max>>20)
+	}
+	return fmt.Errorf("the answer is larger than %s, the most loadprobe reads of one query", size)
 }
