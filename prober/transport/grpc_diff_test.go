@@ -57,6 +57,23 @@ var grpcAnswers = map[string]func(w http.ResponseWriter){
 		w.WriteHeader(503)
 	},
 	"no content type": func(w http.ResponseWriter) { w.WriteHeader(200) },
+	// OK trailers after a reply grpc-go will not read: a broken proxy or
+	// serializer is no success.
+	"a length past the receive bound": func(w http.ResponseWriter) {
+		grpcMessage(w, []byte{0, 0xff, 0xff, 0xff, 0xff})
+	},
+	"compressed without an encoding": func(w http.ResponseWriter) {
+		grpcMessage(w, []byte{1, 0, 0, 0, 0})
+	},
+}
+
+// grpcMessage answers frame, a message as written on the wire, with OK
+// trailers.
+func grpcMessage(w http.ResponseWriter, frame []byte) {
+	w.Header().Set("Content-Type", "application/grpc")
+	w.Header().Set("Trailer", "Grpc-Status")
+	w.Write(frame)
+	w.Header().Set("Grpc-Status", "0")
 }
 
 // grpcReply answers one empty message with status in the trailers (none

@@ -182,7 +182,7 @@ func (c *Client) dial(deadline time.Time) (*h2.Conn, error) {
 // templated calls are written with vars.
 func (c *Client) NewConn(vars *template.Vars) wire.Conn {
 	w := &conn{client: c, group: c.pool.Join(), vars: vars}
-	w.req = h2.Request{Header: c.fixed, Body: c.body}
+	w.req = h2.Request{Header: c.fixed, Body: c.body, Keep: make([]byte, 0, messagePrefix)}
 	if c.health {
 		w.req.Keep = make([]byte, 0, maxHealthReply)
 	}
@@ -191,7 +191,8 @@ func (c *Client) NewConn(vars *template.Vars) wire.Conn {
 
 // maxHealthReply is how much of a health check's reply is kept: a
 // HealthCheckResponse is a status, a few bytes; a larger reply is not one
-// (INTERNAL, grpc_outcome.go).
+// (INTERNAL, outcome.go). Any other call keeps its reply's first message
+// prefix only (messagePrefix), which says how grpc-go would read it.
 const maxHealthReply = 4 << 10
 
 // Abort cuts short every call under way and closes the connections.

@@ -32,6 +32,9 @@ const (
 // outcome names the outcome of a call the server answered by deadline.
 func (c *Client) outcome(resp h2.Response, deadline time.Time) (code result.Code, o result.Outcome) {
 	st := callStatus(resp)
+	if st == codes.OK {
+		st = replyStatus(resp)
+	}
 	switch {
 	case st == codes.OK && !c.health:
 		return result.GRPCStatus(0), result.Success
@@ -79,6 +82,31 @@ func callStatus(resp h2.Response) codes.Code {
 		return codes.Unknown
 	}
 	return codes.Code(g.Status)
+}
+
+// messagePrefix is a gRPC message's prefix: a flag byte (1: compressed)
+// and the message's length.
+const messagePrefix = 5
+
+// maxReceiveMessage is grpc-go's default bound on a message a client
+// receives.
+const maxReceiveMessage = 4 << 20
+
+// replyStatus is what grpc-go makes of an OK call's reply from the prefix
+// of its message: RESOURCE_EXHAUSTED for a length past its receive bound,
+// INTERNAL for the compressed flag without a grpc-encoding to undo it. A
+// broken proxy or serializer is not a healthy reply.
+func replyStatus(resp h2.Response) codes.Code {
+	b := resp.Body
+	switch {
+	case len(b) < messagePrefix:
+		return codes.OK
+	case b[0]&1 != 0 && !resp.GRPC.Encoded:
+		return codes.Internal
+	case binary.BigEndian.Uint32(b[1:messagePrefix]) > maxReceiveMessage:
+		return codes.ResourceExhausted
+	}
+	return codes.OK
 }
 
 // httpStatusCode is gRPC's reading of the HTTP status of a response that

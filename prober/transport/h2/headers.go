@@ -154,7 +154,7 @@ func (r *reader) responseLocked(s *stream, end bool) error {
 	}
 	s.gotHead = true
 	s.resp.Status = f.status
-	s.resp.GRPC.ContentType = f.grpc.ContentType
+	s.resp.GRPC.ContentType, s.resp.GRPC.Encoded = f.grpc.ContentType, f.grpc.Encoded
 	if f.lengths > 0 && !f.lengthBad && !s.head {
 		s.declared = f.length
 	}
@@ -200,6 +200,8 @@ func (r *reader) field(name, value []byte) error {
 			f.contentLength(value)
 		case "content-type":
 			f.grpc.ContentType = grpcContentType(value)
+		case "grpc-encoding":
+			f.grpc.Encoded = len(value) > 0 && string(value) != "identity"
 		case "grpc-status":
 			n, bad := atoi(value)
 			f.grpc.HasStatus = !bad && n >= 0 && int64(n) <= math.MaxUint32

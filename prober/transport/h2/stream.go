@@ -42,6 +42,7 @@ type Response struct {
 // alone.
 type GRPC struct {
 	ContentType   bool // application/grpc, or a subtype of it
+	Encoded       bool // the headers name a grpc-encoding other than identity
 	EndedByFields bool // the stream ended with a header block
 	HasStatus     bool // that block had a grpc-status that is a number
 	Status        uint32
