@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
@@ -324,6 +325,48 @@ func TestGRPCFailureReasonIsBounded(t *testing.T) {
 	}
 	if len(r.Error) > result.MaxReasonBytes || !strings.HasSuffix(r.Error, "bytes cut]") {
 		t.Errorf("the reason is %d bytes, ending %q; want at most %d, cut with a mark", len(r.Error), r.Error[max(0, len(r.Error)-30):], result.MaxReasonBytes)
+	}
+}
+
+// chainReflection answers every file asked for with one of almost 4 MB
+// (its comments) that imports the next, without end.
+type chainReflection struct {
+	rpb.UnimplementedServerReflectionServer
+}
+
+func (chainReflection) ServerReflectionInfo(s rpb.ServerReflection_ServerReflectionInfoServer) error {
+	comment := strings.Repeat("x", 3900<<10)
+	for i := 0; ; i++ {
+		if _, err := s.Recv(); err != nil {
+			return err
+		}
+		fd := &descriptorpb.FileDescriptorProto{
+			Name:       proto.String(fmt.Sprintf("f%d.proto", i)),
+			Dependency: []string{fmt.Sprintf("f%d.proto", i+1)},
+			SourceCodeInfo: &descriptorpb.SourceCodeInfo{Location: []*descriptorpb.SourceCodeInfo_Location{
+				{LeadingComments: proto.String(comment)}}},
+		}
+		b, err := proto.Marshal(fd)
+		if err != nil {
+			return err
+		}
+		if err := s.Send(&rpb.ServerReflectionResponse{MessageResponse: &rpb.ServerReflectionResponse_FileDescriptorResponse{
+			FileDescriptorResponse: &rpb.FileDescriptorResponse{FileDescriptorProto: [][]byte{b}}}}); err != nil {
+			return err
+		}
+	}
+}
+
+// A reflection service that answers a chain of large files is read up to
+// a bound in bytes, not files (1 000 files of 3.9 MB held 1.9-3.3 GB at
+// every run start): the run fails at its start, and names the way out.
+func TestGRPCReflectionIsBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	addr := grpcServer(t, func(s *grpc.Server) { rpb.RegisterServerReflectionServer(s, chainReflection{}) })
+	p := grpcProbe(t, "grpc://"+addr, "method: loadprobe.demo.v1.Target/Noop", `concurrency: [1]`)
+	_, err := Run(context.Background(), p, Options{})
+	if err == nil || !strings.Contains(err.Error(), "descriptors pass 16 MiB") {
+		t.Errorf("Run against a chain of 3.9 MB files: %v; want the byte bound named", err)
 	}
 }
 

@@ -79,8 +79,13 @@ func (c *Client) reflectionConn() (*grpc.ClientConn, error) {
 		}))
 }
 
-// maxReflectedFiles bounds the files one resolution asks for.
-const maxReflectedFiles = 1000
+// One resolution asks for at most maxReflectedFiles files and reads at
+// most maxReflectedBytes of them: an ordinary API with its imports is a
+// megabyte or two, and a server's answers must not cost gigabytes.
+const (
+	maxReflectedFiles = 1000
+	maxReflectedBytes = 16 << 20
+)
 
 // reflectFiles asks the server for the file that defines svc and, one by
 // one, for each file it imports that the answers did not hold.
@@ -92,6 +97,7 @@ func reflectFiles(ctx context.Context, cc *grpc.ClientConn, svc protoreflect.Ful
 	defer func() { _ = stream.CloseSend() }()
 	got := map[string]*descriptorpb.FileDescriptorProto{}
 	var order []string
+	var read int
 	ask := func(req *rpb.ServerReflectionRequest) error {
 		if err := stream.Send(req); err != nil {
 			return err
@@ -108,6 +114,9 @@ func reflectFiles(ctx context.Context, cc *grpc.ClientConn, svc protoreflect.Ful
 			return errors.New("the server answered without descriptors")
 		}
 		for _, b := range fds.GetFileDescriptorProto() {
+			if read += len(b); read > maxReflectedBytes {
+				return fmt.Errorf("the server's descriptors pass %d MiB, the most one resolution reads: use descriptors: FILE.protoset", maxReflectedBytes>>20)
+			}
 			fd := &descriptorpb.FileDescriptorProto{}
 			if err := proto.Unmarshal(b, fd); err != nil {
 				return fmt.Errorf("a descriptor the server sent: %w", err)
