@@ -163,8 +163,14 @@ func (v *validator) grpcTemplates(g *GRPC, parts *requestParts, gp keyPath, scop
 	t := &grpcTemplates{Metadata: map[string]*template.Template{}}
 	c := &templateCompiler{v: v, scope: scope, ok: true}
 	t.Message = c.compile(message, template.Body, gp.to("message"))
+	n := t.Message.Size(nil)
 	for name, value := range g.Metadata {
 		t.Metadata[name] = c.compile(value, template.Header, mp.to(name))
+		n += plan.FieldSize(name, t.Metadata[name], nil)
+	}
+	if c.ok && n > plan.MaxRequestBytes {
+		v.errorf(gp, "the templates can render a call of %d bytes (message and metadata), above the bound of %d (16 MiB)", n, plan.MaxRequestBytes)
+		c.ok = false
 	}
 	if c.ok {
 		parts.grpc = t

@@ -81,6 +81,12 @@ func TestGRPCErrors(t *testing.T) {
 			`g.yml:9: probes[0].request.grpc.descriptors: cannot read missing.protoset: no such file or directory`},
 		{"not a set", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: a.B/C\n        descriptors: grpc_test.go\n",
 			`g.yml:9: probes[0].request.grpc.descriptors: grpc_test.go: not a FileDescriptorSet`},
+		// The 16 MiB bound of an HTTP request bounds a call too: at load,
+		// over the message and the metadata.
+		{"message above the size bound", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: a.B/C\n        message: '{\"s\": \"{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}\"}'\n",
+			`g.yml:7: probes[0].request.grpc: the templates can render a call of 17825801 bytes (message and metadata), above the bound of 16777216 (16 MiB)`},
+		{"metadata above the size bound", "      url: grpc://127.0.0.1:1\n      grpc:\n        method: a.B/C\n        metadata: {x-pad: \"{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}{{random_string 1048576}}\"}\n",
+			`g.yml:7: probes[0].request.grpc: the templates can render a call of 17825801 bytes (message and metadata), above the bound of 16777216 (16 MiB)`},
 		{"bad method", "      url: grpc://127.0.0.1:1\n      grpc: {method: Work}\n",
 			`g.yml:7: probes[0].request.grpc.method: "Work" is not package.Service/Method`},
 		{"no section", "      url: grpc://127.0.0.1:1\n",

@@ -53,7 +53,7 @@ func (t *requestTemplates) size() int64 {
 	v := (*template.Vars)(nil)
 	n := t.URL.Size(v) + t.Body.Size(v)
 	for name, h := range t.Headers {
-		n += int64(len(name)) + 4 + h.Size(v) // "Name: value\r\n"
+		n += plan.FieldSize(name, h, v)
 	}
 	return n
 }

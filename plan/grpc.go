@@ -26,3 +26,14 @@ type GRPC struct {
 	// Connections is how many HTTP/2 connections the calls in flight share.
 	Connections int
 }
+
+// Size is the most bytes a call's message and metadata render to with v's
+// values; v nil counts values for nothing. MaxRequestBytes bounds it, as
+// it bounds an HTTP request.
+func (g *GRPC) Size(v *template.Vars) int64 {
+	n := g.Message.Size(v)
+	for _, f := range g.Metadata {
+		n += FieldSize(f.Name, f.Value, v)
+	}
+	return n
+}

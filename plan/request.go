@@ -117,10 +117,16 @@ func (r *Request) WebSocket() bool {
 func (r *Request) Size(v *template.Vars) int64 {
 	n := r.Whole.Size(v) + r.Body.Size(v)
 	for _, f := range r.Header.Fields {
-		n += int64(len(f.Name)) + 4 + f.Value.Size(v) // "Name: value\r\n"
+		n += FieldSize(f.Name, f.Value, v)
 	}
 	if r.Header.Host != nil {
-		n += int64(len("Host")) + 4 + r.Header.Host.Size(v)
+		n += FieldSize("Host", r.Header.Host, v)
 	}
 	return n
+}
+
+// FieldSize is the most bytes a header field or metadata entry renders to
+// with v's values, as a request's size bound counts it: "Name: value\r\n".
+func FieldSize(name string, value *template.Template, v *template.Vars) int64 {
+	return int64(len(name)) + 4 + value.Size(v)
 }

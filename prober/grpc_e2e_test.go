@@ -26,6 +26,7 @@ import (
 
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -367,6 +368,22 @@ func TestGRPCReflectionIsBoundedInBytes(t *testing.T) {
 	_, err := Run(context.Background(), p, Options{})
 	if err == nil || !strings.Contains(err.Error(), "descriptors pass 16 MiB") {
 		t.Errorf("Run against a chain of 3.9 MB files: %v; want the byte bound named", err)
+	}
+}
+
+// A call whose metadata renders above the 16 MiB bound with its row's
+// values (a 17 MiB cell: the check at load counts values for nothing) is
+// not sent, and counts as request_too_large, as an HTTP request does.
+func TestGRPCCallAboveTheSizeBoundIsNotSent(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "pad.csv")
+	testkit.WriteFile(t, data, "pad\n"+strings.Repeat("x", 17<<20)+"\n")
+	addr := grpcDemo(t, target.Options{})
+	p := probeWith(t, "grpc://"+addr, "      grpc:\n        method: loadprobe.demo.v1.Target/Noop\n        descriptors: "+demoProtoset+
+		"\n        metadata: {x-pad: \"{{.pad}}\"}\n    data: {file: "+data+"}\n", "concurrency: [1]\nstep_duration: 300ms")
+	r := runGRPC(t, p)
+	if s := r.Steps[0]; s.Attempts == 0 || s.Errors["request_too_large"] != s.Attempts || len(s.Responses) != 0 {
+		t.Errorf("%d attempts, errors %v, responses %v; want every call left unsent as request_too_large", s.Attempts, s.Errors, s.Responses.Named())
 	}
 }
 

@@ -44,6 +44,7 @@ type Client struct {
 	body    []byte       // the framed message, when it does not vary
 	input   protoreflect.MessageDescriptor
 	message *template.Template // the message's JSON, when it varies
+	call    *plan.GRPC         // the call, whose size bounds a templated one
 	timeout time.Duration      // request.timeout
 	// certAsked says a server asked for a client certificate, which
 	// tls_config has none of: under TLS 1.3 one that requires it rejects
@@ -72,6 +73,7 @@ func New(ctx context.Context, req *plan.Request) (*Client, error) {
 	}
 	c := &Client{
 		addr:    addr,
+		call:    g,
 		timeout: req.Timeout,
 		opts:    h2.Options{MaxBody: wire.MaxBodyBytes, MaxHeaderList: wire.MaxHeaderBytes, WriteTimeout: req.Timeout},
 		pool:    h2.NewPool(1, g.Connections),
@@ -225,7 +227,9 @@ type conn struct {
 func (w *conn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 	c := w.client
 	if c.message != nil || c.varying != nil {
-		if err := w.render(); err != nil {
+		if err := w.render(); errors.Is(err, wire.ErrTooLarge) {
+			return result.Code{}, result.TooLarge // not sent, as an HTTP request above it
+		} else if err != nil {
 			return result.Code{}, result.Other
 		}
 	}
@@ -249,6 +253,9 @@ func (w *conn) Do(deadline time.Time) (code result.Code, o result.Outcome) {
 // values of its attempt.
 func (w *conn) render() error {
 	c := w.client
+	if c.call.Size(w.vars) > plan.MaxRequestBytes {
+		return wire.ErrTooLarge
+	}
 	if c.message != nil {
 		w.text = c.message.Append(w.text[:0], w.vars)
 		msg, err := grpcdesc.Encode(c.input, w.text)
