@@ -1,7 +1,6 @@
 package config
 
 import (
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -129,26 +128,21 @@ func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPat
 // Prometheus that judges the target must never be under load itself
 // (docs/guards.md, "The guard's Prometheus").
 func (v *validator) notLoaded(c *Config, u *url.URL, p keyPath) {
-	guarded := hostPort(u)
+	guarded := endpointOf(u)
 	for _, pr := range c.Probes {
 		reqs := []Request{pr.Request}
 		for _, s := range pr.Flow {
 			reqs = append(reqs, s.Request)
 		}
 		for _, r := range reqs {
-			if t, err := url.Parse(r.URL); err == nil && t.Host != "" && hostPort(t) == guarded {
-				v.errorf(p, "%s is the target of probe %q: the Prometheus a guard asks is never loaded", guarded, pr.Name)
+			if t, err := url.Parse(r.URL); err == nil && t.Host != "" && endpointOf(t).same(guarded) {
+				spelt := ""
+				if t.Host != u.Host {
+					spelt = " (as " + t.Host + ")"
+				}
+				v.errorf(p, "%s is the target of probe %q%s: the Prometheus a guard asks is never loaded", u.Host, pr.Name, spelt)
 				return
 			}
 		}
 	}
-}
-
-// hostPort is u's host and port, the port filled in from the scheme.
-func hostPort(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
-	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
