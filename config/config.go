@@ -1,10 +1,12 @@
 package config
 
 import (
+	"crypto/sha256"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/loadprobe/loadprobe/plan"
 )
@@ -26,6 +28,10 @@ type Config struct {
 	// unchanged file's rows from the config in force (docs/templates.md,
 	// "Data").
 	rows map[keptData]*plan.Rows
+	// sets are the descriptor sets parsed, by content: every probe naming
+	// one shares it, and a reload takes an unchanged one from the config
+	// in force (docs/grpc.md, "Descriptors").
+	sets map[[sha256.Size]byte]*protoregistry.Files
 }
 
 // Probe is one scheduled load probe.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // lineError is one problem in a config file. LoadFile and Parse return
@@ -80,6 +81,9 @@ type validator struct {
 	// config's among them: a reload takes an unchanged file's rows from it
 	// (docs/templates.md, "Data").
 	rows map[keptData]*plan.Rows
+	// sets holds the descriptor sets this config names, by content; running
+	// those of the config in force, to take an unchanged one from.
+	sets, running map[[sha256.Size]byte]*protoregistry.Files
 	// parts holds what validation read and compiled of each request, for
 	// compile to build the probe's plan from.
 	parts map[*Request]*requestParts
@@ -88,11 +92,13 @@ type validator struct {
 // newValidator returns a validator of a config that replaces running (nil:
 // none), whose data files it takes the rows of when they have not changed.
 func newValidator(running *Config) *validator {
-	v := &validator{lines: map[string]int{}, rows: map[keptData]*plan.Rows{}, parts: map[*Request]*requestParts{}}
+	v := &validator{lines: map[string]int{}, rows: map[keptData]*plan.Rows{}, parts: map[*Request]*requestParts{},
+		sets: map[[sha256.Size]byte]*protoregistry.Files{}}
 	if running != nil {
 		for key, rows := range running.rows {
 			v.rows[key] = rows
 		}
+		v.running = running.sets
 	}
 	return v
 }

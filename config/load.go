@@ -80,7 +80,7 @@ func parse(filename string, data []byte, running *Config) (*Config, error) {
 		return nil, err
 	}
 	cfg.hash = hashOf(data)
-	cfg.rows = v.rows
+	cfg.rows, cfg.sets = v.rows, v.sets
 	return &cfg, nil
 }
 
