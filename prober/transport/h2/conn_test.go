@@ -12,10 +12,13 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
 var testOptions = Options{MaxBody: 1 << 20, MaxHeaderList: 1 << 20, WriteTimeout: time.Second}
@@ -346,4 +349,84 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// goAwayServer answers the first request of each connection, then sends
+// GOAWAY (NO_ERROR) and keeps the connection open, reading until the
+// client closes it. open counts the connections the client has not closed.
+func goAwayServer(t *testing.T, open *atomic.Int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			sc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			open.Add(1)
+			go func() {
+				defer open.Add(-1)
+				defer sc.Close()
+				br := bufio.NewReader(sc)
+				if _, err := br.Discard(len(http2.ClientPreface)); err != nil {
+					return
+				}
+				sc.Write(appendFrame(nil, 0x4, 0, nil))
+				for {
+					h, err := br.Peek(9)
+					if err != nil {
+						return // the client closed it
+					}
+					length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+					typ, flags, id := h[3], h[4], [4]byte(h[5:9])
+					br.Discard(9 + length)
+					switch {
+					case typ == 0x4 && flags&flagAck == 0:
+						sc.Write(appendFrame(nil, 0x4, flagAck, nil))
+					case (typ == 0x0 || typ == 0x1) && flags&flagEndStream != 0:
+						out := append([]byte(nil), cannedResponse...)
+						for f := out; len(f) > 0; f = f[9+(int(f[0])<<16|int(f[1])<<8|int(f[2])):] {
+							copy(f[5:9], id[:])
+						}
+						out = appendFrame(out, 0x7, 0, append(id[:], 0, 0, 0, 0)) // GOAWAY: last stream id, NO_ERROR
+						sc.Write(out)
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// A connection the server sent GOAWAY on closes once its last stream ends,
+// though the server keeps it open: 200 requests, each on a connection the
+// server then sends away, leave at most the last one open (each had stayed
+// open: 12 299 descriptors in one 8 s step).
+func TestGoAwayClosesTheConnection(t *testing.T) {
+	var open atomic.Int64
+	addr := goAwayServer(t, &open)
+	g := NewPool(1, 1).Join()
+	defer g.Leave()
+	dial := func() (*Conn, error) {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return New(nc, testOptions, time.Now().Add(time.Second))
+	}
+	for i := range 200 {
+		c, err := g.Get(dial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.RoundTrip(request("GET", addr, "/", nil), time.Now().Add(time.Second))
+		if err != nil || resp.Status != 200 {
+			t.Fatalf("request %d: %v %v", i, resp.Status, err)
+		}
+	}
+	testkit.WaitFor(t, "the connections sent away to close", func() bool { return open.Load() <= 1 })
 }

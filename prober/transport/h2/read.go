@@ -346,5 +346,6 @@ func (r *reader) goAway(id uint32, p []byte) error {
 			c.finishLocked(s, ErrUnprocessed)
 		}
 	}
+	c.closeIfGoneLocked()
 	return nil
 }
