@@ -430,3 +430,34 @@ func TestGoAwayClosesTheConnection(t *testing.T) {
 	}
 	testkit.WaitFor(t, "the connections sent away to close", func() bool { return open.Load() <= 1 })
 }
+
+// A header block a server grows with CONTINUATION frames toward the
+// header list's bound is not held for the connection's life: once it is
+// read, the reader keeps at most keptBuffer of each buffer it grew.
+func TestLargeHeaderBlockIsNotKept(t *testing.T) {
+	block := incrementalBlock(0x88, [][2]string{{"x-big", strings.Repeat("a", 900<<10)}})
+	var answer []byte
+	for first := true; len(block) > 0; first = false {
+		chunk := block[:min(len(block), 16<<10)]
+		block = block[len(chunk):]
+		typ, flags := byte(0x9), byte(0)
+		if first {
+			typ, flags = 0x1, flagEndStream
+		}
+		if len(block) == 0 {
+			flags |= flagEndHeaders
+		}
+		answer = appendFrame(answer, typ, flags, chunk)
+	}
+	c := dialCanned(t, answer)
+	resp, err := c.RoundTrip(request("GET", "example", "/", nil), time.Now().Add(time.Second))
+	if err != nil || resp.Status != 200 {
+		t.Fatalf("%v %v", resp.Status, err)
+	}
+	c.Close() // the reader has stopped: its buffers are as it left them
+	r := &c.reader
+	if cap(r.block) > keptBuffer || r.dec.name.Cap() > keptBuffer || r.dec.val.Cap() > keptBuffer || cap(r.dec.scratch) > keptBuffer {
+		t.Errorf("after a 900 KiB block the reader keeps %d, %d, %d and %d bytes of buffers, want at most %d each",
+			cap(r.block), r.dec.name.Cap(), r.dec.val.Cap(), cap(r.dec.scratch), keptBuffer)
+	}
+}

@@ -72,9 +72,25 @@ func (r *reader) continuation(flags byte, id uint32, p []byte) error {
 	}
 	r.continuing = false
 	if r.dropBlock {
+		r.shrink()
 		return nil
 	}
 	return r.endBlock(id, r.blockEnd, r.block)
+}
+
+// keptBuffer is the most a connection's reader keeps of a buffer a header
+// block grew, between blocks: a usual block is a few hundred bytes, and a
+// hostile server's, up to the header list's bound, would otherwise be
+// held for the connection's life (~35 MB each, 2.2 GB at 64 connections).
+const keptBuffer = 64 << 10
+
+// shrink lets go of the buffers the last header block grew past
+// keptBuffer.
+func (r *reader) shrink() {
+	if cap(r.block) > keptBuffer {
+		r.block = nil
+	}
+	r.dec.shrink()
 }
 
 // streamError resets a stream for a malformed frame of its own.
@@ -90,6 +106,7 @@ func (r *reader) streamError(id uint32) {
 // endBlock decodes a complete header block and ends, or goes on with, its
 // stream.
 func (r *reader) endBlock(id uint32, end bool, block []byte) error {
+	defer r.shrink()
 	c := r.c
 	c.mu.Lock()
 	s := c.streams[id]

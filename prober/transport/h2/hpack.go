@@ -273,3 +273,17 @@ func appendInt(dst []byte, n byte, flags byte, i uint64) []byte {
 	}
 	return append(dst, byte(i))
 }
+
+// shrink lets go of the string buffers a block grew past keptBuffer; the
+// table's arena is bounded by the table's size.
+func (d *decoder) shrink() {
+	if d.name.Cap() > keptBuffer {
+		d.name = bytes.Buffer{}
+	}
+	if d.val.Cap() > keptBuffer {
+		d.val = bytes.Buffer{}
+	}
+	if cap(d.scratch) > keptBuffer {
+		d.scratch = nil
+	}
+}
