@@ -114,8 +114,10 @@ step_duration: 500ms`)
 	if r.Ended != result.ResultCompleted || len(r.Steps) != 4 {
 		t.Fatalf("result %s, %d steps (%s); want 4 completed", r.Ended, len(r.Steps), r.Error)
 	}
-	if r.BreakingPoints.Knee == nil || r.BreakingPoints.FirstFailure != nil {
-		t.Errorf("breaking points %+v; want a knee and no failure", r.BreakingPoints)
+	// The echo's knee is the generator's and the machine's: on many cores
+	// the round trips may still rise at 8 sessions, a knee not reached.
+	if k := r.BreakingPoints.Knee; k == nil && r.ReachedUpTo != 8 || r.BreakingPoints.FirstFailure != nil {
+		t.Errorf("breaking points %+v, reached up to %g; want a knee, or none reached up to 8, and no failure", r.BreakingPoints, r.ReachedUpTo)
 	}
 	for _, s := range r.Steps {
 		if s.Attempts == 0 || s.Responses[result.HTTPStatus(101)] != s.Attempts || s.Latency.P50 <= 0 || s.Latency.Max < s.Latency.P99 {
