@@ -83,13 +83,11 @@ func (u *urlProbe) config() ([]byte, error) {
 	}
 	if u.search != "" {
 		kinds = append(kinds, "--search")
-		parts := strings.Split(u.search, ":")
-		from, errFrom := strconv.ParseFloat(parts[min(1, len(parts)-1)], 64)
-		top, errMax := strconv.ParseFloat(parts[len(parts)-1], 64)
-		if len(parts) != 3 || (parts[0] != "concurrency" && parts[0] != "rate") || errFrom != nil || errMax != nil {
+		axis, from, top, err := searchRange(u.search)
+		if err != nil {
 			return nil, fmt.Errorf("--search=%s: want AXIS:FROM:MAX, such as concurrency:1:256 or rate:50:5000", u.search)
 		}
-		load["search"] = map[string]any{parts[0]: map[string]float64{"from": from, "max": top}}
+		load["search"] = map[string]any{axis: map[string]float64{"from": from, "max": top}}
 	}
 	switch len(kinds) {
 	case 0:
@@ -122,6 +120,18 @@ func (u *urlProbe) config() ([]byte, error) {
 		"allowed_targets": []string{target.Hostname()},
 		"probes":          []any{map[string]any{"name": urlProbeName, "request": request, "load": load}},
 	})
+}
+
+// searchRange reads --search's AXIS:FROM:MAX.
+func searchRange(text string) (axis string, from, top float64, err error) {
+	parts := strings.Split(text, ":")
+	if len(parts) != 3 || parts[0] != "concurrency" && parts[0] != "rate" {
+		return "", 0, 0, errors.New("not AXIS:FROM:MAX")
+	}
+	if from, err = strconv.ParseFloat(parts[1], 64); err == nil {
+		top, err = strconv.ParseFloat(parts[2], 64)
+	}
+	return parts[0], from, top, err
 }
 
 // configKeyLine is a line of a config error about the probe's key path.

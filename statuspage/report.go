@@ -47,10 +47,10 @@ func Report(w io.Writer, version string, runs []Run) error {
 	for _, run := range runs {
 		r := run.Result
 		v := newProbeView(state.Probe{Probe: run.Probe, Last: &r}, time.Now(), false)
-		if len(r.Steps) == 0 {
-			v.Chart, v.ModelLine = nil, ""
+		rp := reportProbe{probeView: v, Unit: v.Words.Unit()}
+		if r.Mode == plan.ModePhases {
+			rp.Unit = "phase"
 		}
-		rp := reportProbe{probeView: v, Unit: r.Words().Unit()}
 		lq, _ := analysis.LatencyRule(run.Probe.Rules)
 		order := newLevelAxis(r).order(r.Steps)
 		for _, i := range order {

@@ -5,11 +5,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // report writes the report of a fitted ramp of 1 to 128 connections
@@ -105,4 +108,17 @@ func TestReportInBrowser(t *testing.T) {
 		t.Logf("rendered DOM:\n%s", dom)
 	}
 	realpart.Screenshot(t, "file://"+file, "report.png")
+}
+
+// A run that failed before any load (a method reflection could not
+// resolve) is reported with its reason, and no chart or step.
+func TestReportOfAFailedRun(t *testing.T) {
+	r := result.Result{Name: "failed", Mode: plan.ModeConcurrency, Ended: result.ResultFailed, Started: time.Now(),
+		Error: "grpc method a.B/C: the server does not serve reflection", Steps: []result.Step{}}
+	var b strings.Builder
+	if err := Report(&b, "v", []Run{{Probe: probe("failed", 1, 2), Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Contains(t, "the report", b.String(), `<h2>failed <span class="muted">· concurrency ramp, failed in`, `<p class="error">grpc method a.B/C: the server does not serve reflection</p>`)
+	testkit.Lacks(t, "the report", b.String(), `<svg class="ramp"`, "<td>1</td>")
 }
