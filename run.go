@@ -205,6 +205,9 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 			fmt.Fprintf(w, "%s: %s, %s\n", x.text, x.got, verdict(x, r))
 		}
 	}
+	if o := r.Overload; o != nil {
+		fmt.Fprintf(w, "overload: %s (goodput past capacity kept %.0f%% of it at worst)\n", o.Grade, 100*o.GoodputRetained)
+	}
 	valid := "yes"
 	if !r.Valid {
 		valid = "no"

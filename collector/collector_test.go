@@ -150,7 +150,7 @@ loadprobe_breaking_point_level{probe="work",rule="latency_budget"} 0.5
 # TYPE loadprobe_breaking_point_throughput gauge
 loadprobe_breaking_point_throughput{probe="work",rule="knee"} 500
 loadprobe_breaking_point_throughput{probe="work",rule="latency_budget"} 40
-# HELP loadprobe_capacity_level Load level at which the last run reached its capacity: the highest goodput among the levels within the latency and error budgets; absent when none was within them.
+# HELP loadprobe_capacity_level Load level of the last run's capacity: the lowest level within the latency and error budgets whose goodput is within 3% of the highest among them; absent when none was within them.
 # TYPE loadprobe_capacity_level gauge
 loadprobe_capacity_level{probe="work"} 4
 # HELP loadprobe_capacity_throughput The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.

@@ -66,9 +66,11 @@ var (
 	peakThroughput = desc(namespace+"_peak_throughput",
 		"Highest goodput of the last run, in successful responses per second.", probeL...)
 	capacityLevel = desc(namespace+"_capacity_level",
-		"Load level at which the last run reached its capacity: the highest goodput among the levels within the latency and error budgets; absent when none was within them.", probeL...)
+		"Load level of the last run's capacity: the lowest level within the latency and error budgets whose goodput is within 3% of the highest among them; absent when none was within them.", probeL...)
 	capacityThroughput = desc(namespace+"_capacity_throughput",
 		"The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.", probeL...)
+	overloadRetained = desc(namespace+"_overload_goodput_retained",
+		"The lowest goodput of the last run's levels past its capacity's, over the capacity: 0.9 and above is a graceful overload, below 0.5 a collapse; absent when the run measured no level past capacity's.", probeL...)
 	runValid = desc(namespace+"_run_valid",
 		"1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.", probeL...)
 	runDuration = desc(namespace+"_run_duration_seconds",
@@ -99,7 +101,7 @@ var (
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
-		capacityThroughput, runValid, runDuration, lastCompleted, expectedMin,
+		capacityThroughput, overloadRetained, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
 		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
@@ -180,6 +182,9 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 	if r.Capacity != nil {
 		gauge(ch, capacityLevel, r.Capacity.Level, name)
 		gauge(ch, capacityThroughput, r.Capacity.Throughput, name)
+	}
+	if o := r.Overload; o != nil {
+		gauge(ch, overloadRetained, o.GoodputRetained, name)
 	}
 	valid := 0.0
 	if r.Valid {

@@ -49,6 +49,7 @@ var families = map[string][]string{
 	"loadprobe_peak_throughput":                      {"probe"},
 	"loadprobe_capacity_level":                       {"probe"},
 	"loadprobe_capacity_throughput":                  {"probe"},
+	"loadprobe_overload_goodput_retained":            {"probe"},
 	"loadprobe_expected_min_capacity":                {"probe"},
 	"loadprobe_run_valid":                            {"probe"},
 	"loadprobe_run_last_completed_timestamp_seconds": {"probe"},

@@ -138,6 +138,10 @@ step_duration: 1s`)
 	if s.Responses[result.HTTPStatus(503)] == 0 || s.Responses[result.HTTPStatus(503)]+s.Responses[result.HTTPStatus(200)] != s.Attempts {
 		t.Errorf("level 16: responses %v errors %v of %d attempts; want the failures as 503", s.Responses, s.Errors, s.Attempts)
 	}
+	// Shedding keeps serving the 8 it takes: a graceful overload.
+	if o := r.Overload; o == nil || o.Grade != result.OverloadGraceful {
+		t.Errorf("overload %+v, want graceful: /shed keeps its rate past capacity", o)
+	}
 }
 
 func TestRunLimitedCountsTheLimiterApartAndNamesTheCap(t *testing.T) {

@@ -159,6 +159,9 @@ settle_timeout: 5s`)
 	if strings.Contains(d, "depleting") {
 		t.Errorf("a collapse named a depletion:\n%s", d)
 	}
+	if o := r.Overload; o == nil || o.Grade == result.OverloadGraceful {
+		t.Errorf("overload %+v, want degraded or collapse: goodput falls past capacity", o)
+	}
 }
 
 // /limited at 10 connections for 4s, each run starting half-way into a

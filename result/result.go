@@ -25,6 +25,9 @@ type Result struct {
 	// Limiter is a limiter's pass rate when its codes dominate the
 	// failures and the successes hold flat across levels; nil otherwise.
 	Limiter *Limiter `json:"limiter"`
+	// Overload is how the target served the levels past its capacity;
+	// nil when the run measured none (or for phases).
+	Overload *Overload `json:"overload"`
 	// Model is the Universal Scalability Law fitted to the run's levels;
 	// nil for a phases profile, which is not a ramp.
 	Model *Model `json:"model"`
@@ -60,6 +63,22 @@ type Limiter struct {
 	Throughput float64 `json:"throughput"`
 	Code       string  `json:"code"`
 }
+
+// Overload grades a target past its capacity, as Google's SRE book asks
+// of a component: GoodputRetained is the lowest goodput of a level past
+// capacity's over the capacity; Grade reads it (docs/measurement.md,
+// "Past capacity").
+type Overload struct {
+	Grade           string  `json:"grade"`
+	GoodputRetained float64 `json:"goodput_retained"`
+}
+
+// The overload grades, by GoodputRetained.
+const (
+	OverloadGraceful = "graceful" // at least 0.9
+	OverloadDegraded = "degraded" // at least 0.5
+	OverloadCollapse = "collapse" // below 0.5
+)
 
 // BreakingPoints holds the three rules' answers; nil when a rule never fired.
 type BreakingPoints struct {

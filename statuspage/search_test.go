@@ -38,6 +38,8 @@ func TestStatusPageDrawsASearchInOrderOfLevel(t *testing.T) {
 		`running, step 7 of at most 24 (refining the knee between 8 and 16)`,
 		// A search is named a search, not by its axis alone.
 		`<div class="sub">concurrency search</div>`, `last run, concurrency search,`,
+		// Past capacity (12) goodput holds at 600/s: graceful.
+		`<div class="sub overload graceful">overload graceful</div>`,
 		`<rect class="bracket knee"`, `<title>knee between 11 and 12 connections</title>`,
 	)
 	svg := body[strings.Index(body, "<svg"):]

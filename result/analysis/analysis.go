@@ -63,7 +63,7 @@ type analysis struct {
 const capacityBand = 0.03
 
 // Analyze fills r.PeakThroughput, r.BreakingPoints, r.ReachedUpTo, r.Capacity,
-// r.Limiter, r.FallsPastPeak, r.Model, r.Valid and
+// r.Limiter, r.Overload, r.FallsPastPeak, r.Model, r.Valid and
 // r.Diagnosis from r.Steps and r.Mode with the probe's rules, as config
 // loaded them (its defaults applied). Steps are taken in the order they ran.
 //
@@ -130,6 +130,7 @@ func Analyze(r *result.Result, rules plan.Rules) {
 		r.Capacity.Throughput = view.Steps[a.best].Goodput
 	}
 	r.Limiter = a.limiter()
+	r.Overload = a.overload()
 	r.FallsPastPeak = a.fallsPastPeak() >= 0
 	r.Model = a.model()
 	r.Valid = a.valid()

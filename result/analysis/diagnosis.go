@@ -43,6 +43,7 @@ func (a *analysis) diagnose() []string {
 	}
 	add(a.capacityLine())
 	add(a.limiterLine())
+	add(a.overloadLine())
 	add(a.shortfallLine())
 	if !generatorFailed {
 		add(a.targetCollapseLine())
