@@ -194,13 +194,14 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	if l := r.Limiter; l != nil {
 		fmt.Fprintf(w, "; a limiter passes about %.1f/s (%s)", l.Throughput, l.Code)
 	}
-	for _, x := range expectations(p, r) {
+	expected := expectations(p, r)
+	for _, x := range expected {
 		if x.got == "" {
 			fmt.Fprintf(w, "; %s: %s", x.text, verdict(x, r))
 		}
 	}
 	fmt.Fprintln(w)
-	for _, x := range expectations(p, r) {
+	for _, x := range expected {
 		if x.got != "" {
 			fmt.Fprintf(w, "%s: %s, %s\n", x.text, x.got, verdict(x, r))
 		}

@@ -15,6 +15,7 @@ import (
 // sessions, messages per second and refused upgrades (docs/websocket.md).
 type words struct{ plan.Words }
 
+// wordsFor are the words of p's run r, whose mode is a search's axis.
 func wordsFor(p *plan.Probe, r result.Result) words {
 	return words{plan.Words{Mode: r.Mode, Protocol: p.Protocol()}}
 }

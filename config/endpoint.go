@@ -47,6 +47,17 @@ func endpointOf(u *url.URL) endpoint {
 	return e
 }
 
+// endpoint is endpointOf(u), read once per load for each scheme and host.
+func (v *validator) endpoint(u *url.URL) endpoint {
+	key := u.Scheme + "://" + u.Host
+	e, ok := v.endpoints[key]
+	if !ok {
+		e = endpointOf(u)
+		v.endpoints[key] = e
+	}
+	return e
+}
+
 // same reports whether two endpoints can be one server: the same port, and
 // the same host or an address in common.
 func (e endpoint) same(o endpoint) bool {

@@ -84,6 +84,10 @@ type validator struct {
 	// sets holds the descriptor sets this config names, by content; running
 	// those of the config in force, to take an unchanged one from.
 	sets, running map[[sha256.Size]byte]*protoregistry.Files
+	// endpoints holds each URL's endpoint (endpoint.go) by scheme and host,
+	// so that a name is resolved once per load, however many guards and
+	// probes name it.
+	endpoints map[string]endpoint
 	// parts holds what validation read and compiled of each request, for
 	// compile to build the probe's plan from.
 	parts map[*Request]*requestParts
@@ -93,7 +97,7 @@ type validator struct {
 // none), whose data files it takes the rows of when they have not changed.
 func newValidator(running *Config) *validator {
 	v := &validator{lines: map[string]int{}, rows: map[keptData]*plan.Rows{}, parts: map[*Request]*requestParts{},
-		sets: map[[sha256.Size]byte]*protoregistry.Files{}}
+		sets: map[[sha256.Size]byte]*protoregistry.Files{}, endpoints: map[string]endpoint{}}
 	if running != nil {
 		for key, rows := range running.rows {
 			v.rows[key] = rows

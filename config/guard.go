@@ -128,14 +128,14 @@ func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPat
 // Prometheus that judges the target must never be under load itself
 // (docs/guards.md, "The guard's Prometheus").
 func (v *validator) notLoaded(c *Config, u *url.URL, p keyPath) {
-	guarded := endpointOf(u)
+	guarded := v.endpoint(u)
 	for _, pr := range c.Probes {
 		reqs := []Request{pr.Request}
 		for _, s := range pr.Flow {
 			reqs = append(reqs, s.Request)
 		}
 		for _, r := range reqs {
-			if t, err := url.Parse(r.URL); err == nil && t.Host != "" && endpointOf(t).same(guarded) {
+			if t, err := url.Parse(r.URL); err == nil && t.Host != "" && v.endpoint(t).same(guarded) {
 				spelt := ""
 				if t.Host != u.Host {
 					spelt = " (as " + t.Host + ")"

@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -38,12 +37,9 @@ func loadFile(filename string, running *Config) (*Config, error) {
 // ParseReader is Parse of what r holds, read up to the size a config file
 // may have.
 func ParseReader(filename string, r io.Reader) (*Config, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxConfigSize+1))
+	data, err := regularfile.ReadFrom(filename, r, maxConfigSize)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", filename, err)
-	}
-	if len(data) > maxConfigSize {
-		return nil, fmt.Errorf("cannot read %s: larger than %d MiB", filename, maxConfigSize>>20)
+		return nil, err
 	}
 	return Parse(filename, data)
 }

@@ -19,7 +19,6 @@ var crossOrigin = http.NewCrossOriginProtection()
 // lifecycle guards an endpoint that changes state: only with
 // --web.enable-lifecycle (doing what says what it would have done), only by
 // POST, and not from a page on another origin.
-
 func (d *Daemon) lifecycle(doing string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !d.opts.EnableLifecycle {

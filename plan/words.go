@@ -35,6 +35,9 @@ type Words struct {
 	Protocol Protocol
 }
 
+// Words name p's levels.
+func (p *Probe) Words() Words { return Words{Mode: p.Load.Mode(), Protocol: p.Protocol()} }
+
 // Unit names what a level counts: "connections", "req/s", "sessions"…
 func (w Words) Unit() string {
 	closed := w.Mode.ClosedLoop()

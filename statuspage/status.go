@@ -103,7 +103,7 @@ type probeView struct {
 func newProbeView(st state.Probe, now time.Time, paused bool) probeView {
 	p := st.Probe
 	lq, budget := analysis.LatencyRule(p.Rules)
-	words := plan.Words{Mode: p.Load.Mode(), Protocol: p.Protocol()}
+	words := p.Words()
 	v := probeView{
 		Name: p.Name, Words: words, Kind: p.Load.Kind(), Last: st.Last,
 		Quantile: lq.Label, Budget: seconds(budget),

@@ -34,7 +34,14 @@ func Read(name string, limit int64) ([]byte, error) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("cannot read %s: not a regular file", name)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	return ReadFrom(name, f, limit)
+}
+
+// ReadFrom returns what r holds, or an error naming name when it holds
+// more than limit bytes: the bound Read puts on a file, for a stream (a
+// config on standard input).
+func ReadFrom(name string, r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", name, unwrap(err))
 	}

@@ -54,6 +54,12 @@ type analysis struct {
 	// rising says the knee rule fired at the highest level only, so the
 	// knee is not reached: goodput still rises there.
 	rising bool
+	// limit is a limiter's pass rate (limiter.go); nil without one.
+	limit *result.Limiter
+	// past is the step of lowest goodput past capacity's level, and over
+	// its grade (overload.go); -1 and nil without one.
+	past int
+	over *result.Overload
 }
 
 // capacityBand is how close to the highest goodput within the budgets a
@@ -129,8 +135,8 @@ func Analyze(r *result.Result, rules plan.Rules) {
 	if r.Capacity != nil {
 		r.Capacity.Throughput = view.Steps[a.best].Goodput
 	}
-	r.Limiter = a.limiter()
-	r.Overload = a.overload()
+	r.Limiter = a.limit
+	r.Overload = a.over
 	r.FallsPastPeak = a.fallsPastPeak() >= 0
 	r.Model = a.model()
 	r.Valid = a.valid()
@@ -189,6 +195,9 @@ func newAnalysis(r *result.Result, rules plan.Rules) *analysis {
 			return s.Goodput >= (1-capacityBand)*steps[a.best].Goodput
 		})
 	}
+	a.limit = a.limiter()
+	a.past = a.pastCapacity()
+	a.over = a.overload()
 	return a
 }
 

@@ -33,7 +33,7 @@ func (a *analysis) diagnose() []string {
 	// shape says nothing of the target (generatorLine names them).
 	generatorFailed := a.outOfFiles()
 	if kind, shapeLine := a.shape(); !generatorFailed {
-		if kind != shapeless || a.limiter() == nil {
+		if kind != shapeless || a.limit == nil {
 			add(shapeLine) // a limiter's line says what shapeless failures are
 		}
 		if kind != depletion {

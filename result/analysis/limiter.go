@@ -61,7 +61,7 @@ func (a *analysis) limiter() *result.Limiter {
 // the budgets, the budget its declines broke: the number a client of the
 // limiter gets is its pass rate, which capacity alone would call none.
 func (a *analysis) limiterLine() string {
-	l := a.limiter()
+	l := a.limit
 	if l == nil {
 		return ""
 	}

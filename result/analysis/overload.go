@@ -34,11 +34,10 @@ func (a *analysis) pastCapacity() int {
 
 // overload grades the levels past capacity's by the goodput they kept.
 func (a *analysis) overload() *result.Overload {
-	low := a.pastCapacity()
-	if low < 0 || a.r.Steps[a.best].Goodput <= 0 {
+	if a.past < 0 || a.r.Steps[a.best].Goodput <= 0 {
 		return nil
 	}
-	retained := a.r.Steps[low].Goodput / a.r.Steps[a.best].Goodput
+	retained := a.r.Steps[a.past].Goodput / a.r.Steps[a.best].Goodput
 	grade := result.OverloadCollapse
 	switch {
 	case retained >= gracefulRetained:
@@ -51,11 +50,11 @@ func (a *analysis) overload() *result.Overload {
 
 // overloadLine says how the target served past its capacity.
 func (a *analysis) overloadLine() string {
-	o := a.overload()
+	o := a.over
 	if o == nil {
 		return ""
 	}
-	low := a.r.Steps[a.pastCapacity()]
+	low := a.r.Steps[a.past]
 	kept := fmt.Sprintf("goodput past capacity kept %s of it at worst (%s/s %s)", fmtPct(o.GoodputRetained), fmtNum(low.Goodput), a.at(low))
 	switch o.Grade {
 	case result.OverloadGraceful:

@@ -291,40 +291,7 @@ func dialCanned(t testing.TB, answer []byte) *Conn {
 			return
 		}
 		defer sc.Close()
-		br := bufio.NewReaderSize(sc, 64<<10)
-		if _, err := br.Discard(len(http2.ClientPreface)); err != nil {
-			return
-		}
-		sc.Write(appendFrame(nil, 0x4, 0, nil)) // the server's SETTINGS
-		out := make([]byte, 0, 4<<10)
-		for {
-			h, err := br.Peek(9)
-			if err != nil {
-				return
-			}
-			length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-			typ, flags, id := h[3], h[4], [4]byte(h[5:9])
-			if _, err := br.Discard(9 + length); err != nil {
-				return
-			}
-			switch {
-			case typ == 0x4 && flags&flagAck == 0:
-				out = appendFrame(out, 0x4, flagAck, nil)
-			case (typ == 0x0 || typ == 0x1) && flags&flagEndStream != 0:
-				at := len(out)
-				out = append(out, answer...)
-				for f := out[at:]; len(f) > 0; {
-					copy(f[5:9], id[:])
-					f = f[9+(int(f[0])<<16|int(f[1])<<8|int(f[2])):]
-				}
-			}
-			if len(out) > 0 && br.Buffered() == 0 || len(out) > 2<<10 {
-				if _, err := sc.Write(out); err != nil {
-					return
-				}
-				out = out[:0]
-			}
-		}
+		serveCanned(sc, func(out []byte, id [4]byte) []byte { return appendAnswer(out, answer, id) })
 	}()
 	nc, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -336,6 +303,52 @@ func dialCanned(t testing.TB, answer []byte) *Conn {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// serveCanned serves one plain-text connection until the client closes it:
+// it acknowledges the client's SETTINGS and, once a request's stream has
+// ended, appends the frames answer writes for the stream id, reading and
+// writing in place.
+func serveCanned(sc net.Conn, answer func(out []byte, id [4]byte) []byte) {
+	br := bufio.NewReaderSize(sc, 64<<10)
+	if _, err := br.Discard(len(http2.ClientPreface)); err != nil {
+		return
+	}
+	sc.Write(appendFrame(nil, 0x4, 0, nil)) // the server's SETTINGS
+	out := make([]byte, 0, 4<<10)
+	for {
+		h, err := br.Peek(9)
+		if err != nil {
+			return
+		}
+		length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
+		typ, flags, id := h[3], h[4], [4]byte(h[5:9])
+		if _, err := br.Discard(9 + length); err != nil {
+			return
+		}
+		switch {
+		case typ == 0x4 && flags&flagAck == 0:
+			out = appendFrame(out, 0x4, flagAck, nil)
+		case (typ == 0x0 || typ == 0x1) && flags&flagEndStream != 0:
+			out = answer(out, id)
+		}
+		if len(out) > 0 && br.Buffered() == 0 || len(out) > 2<<10 {
+			if _, err := sc.Write(out); err != nil {
+				return
+			}
+			out = out[:0]
+		}
+	}
+}
+
+// appendAnswer appends answer's frames to out on stream id.
+func appendAnswer(out, answer []byte, id [4]byte) []byte {
+	at := len(out)
+	out = append(out, answer...)
+	for f := out[at:]; len(f) > 0; f = f[9+(int(f[0])<<16|int(f[1])<<8|int(f[2])):] {
+		copy(f[5:9], id[:])
+	}
+	return out
 }
 
 // BenchmarkRoundTrip is a request on one stream of one connection to the
@@ -371,31 +384,10 @@ func goAwayServer(t *testing.T, open *atomic.Int64) string {
 			go func() {
 				defer open.Add(-1)
 				defer sc.Close()
-				br := bufio.NewReader(sc)
-				if _, err := br.Discard(len(http2.ClientPreface)); err != nil {
-					return
-				}
-				sc.Write(appendFrame(nil, 0x4, 0, nil))
-				for {
-					h, err := br.Peek(9)
-					if err != nil {
-						return // the client closed it
-					}
-					length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-					typ, flags, id := h[3], h[4], [4]byte(h[5:9])
-					br.Discard(9 + length)
-					switch {
-					case typ == 0x4 && flags&flagAck == 0:
-						sc.Write(appendFrame(nil, 0x4, flagAck, nil))
-					case (typ == 0x0 || typ == 0x1) && flags&flagEndStream != 0:
-						out := append([]byte(nil), cannedResponse...)
-						for f := out; len(f) > 0; f = f[9+(int(f[0])<<16|int(f[1])<<8|int(f[2])):] {
-							copy(f[5:9], id[:])
-						}
-						out = appendFrame(out, 0x7, 0, append(id[:], 0, 0, 0, 0)) // GOAWAY: last stream id, NO_ERROR
-						sc.Write(out)
-					}
-				}
+				serveCanned(sc, func(out []byte, id [4]byte) []byte {
+					out = appendAnswer(out, cannedResponse, id)
+					return appendFrame(out, 0x7, 0, append(id[:], 0, 0, 0, 0)) // GOAWAY: last stream id, NO_ERROR
+				})
 			}()
 		}
 	}()
