@@ -57,7 +57,7 @@ type requestParts struct {
 func (v *validator) compile(p *Probe, pp keyPath, rows *plan.Rows, dataSum [sha256.Size]byte) *plan.Probe {
 	problems := len(v.issues)
 	cp := plan.Probe{
-		Name: p.Name, Load: p.Load, Rules: p.Rules, Abort: p.Abort, Guard: p.Guard,
+		Name: p.Name, Load: p.Load, Rules: p.Rules, Abort: p.Abort, Guard: p.Guard, Telemetry: p.Telemetry,
 		Control: p.Control, Expect: p.Expect, Schedule: p.Schedule, Rows: rows,
 	}
 	print := sha256.New()

@@ -36,17 +36,20 @@ type Config struct {
 
 // Probe is one scheduled load probe.
 type Probe struct {
-	Name     string        `yaml:"name"`
-	Request  Request       `yaml:"request,omitempty"`
-	Flow     []FlowStep    `yaml:"flow,omitempty"`
-	Data     *Data         `yaml:"data,omitempty"`
-	Load     plan.Load     `yaml:"load"`
-	Rules    plan.Rules    `yaml:"rules"`
-	Abort    plan.Abort    `yaml:"abort"`
-	Guard    plan.Guard    `yaml:"guard"`
-	Control  string        `yaml:"control,omitempty"`
-	Expect   plan.Expect   `yaml:"expect"`
-	Schedule plan.Schedule `yaml:"schedule"`
+	Name    string     `yaml:"name"`
+	Request Request    `yaml:"request,omitempty"`
+	Flow    []FlowStep `yaml:"flow,omitempty"`
+	Data    *Data      `yaml:"data,omitempty"`
+	Load    plan.Load  `yaml:"load"`
+	Rules   plan.Rules `yaml:"rules"`
+	Abort   plan.Abort `yaml:"abort"`
+	Guard   plan.Guard `yaml:"guard"`
+	// Telemetry is what to read of the target's own Prometheus; nil
+	// without one.
+	Telemetry *plan.Telemetry `yaml:"telemetry,omitempty"`
+	Control   string          `yaml:"control,omitempty"`
+	Expect    plan.Expect     `yaml:"expect"`
+	Schedule  plan.Schedule   `yaml:"schedule"`
 }
 
 // Request describes the HTTP request every attempt sends.

@@ -59,6 +59,8 @@ var defaults = map[reflect.Type]func() any{
 	reflect.TypeFor[FlowStep]():             func() any { return defaultFlowStep },
 	reflect.TypeFor[plan.PrometheusGuard](): func() any { return defaultPrometheusGuard },
 	reflect.TypeFor[plan.GuardQuery]():      func() any { return defaultGuardQuery },
+	reflect.TypeFor[plan.Telemetry]():       func() any { return defaultTelemetry },
+	reflect.TypeFor[plan.Resource]():        func() any { return defaultResource },
 	reflect.TypeFor[plan.Search]():          func() any { return defaultSearch },
 	reflect.TypeFor[GRPC]():                 func() any { return defaultGRPC },
 }

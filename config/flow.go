@@ -72,16 +72,7 @@ func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []
 	for i := range pr.Flow {
 		st := &pr.Flow[i]
 		sp := fp.to(i)
-		switch j, dup := names[st.Name]; {
-		case !validName(st.Name):
-			v.errorf(sp.to("name"), "%q is not a valid step name: use letters, digits, _ and -", st.Name)
-		case len(st.Name) > maxNameLength:
-			v.errorf(sp.to("name"), "longer than %d characters", maxNameLength)
-		case dup:
-			v.errorf(sp.to("name"), "duplicate step name %q (first used by flow[%d])", st.Name, j)
-		default:
-			names[st.Name] = i
-		}
+		v.uniqueName(sp.to("name"), "step", st.Name, names, "flow", i)
 		parts := v.request(c, &st.Request, sp.to("request"), dir, template.Scope{Columns: columns, Captured: captured})
 		if st.Request.GRPC != nil {
 			v.errorf(sp.to("request", "grpc"), "a flow's steps are HTTP requests: a gRPC call is a probe of its own")

@@ -15,9 +15,9 @@ import (
 var (
 	defaultGuard           = plan.Guard{Window: model.Duration(time.Second), For: 1}
 	defaultPrometheusGuard = plan.PrometheusGuard{
-		HTTPClientConfig: noRedirects(commoncfg.DefaultHTTPClientConfig),
-		Interval:         model.Duration(5 * time.Second),
-		OnError:          plan.OnErrorAbort,
+		Prometheus: plan.Prometheus{HTTPClientConfig: noRedirects(commoncfg.DefaultHTTPClientConfig)},
+		Interval:   model.Duration(5 * time.Second),
+		OnError:    plan.OnErrorAbort,
 	}
 	defaultGuardQuery = plan.GuardQuery{For: 1}
 )
@@ -68,20 +68,7 @@ func (v *validator) guardFor(p keyPath, n int) {
 }
 
 func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPath, dir string) {
-	up := p.to("url")
-	if u, err := url.Parse(g.URL); g.URL == "" {
-		v.errorf(up, "required")
-	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		v.errorf(up, "%q is not an http or https URL with a host", g.URL)
-	} else if u.User != nil {
-		v.errorf(up, "credentials in the URL are not allowed: use basic_auth")
-	} else {
-		v.notLoaded(c, u, up)
-	}
-	v.clientConfig(&g.HTTPClientConfig, p, dir)
-	if g.HTTPClientConfig.FollowRedirects {
-		v.errorf(p.to("follow_redirects"), "a guard follows no redirect: one could send its queries to a host allowed_targets does not see, or to loadprobe itself")
-	}
+	v.prometheus(c, &g.Prometheus, p, dir, "a guard")
 	if g.Interval < minGuardInterval {
 		v.errorf(p.to("interval"), "must be at least %s (got %s): a guard asks, it must not load its Prometheus", minGuardInterval, g.Interval)
 	}
@@ -98,18 +85,10 @@ func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPat
 	names := map[string]int{}
 	for i, q := range g.Queries {
 		ip := qp.to(i)
-		switch np := ip.to("name"); {
-		case !validName(q.Name):
-			v.errorf(np, "%q is not a valid name: use letters, digits, _ and -", q.Name)
-		case len(q.Name) > maxNameLength:
-			v.errorf(np, "longer than %d characters", maxNameLength)
-		case q.Name == plan.GuardErrorRatio || q.Name == plan.GuardLatency:
-			v.errorf(np, "%q is the name of a live guard", q.Name)
-		default:
-			if j, dup := names[q.Name]; dup {
-				v.errorf(np, "duplicate guard name %q (first used by queries[%d])", q.Name, j)
-			}
-			names[q.Name] = i
+		if q.Name == plan.GuardErrorRatio || q.Name == plan.GuardLatency {
+			v.errorf(ip.to("name"), "%q is the name of a live guard", q.Name)
+		} else {
+			v.uniqueName(ip.to("name"), "guard", q.Name, names, "queries", i)
 		}
 		if strings.TrimSpace(q.Query) == "" {
 			v.errorf(ip.to("query"), "required")
@@ -124,9 +103,29 @@ func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPat
 	}
 }
 
-// notLoaded rejects a guard's Prometheus that a probe of c loads: the
-// Prometheus that judges the target must never be under load itself
-// (docs/guards.md, "The guard's Prometheus").
+// prometheus checks the Prometheus that who asks at p: an http or https
+// URL without credentials, that no probe of c loads, reached by valid
+// client settings that follow no redirect.
+func (v *validator) prometheus(c *Config, s *plan.Prometheus, p keyPath, dir, who string) {
+	up := p.to("url")
+	if u, err := url.Parse(s.URL); s.URL == "" {
+		v.errorf(up, "required")
+	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		v.errorf(up, "%q is not an http or https URL with a host", s.URL)
+	} else if u.User != nil {
+		v.errorf(up, "credentials in the URL are not allowed: use basic_auth")
+	} else {
+		v.notLoaded(c, u, up)
+	}
+	v.clientConfig(&s.HTTPClientConfig, p, dir)
+	if s.HTTPClientConfig.FollowRedirects {
+		v.errorf(p.to("follow_redirects"), "%s follows no redirect: one could send its queries to a host allowed_targets does not see, or to loadprobe itself", who)
+	}
+}
+
+// notLoaded rejects a Prometheus that a probe of c loads: the Prometheus
+// that judges the target must never be under load itself (docs/guards.md,
+// "The guard's Prometheus").
 func (v *validator) notLoaded(c *Config, u *url.URL, p keyPath) {
 	guarded := v.endpoint(u)
 	for _, pr := range c.Probes {
@@ -140,7 +139,7 @@ func (v *validator) notLoaded(c *Config, u *url.URL, p keyPath) {
 				if t.Host != u.Host {
 					spelt = " (as " + t.Host + ")"
 				}
-				v.errorf(p, "%s is the target of probe %q%s: the Prometheus a guard asks is never loaded", u.Host, pr.Name, spelt)
+				v.errorf(p, "%s is the target of probe %q%s: the Prometheus that watches a target is never loaded", u.Host, pr.Name, spelt)
 				return
 			}
 		}

@@ -38,10 +38,10 @@ func TestGuardBadConfigs(t *testing.T) {
 		{"prometheus without url", "      prometheus:\n        queries: [{name: a, query: up, min: 1}]\n",
 			"g.yml:10: probes[0].guard.prometheus.url: required"},
 		{"prometheus is the target", "      prometheus:\n        url: http://127.0.0.1:8080\n        queries: [{name: a, query: up, min: 1}]\n",
-			`g.yml:11: probes[0].guard.prometheus.url: 127.0.0.1:8080 is the target of probe "work": the Prometheus a guard asks is never loaded`},
+			`g.yml:11: probes[0].guard.prometheus.url: 127.0.0.1:8080 is the target of probe "work": the Prometheus that watches a target is never loaded`},
 		// Another spelling of the probe's target is the same server.
 		{"prometheus is the target spelt another way", "      prometheus:\n        url: http://0x7f000001:08080/\n        queries: [{name: a, query: up, min: 1}]\n",
-			`g.yml:11: probes[0].guard.prometheus.url: 0x7f000001:08080 is the target of probe "work" (as 127.0.0.1:8080): the Prometheus a guard asks is never loaded`},
+			`g.yml:11: probes[0].guard.prometheus.url: 0x7f000001:08080 is the target of probe "work" (as 127.0.0.1:8080): the Prometheus that watches a target is never loaded`},
 		{"on_error", "      prometheus:\n        url: http://prom:9090\n        on_error: retry\n        queries: [{name: a, query: up, min: 1}]\n",
 			`g.yml:12: probes[0].guard.prometheus.on_error: must be abort or ignore (got "retry")`},
 		{"no queries", "      prometheus:\n        url: http://prom:9090\n",

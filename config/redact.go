@@ -9,6 +9,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // redacted is what a hidden value reads.
@@ -54,9 +56,13 @@ func (c *Config) Redacted() ([]byte, error) {
 	for i := range cp.Probes {
 		if g := cp.Probes[i].Guard.Prometheus; g != nil {
 			shown := *g // shared with c: hidden in a copy
-			shown.URL = redactURL(shown.URL)
-			redactClient(&shown.HTTPClientConfig)
+			redactPrometheus(&shown.Prometheus)
 			cp.Probes[i].Guard.Prometheus = &shown
+		}
+		if t := cp.Probes[i].Telemetry; t != nil {
+			shown := *t
+			redactPrometheus(&shown.Prometheus)
+			cp.Probes[i].Telemetry = &shown
 		}
 	}
 	var buf bytes.Buffer
@@ -69,6 +75,12 @@ func (c *Config) Redacted() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// redactPrometheus hides the secrets of a copy of a Prometheus's settings.
+func redactPrometheus(p *plan.Prometheus) {
+	p.URL = redactURL(p.URL)
+	redactClient(&p.HTTPClientConfig)
 }
 
 // String returns the redacted YAML of c.

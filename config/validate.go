@@ -96,7 +96,9 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	v.webSocket(p, pp)
 	v.rules(&p.Rules, pp.to("rules"))
 	v.abort(&p.Abort, pp.to("abort"))
+	guardPrometheus(p)
 	v.guard(c, p, pp.to("guard"), dir)
+	v.telemetry(c, p, pp.to("telemetry"), dir)
 	v.expect(&p.Expect, pp.to("expect"))
 	v.schedule(p, pp.to("schedule"))
 	if len(v.issues) == problems {
@@ -367,6 +369,22 @@ func (v *validator) schedule(pr *Probe, p keyPath) {
 		case l.Search != nil:
 			v.errorf(cp, "a continuous probe runs a fixed load (rate: [N] or concurrency: [N]), not a search")
 		}
+	}
+}
+
+// uniqueName checks the name of item i of a list, which becomes a label
+// value: valid, bounded, and not taken by an earlier item (names holds
+// the index of each name taken).
+func (v *validator) uniqueName(p keyPath, what, name string, names map[string]int, list string, i int) {
+	switch j, dup := names[name]; {
+	case !validName(name):
+		v.errorf(p, "%q is not a valid %s name: use letters, digits, _ and -", name, what)
+	case len(name) > maxNameLength:
+		v.errorf(p, "longer than %d characters", maxNameLength)
+	case dup:
+		v.errorf(p, "duplicate %s name %q (first used by %s[%d])", what, name, list, j)
+	default:
+		names[name] = i
 	}
 }
 

@@ -35,16 +35,22 @@ const (
 	OnErrorIgnore OnError = "ignore"
 )
 
-// PrometheusGuard is the Prometheus that watches the target and the
-// queries asked of it every Interval.
-type PrometheusGuard struct {
+// Prometheus is a Prometheus server loadprobe asks questions of: the one
+// that watches a probe's target.
+type Prometheus struct {
 	URL string `yaml:"url"`
 	// HTTPClientConfig is how to reach the Prometheus (TLS, basic auth,
 	// bearer); a named field for the reason Request's is one.
 	HTTPClientConfig commoncfg.HTTPClientConfig `yaml:",inline"`
-	Interval         model.Duration             `yaml:"interval"`
-	OnError          OnError                    `yaml:"on_error"`
-	Queries          []GuardQuery               `yaml:"queries"`
+}
+
+// PrometheusGuard is the Prometheus that watches the target and the
+// queries asked of it every Interval.
+type PrometheusGuard struct {
+	Prometheus `yaml:",inline"`
+	Interval   model.Duration `yaml:"interval"`
+	OnError    OnError        `yaml:"on_error"`
+	Queries    []GuardQuery   `yaml:"queries"`
 }
 
 // GuardQuery is one PromQL query and the range its result must keep.

@@ -4,14 +4,17 @@ package plan
 // sections are the config's; Request, Flow and Rows are its compiled
 // workload.
 type Probe struct {
-	Name     string
-	Load     Load
-	Rules    Rules
-	Abort    Abort
-	Guard    Guard
-	Control  string
-	Expect   Expect
-	Schedule Schedule
+	Name  string
+	Load  Load
+	Rules Rules
+	Abort Abort
+	Guard Guard
+	// Telemetry is what to read of the target's own Prometheus; nil
+	// without one.
+	Telemetry *Telemetry
+	Control   string
+	Expect    Expect
+	Schedule  Schedule
 	// Request is what each attempt sends; for a flow, its first step's:
 	// the host the scheduler keeps exclusive.
 	Request *Request

@@ -7,10 +7,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/loadprobe/loadprobe/guard"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/telemetry"
 )
 
 // A run stops before its end in one of two ways. Its context ends with a
@@ -84,12 +84,12 @@ func (e *engine) guardLive() live.Guards {
 
 // watchPrometheus starts the probe's Prometheus guards, nil without any;
 // their first evaluation is done when it returns, before any load.
-func (e *engine) watchPrometheus() (*guard.Watcher, error) {
+func (e *engine) watchPrometheus() (*telemetry.Watcher, error) {
 	g := e.probe.Guard.Prometheus
 	if g == nil {
 		return nil, nil
 	}
-	w, err := guard.New(g, e.guardLive())
+	w, err := telemetry.NewWatcher(g, e.guardLive())
 	if err != nil {
 		return nil, err
 	}

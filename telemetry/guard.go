@@ -1,8 +1,4 @@
-// Package guard asks the Prometheus that watches a probe's target whether
-// the target suffers, every interval of a run, and stops the run when a
-// query's result leaves its range (docs/guards.md). It only ever sends
-// the guard's queries: no load goes to that Prometheus.
-package guard
+package telemetry
 
 import (
 	"context"
@@ -41,8 +37,8 @@ type Watcher struct {
 // bound is still thousands of series.
 const EvaluationBytes = 8 << 20
 
-// New returns a Watcher of g's queries; sink takes their evaluations.
-func New(g *plan.PrometheusGuard, sink live.Guards) (*Watcher, error) {
+// NewWatcher returns a Watcher of g's queries; sink takes their evaluations.
+func NewWatcher(g *plan.PrometheusGuard, sink live.Guards) (*Watcher, error) {
 	query, rt, err := promapi.New(g.URL, g.HTTPClientConfig, "guard", EvaluationBytes/int64(max(1, len(g.Queries))))
 	if err != nil {
 		return nil, err

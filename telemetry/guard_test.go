@@ -1,4 +1,4 @@
-package guard
+package telemetry
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func TestQueryValue(t *testing.T) {
 			}))
 			defer srv.Close()
 			q := plan.GuardQuery{Name: "q", Query: "up", Min: tc.min, Max: tc.max, For: 1}
-			w, err := New(&plan.PrometheusGuard{URL: srv.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+			w, err := NewWatcher(&plan.PrometheusGuard{Prometheus: plan.Prometheus{URL: srv.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig},
 				Interval: model.Duration(time.Second), OnError: plan.OnErrorAbort, Queries: []plan.GuardQuery{q}}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +87,7 @@ func TestGuardFollowsNoRedirect(t *testing.T) {
 	prom := httptest.NewServer(http.RedirectHandler(sink.URL+"/-/pause", http.StatusTemporaryRedirect))
 	defer prom.Close()
 	q := plan.GuardQuery{Name: "q", Query: "up", Max: new(1.0), For: 1}
-	w, err := New(&plan.PrometheusGuard{URL: prom.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+	w, err := NewWatcher(&plan.PrometheusGuard{Prometheus: plan.Prometheus{URL: prom.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig},
 		Interval: model.Duration(time.Second), OnError: plan.OnErrorAbort, Queries: []plan.GuardQuery{q}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestGuardEvaluationIsBounded(t *testing.T) {
 	for i := range 8 {
 		queries = append(queries, plan.GuardQuery{Name: fmt.Sprintf("q%d", i), Query: "up", Max: new(2.0), For: 1})
 	}
-	w, err := New(&plan.PrometheusGuard{URL: prom.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig,
+	w, err := NewWatcher(&plan.PrometheusGuard{Prometheus: plan.Prometheus{URL: prom.URL, HTTPClientConfig: config.DefaultRequest.HTTPClientConfig},
 		Interval: model.Duration(time.Second), OnError: plan.OnErrorAbort, Queries: queries}, nil)
 	if err != nil {
 		t.Fatal(err)
