@@ -653,3 +653,40 @@ func TestGRPCStatusCodes(t *testing.T) {
 		t.Errorf("responses_total has %d series, want 3", n)
 	}
 }
+
+// What a run's telemetry read is exported with it: each step's resources,
+// the bottleneck's level and the headroom with the live traffic.
+func TestTelemetryFigures(t *testing.T) {
+	reg, src, _ := newTest(t)
+	r := completedRun()
+	r.Steps[0].Saturation = map[string]float64{"workers": 1, "cpu": 0.4}
+	r.Bottleneck = &result.Bottleneck{Resource: "workers", Level: 4, Value: 1}
+	r.Headroom = &result.Headroom{Ratio: 2.5, Capacity: 500, LivePeak: 200, LiveNow: 120, Window: "7d"}
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: r})
+	want := `
+# HELP loadprobe_bottleneck_level The level at which the last run's bottleneck, the first declared resource at its limit at or below the knee (else the first failure), reached it; absent when none did.
+# TYPE loadprobe_bottleneck_level gauge
+loadprobe_bottleneck_level{probe="work",resource="workers"} 4
+# HELP loadprobe_headroom_ratio The last run's capacity over the target's live peak traffic over telemetry.peak_window; absent without a traffic query, a capacity or live traffic.
+# TYPE loadprobe_headroom_ratio gauge
+loadprobe_headroom_ratio{probe="work"} 2.5
+# HELP loadprobe_live_peak_throughput The target's highest live traffic over telemetry.peak_window, in requests per second, as the last run ended.
+# TYPE loadprobe_live_peak_throughput gauge
+loadprobe_live_peak_throughput{probe="work"} 200
+# HELP loadprobe_live_throughput The target's live traffic as the last run ended, in requests per second.
+# TYPE loadprobe_live_throughput gauge
+loadprobe_live_throughput{probe="work"} 120
+# HELP loadprobe_step_saturation A resource the probe's telemetry declares, read from the target's Prometheus at the end of the step's measured window; written when the run ends.
+# TYPE loadprobe_step_saturation gauge
+loadprobe_step_saturation{level="4",probe="work",resource="cpu"} 0.4
+loadprobe_step_saturation{level="4",probe="work",resource="workers"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_bottleneck_level", "loadprobe_headroom_ratio",
+		"loadprobe_live_peak_throughput", "loadprobe_live_throughput", "loadprobe_step_saturation"); err != nil {
+		t.Fatal(err)
+	}
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: completedRun()})
+	if n, err := testutil.GatherAndCount(reg, "loadprobe_bottleneck_level", "loadprobe_headroom_ratio", "loadprobe_step_saturation"); err != nil || n != 0 {
+		t.Errorf("a run without telemetry exports %d telemetry series (%v), want none", n, err)
+	}
+}

@@ -56,6 +56,8 @@ var (
 		"Responses received in the step, by HTTP status code.", "probe", "level", "code")
 	stepErrors = desc(StepErrorsName,
 		"Attempts in the step that got no response, by reason.", "probe", "level", "reason")
+	stepSaturation = desc(namespace+"_step_saturation",
+		"A resource the probe's telemetry declares, read from the target's Prometheus at the end of the step's measured window; written when the run ends.", "probe", "level", "resource")
 
 	breakingLevel = desc(namespace+"_breaking_point_level",
 		"Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.", "probe", "rule")
@@ -71,6 +73,14 @@ var (
 		"The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.", probeL...)
 	overloadRetained = desc(namespace+"_overload_goodput_retained",
 		"The lowest goodput of the last run's levels past its capacity's, over the capacity: 0.9 and above is a graceful overload, below 0.5 a collapse; absent when the run measured no level past capacity's.", probeL...)
+	bottleneckLevel = desc(namespace+"_bottleneck_level",
+		"The level at which the last run's bottleneck, the first declared resource at its limit at or below the knee (else the first failure), reached it; absent when none did.", "probe", "resource")
+	headroomRatio = desc(namespace+"_headroom_ratio",
+		"The last run's capacity over the target's live peak traffic over telemetry.peak_window; absent without a traffic query, a capacity or live traffic.", probeL...)
+	livePeak = desc(namespace+"_live_peak_throughput",
+		"The target's highest live traffic over telemetry.peak_window, in requests per second, as the last run ended.", probeL...)
+	liveNow = desc(namespace+"_live_throughput",
+		"The target's live traffic as the last run ended, in requests per second.", probeL...)
 	runValid = desc(namespace+"_run_valid",
 		"1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.", probeL...)
 	runDuration = desc(namespace+"_run_duration_seconds",
@@ -99,9 +109,9 @@ var (
 
 	allResultDescs = []*prometheus.Desc{
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
-		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors,
+		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors, stepSaturation,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
-		capacityThroughput, overloadRetained, runValid, runDuration, lastCompleted, expectedMin,
+		capacityThroughput, overloadRetained, bottleneckLevel, headroomRatio, livePeak, liveNow, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
 		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
@@ -186,6 +196,14 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 	if o := r.Overload; o != nil {
 		gauge(ch, overloadRetained, o.GoodputRetained, name)
 	}
+	if b := r.Bottleneck; b != nil {
+		gauge(ch, bottleneckLevel, b.Level, name, b.Resource)
+	}
+	if h := r.Headroom; h != nil {
+		gauge(ch, headroomRatio, h.Ratio, name)
+		gauge(ch, livePeak, h.LivePeak, name)
+		gauge(ch, liveNow, h.LiveNow, name)
+	}
 	valid := 0.0
 	if r.Valid {
 		valid = 1
@@ -245,6 +263,9 @@ func collectSteps(ch chan<- prometheus.Metric, name string, steps []result.Step)
 		}
 		for reason, n := range s.Errors {
 			gauge(ch, stepErrors, float64(n), name, level, reason)
+		}
+		for resource, v := range s.Saturation {
+			gauge(ch, stepSaturation, v, name, level, resource)
 		}
 	}
 }

@@ -41,6 +41,7 @@ var families = map[string][]string{
 	"loadprobe_step_responses":            {"probe", "level", "code"},
 	"loadprobe_step_errors":               {"probe", "level", "reason"},
 	"loadprobe_step_generator_cpu_ratio":  {"probe", "level"},
+	"loadprobe_step_saturation":           {"probe", "level", "resource"},
 	// per run
 	"loadprobe_breaking_point_level":                 {"probe", "rule"},
 	"loadprobe_breaking_point_throughput":            {"probe", "rule"},
@@ -50,6 +51,10 @@ var families = map[string][]string{
 	"loadprobe_capacity_level":                       {"probe"},
 	"loadprobe_capacity_throughput":                  {"probe"},
 	"loadprobe_overload_goodput_retained":            {"probe"},
+	"loadprobe_bottleneck_level":                     {"probe", "resource"},
+	"loadprobe_headroom_ratio":                       {"probe"},
+	"loadprobe_live_peak_throughput":                 {"probe"},
+	"loadprobe_live_throughput":                      {"probe"},
 	"loadprobe_expected_min_capacity":                {"probe"},
 	"loadprobe_run_valid":                            {"probe"},
 	"loadprobe_run_last_completed_timestamp_seconds": {"probe"},
@@ -440,7 +445,7 @@ func TestDashboardExprProblemsCatchesMistakes(t *testing.T) {
 var (
 	recordNameRE = regexp.MustCompile(`^[a-z][a-z_]*:[a-z][a-z0-9_]*:[a-z0-9_]+$`)
 	// The only windows rules.yml and alerts.yml may use: the substitution contract.
-	allowedRange = map[string]bool{"[7d]": true, "[15m]": true, "[5m]": true, "[6h]": true}
+	allowedRange = map[string]bool{"[7d]": true, "[15m]": true, "[5m]": true, "[6h]": true, "[14d]": true}
 	// Alerts on a state (0 or 1), where $value tells nothing.
 	valuelessAlerts = map[string]bool{"LoadprobeRunInvalid": true, "LoadprobeConfigReloadFailed": true, "LoadprobeDown": true, "LoadprobeFleetShardMissing": true}
 )

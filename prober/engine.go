@@ -222,6 +222,7 @@ func (e *engine) run() result.Result {
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	analysis.Analyze(&r, p.Rules)
+	e.readTelemetry(&r)
 	return r
 }
 

@@ -28,6 +28,13 @@ type Result struct {
 	// Overload is how the target served the levels past its capacity;
 	// nil when the run measured none (or for phases).
 	Overload *Overload `json:"overload"`
+	// Bottleneck is the first declared resource at its limit at or below
+	// the knee (else the first failure); nil when none reached it, or
+	// without telemetry.
+	Bottleneck *Bottleneck `json:"bottleneck"`
+	// Headroom is the capacity over the target's live peak; nil without
+	// telemetry's traffic or a capacity.
+	Headroom *Headroom `json:"headroom"`
 	// Model is the Universal Scalability Law fitted to the run's levels;
 	// nil for a phases profile, which is not a ramp.
 	Model *Model `json:"model"`
@@ -79,6 +86,27 @@ const (
 	OverloadDegraded = "degraded" // at least 0.5
 	OverloadCollapse = "collapse" // below 0.5
 )
+
+// Bottleneck names the resource that ran out first: its value at the
+// lowest level where it reached its limit (docs/telemetry.md,
+// "Saturation and the bottleneck").
+type Bottleneck struct {
+	Resource string  `json:"resource"`
+	Level    float64 `json:"level"`
+	Value    float64 `json:"value"`
+}
+
+// Headroom is how far the capacity lies above the target's live traffic:
+// Ratio is Capacity over LivePeak, the highest live traffic over Window;
+// LiveNow is the live traffic as the run ended (docs/telemetry.md,
+// "Headroom").
+type Headroom struct {
+	Ratio    float64 `json:"ratio"`
+	Capacity float64 `json:"capacity"`
+	LivePeak float64 `json:"live_peak"`
+	LiveNow  float64 `json:"live_now"`
+	Window   string  `json:"window"`
+}
 
 // BreakingPoints holds the three rules' answers; nil when a rule never fired.
 type BreakingPoints struct {
@@ -135,6 +163,9 @@ type Step struct {
 	// its end: its figures cover DurationSeconds only, and no breaking
 	// point, capacity or model is taken from it.
 	Cut bool `json:"cut,omitempty"`
+	// Saturation is each declared resource's value at the end of the
+	// step's measured window; absent without telemetry.
+	Saturation map[string]float64 `json:"saturation,omitempty"`
 	// Flow holds a flow probe's figures of each of its steps (its Attempts
 	// and the figures above count iterations); absent for a single request.
 	Flow []FlowFigures `json:"flow,omitempty"`

@@ -14,8 +14,9 @@ import (
 
 // The target exports its own Prometheus metrics on /metrics, as a service
 // under load would, so that loadprobe's guards can be tried against a real
-// Prometheus that scrapes it: http_requests_total{route,code} and
-// http_requests_in_flight. The counters are atomic adds into a fixed
+// Prometheus that scrapes it: http_requests_total{route,code},
+// http_requests_in_flight, and the /work pool's workers_busy and workers,
+// the saturation a probe's telemetry reads (docs/telemetry.md). The counters are atomic adds into a fixed
 // table, read at scrape: a request takes no lock for them.
 
 // routes are the route label values: the demo routes, and "other" for any
@@ -45,11 +46,13 @@ const maxCodes = 600 // status codes 0..599; 0 counts any other
 type targetMetrics struct {
 	requests [][maxCodes]atomic.Uint64 // by route index, then code
 	inFlight atomic.Int64
-	handler  http.Handler
+	// workers reads the /work pool: its workers busy now, and its size.
+	workers func() (busy, size int)
+	handler http.Handler
 }
 
-func newTargetMetrics() *targetMetrics {
-	m := &targetMetrics{requests: make([][maxCodes]atomic.Uint64, len(routes))}
+func newTargetMetrics(workers func() (busy, size int)) *targetMetrics {
+	m := &targetMetrics{requests: make([][maxCodes]atomic.Uint64, len(routes)), workers: workers}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
@@ -59,11 +62,15 @@ func newTargetMetrics() *targetMetrics {
 var (
 	requestsDesc = prometheus.NewDesc("http_requests_total", "HTTP requests the demo target answered, by route and status code.", []string{"route", "code"}, nil)
 	inFlightDesc = prometheus.NewDesc("http_requests_in_flight", "HTTP requests the demo target is serving now.", nil, nil)
+	busyDesc     = prometheus.NewDesc("workers_busy", "Workers of the /work pool holding a job now.", nil, nil)
+	workersDesc  = prometheus.NewDesc("workers", "Workers of the /work pool.", nil, nil)
 )
 
 func (m *targetMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- requestsDesc
 	ch <- inFlightDesc
+	ch <- busyDesc
+	ch <- workersDesc
 }
 
 func (m *targetMetrics) Collect(ch chan<- prometheus.Metric) {
@@ -77,6 +84,9 @@ func (m *targetMetrics) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(m.inFlight.Load()))
+	busy, size := m.workers()
+	ch <- prometheus.MustNewConstMetric(busyDesc, prometheus.GaugeValue, float64(busy))
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(size))
 }
 
 func isDeclared(route string, code int) bool {

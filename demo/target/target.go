@@ -90,8 +90,8 @@ func New(opts Options) *Target {
 		slots:    make(chan targetSlot, opts.Workers),
 		collapse: make(chan struct{}, opts.Workers),
 		shop:     newShop(),
-		metrics:  newTargetMetrics(),
 	}
+	t.metrics = newTargetMetrics(t.Workers)
 	for range opts.Workers {
 		t.slots <- targetSlot{}
 		t.collapse <- struct{}{}
@@ -176,6 +176,10 @@ func targetText(w http.ResponseWriter, code int, body string) {
 	w.WriteHeader(code)
 	_, _ = io.WriteString(w, body)
 }
+
+// Workers reads the /work pool: its workers holding a job now, and its
+// size.
+func (t *Target) Workers() (busy, size int) { return t.workers - len(t.slots), t.workers }
 
 // ServeHTTP serves the demo routes, counted in its own metrics, and those
 // metrics on /metrics; any method is accepted.

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
 // targetTestServer serves a fresh Target on loopback, wrapped by wrap when
@@ -750,7 +752,7 @@ func TestTargetExportsItsOwnMetrics(t *testing.T) {
 		return string(b)
 	}
 	before := get("/metrics")
-	for _, want := range []string{`http_requests_total{code="503",route="/shed"} 0`, `http_requests_total{code="200",route="/shed"} 0`, "http_requests_in_flight 0"} {
+	for _, want := range []string{`http_requests_total{code="503",route="/shed"} 0`, `http_requests_total{code="200",route="/shed"} 0`, "http_requests_in_flight 0", "workers 4", "workers_busy 0"} {
 		if !strings.Contains(before, want) {
 			t.Errorf("before any request /metrics lacks %s:\n%s", want, before)
 		}
@@ -794,5 +796,20 @@ func TestTargetScaleHoldFollowsTheLaw(t *testing.T) {
 	}
 	if !(x(64) < 0.8*x(22)) {
 		t.Errorf("X(64) %.0f/s, X(22) %.0f/s: no retrograde past the peak", x(64), x(22))
+	}
+}
+
+// The pool's busy workers are the jobs it holds: two slow jobs on a pool of
+// four read two busy until they end.
+func TestTargetCountsItsBusyWorkers(t *testing.T) {
+	tg := New(Options{Workers: 4, WorkTime: 200 * time.Millisecond})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() { tg.ServeHTTP(targetDiscard{h: http.Header{}}, httptest.NewRequest("GET", "/work", nil)) })
+	}
+	testkit.WaitFor(t, "two busy workers", func() bool { busy, _ := tg.Workers(); return busy == 2 })
+	wg.Wait()
+	if busy, size := tg.Workers(); busy != 0 || size != 4 {
+		t.Errorf("after the jobs: %d of %d busy, want 0 of 4", busy, size)
 	}
 }
