@@ -317,6 +317,7 @@ type windows struct {
 	Steady   string // "[15m]": what counts as a steady (continuous) load
 	Rate     string // "[5m]": live rates and ratios
 	Runs     string // "[6h]": the window a probe's runs count as in a row
+	Trend    string // "[14d]": the live peak's trend
 	For      string // every alert's "for:"
 	MinRuns  string // "5": the completed valid runs a baseline alert waits for
 }
@@ -328,7 +329,7 @@ var forRE = regexp.MustCompile(`(?m)^(\s*for:\s*)[0-9][0-9a-z]*\s*$`)
 // whose alerts fire within minutes. Rule names keep their suffixes (..._7d), so the
 // dashboards keep working against the copy.
 func shortenWindows(ruleFile string, w windows) string {
-	for _, r := range []struct{ token, with string }{{"[7d]", w.Baseline}, {"[15m]", w.Steady}, {"[5m]", w.Rate}, {"[6h]", w.Runs}} {
+	for _, r := range []struct{ token, with string }{{"[7d]", w.Baseline}, {"[15m]", w.Steady}, {"[5m]", w.Rate}, {"[6h]", w.Runs}, {"[14d]", w.Trend}} {
 		if r.with != "" {
 			ruleFile = strings.ReplaceAll(ruleFile, r.token, "["+r.with+"]")
 		}
@@ -449,14 +450,14 @@ func TestShortenWindows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		short := shortenWindows(string(raw), windows{Baseline: "2m", Steady: "1m", Rate: "30s", Runs: "1m", For: "0s"})
+		short := shortenWindows(string(raw), windows{Baseline: "2m", Steady: "1m", Rate: "30s", Runs: "1m", Trend: "10m", For: "0s"})
 		var rules strings.Builder
 		for _, line := range strings.Split(short, "\n") {
 			if !strings.HasPrefix(strings.TrimSpace(line), "#") {
 				rules.WriteString(line + "\n")
 			}
 		}
-		for _, token := range []string{"[7d]", "[15m]", "[5m]", "[6h]"} {
+		for _, token := range []string{"[7d]", "[15m]", "[5m]", "[6h]", "[14d]"} {
 			if strings.Contains(rules.String(), token) {
 				t.Errorf("%s: %s survived shortenWindows", file, token)
 			}
