@@ -209,6 +209,13 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	if o := r.Overload; o != nil {
 		fmt.Fprintf(w, "overload: %s (goodput past capacity kept %.0f%% of it at worst)\n", o.Grade, 100*o.GoodputRetained)
 	}
+	if b := r.Bottleneck; b != nil {
+		fmt.Fprintf(w, "bottleneck: %s, at its limit from %s (read %.3g)\n", b.Resource, wd.Level(b.Level), b.Value)
+	}
+	if h := r.Headroom; h != nil {
+		fmt.Fprintf(w, "headroom: %.2f× (capacity %.1f/s over a live peak of %.1f/s in the last %s; %.1f/s now)\n",
+			h.Ratio, h.Capacity, h.LivePeak, h.Window, h.LiveNow)
+	}
 	valid := "yes"
 	if !r.Valid {
 		valid = "no"
@@ -249,8 +256,9 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 	for _, q := range quantiles {
 		latHeads += q.Label + "\t"
 	}
-	fmt.Fprintf(tw, "%s%s\t%s\tgoodput\tmean\t%s%serror ratio\t%s\terrors\tin-flight\tload held\tgen cpu\t\n",
-		searchCols, first, wd.throughput(), latHeads, errCol, wd.codes())
+	resources := saturated(r.Steps)
+	fmt.Fprintf(tw, "%s%s\t%s\tgoodput\tmean\t%s%serror ratio\t%s\terrors\tin-flight\tload held\tgen cpu\t%s\n",
+		searchCols, first, wd.throughput(), latHeads, errCol, wd.codes(), columns(resources))
 	for _, i := range order {
 		s := r.Steps[i]
 		if searchCols != "" {
@@ -283,11 +291,42 @@ func writeSteps(w io.Writer, r result.Result, lq result.Quantile, wd words) {
 		if s.OverlappingRuns > 0 {
 			cpu += fmt.Sprintf(" +%d runs", s.OverlappingRuns) // other runs' load overlapped the step
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t\n",
+		read := make([]string, len(resources))
+		for j, name := range resources {
+			read[j] = "-"
+			if v, ok := s.Saturation[name]; ok {
+				read[j] = strconv.FormatFloat(v, 'g', 3, 64)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%s%s%.2f%%\t%s\t%s\t%.1f\t%.0f%%\t%s\t%s\n",
 			lvl, s.Throughput, s.Goodput, mean, lat, errLat, 100*s.ErrorRatio,
-			wd.responses(s.Responses), result.Counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu)
+			wd.responses(s.Responses), result.Counts(s.Errors), s.InFlight, 100*s.LoadHeldRatio, cpu, columns(read))
 	}
 	tw.Flush()
+}
+
+// saturated names the resources the steps read, in order of name: the
+// table's columns after its own.
+func saturated(steps []result.Step) []string {
+	var names []string
+	for _, s := range steps {
+		for name := range s.Saturation {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// columns writes cells of a tab-aligned row, each closed by its tab.
+func columns(cells []string) string {
+	var b strings.Builder
+	for _, c := range cells {
+		b.WriteString(c + "\t")
+	}
+	return b.String()
 }
 
 // latencyColumns are the quantiles the table shows: p50 and p90, as wrk's

@@ -276,3 +276,33 @@ func promtoolCheckMetrics(t *testing.T, exposition string) {
 		t.Errorf("the scrape has no step latency summary to check:\n%s", exposition)
 	}
 }
+
+// With telemetry, run's table shows each step's resources, the bottleneck
+// or why there is none, and the headroom over the live peak.
+func TestRunTableShowsTelemetry(t *testing.T) {
+	prom := testkit.FakePrometheus(t, map[string][]testkit.Series{
+		"cpu":     {func(time.Time) (float64, bool) { return 0.3, true }},
+		"traffic": {func(time.Time) (float64, bool) { return 40, true }},
+	}, nil)
+	file := filepath.Join(t.TempDir(), "telemetry.yml")
+	testkit.WriteFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "%s/work"}
+    load: {concurrency: [1, 2, 4, 8], step_duration: 500ms}
+    telemetry:
+      prometheus: {url: "%s"}
+      traffic: traffic
+      saturation: [{name: cpu, query: cpu, max: 0.9}]
+`, workTarget(t), prom.URL))
+	code, stdout, stderr := loadprobe(t, "run", "--config.file="+file)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	testkit.Contains(t, "the table", stdout,
+		"gen cpu  cpu\n",
+		"0%  0.3\n",
+		"over a live peak of 40.0/s in the last 7d; 40.0/s now)",
+		"no declared resource (cpu) reached its limit at or below the knee (4 connections): none explains it",
+	)
+}

@@ -22,6 +22,7 @@ var files embed.FS
 var page = template.Must(template.New("status.html").Funcs(template.FuncMap{
 	"point": pointCell,
 	"rate":  rate,
+	"ratio": func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
 	"ago":   ago,
 	"dur":   durationText,
 	"c":     coord,
@@ -36,10 +37,10 @@ var columns = []column{
 	{Name: "probe", Note: ""},
 	{Name: "state", Note: ""},
 	{Name: "last run", Note: ""},
-	{Name: "knee", Class: "knee", Note: "the first level whose goodput reaches the knee fraction (0.95 unless set) of the run's peak: where adding load stopped adding throughput"},
+	{Name: "knee", Class: "knee", Note: "the first level whose goodput reaches the knee fraction (0.95 unless set) of the run's peak: where adding load stopped adding throughput; with telemetry, the bottleneck: the first declared resource at its limit"},
 	{Name: "latency budget exceeded at", Class: "latency-budget", Note: "the first level whose latency quantile (p99 unless set) exceeds the latency budget (200ms unless set)"},
 	{Name: "first failure", Class: "first-failure", Note: "the first level with a failed attempt, or with an error ratio above the error ratio budget; \"not reached\" names the highest level a rule that did not fire was measured up to"},
-	{Name: "capacity", Class: "capacity", Note: "the highest goodput among the levels within the latency and error budgets, at the lowest of them within 3% of it: the number capacity alerts follow; under it, how the target served past it (overload graceful, degraded or collapse)"},
+	{Name: "capacity", Class: "capacity", Note: "the highest goodput among the levels within the latency and error budgets, at the lowest of them within 3% of it: the number capacity alerts follow; under it, how the target served past it (overload graceful, degraded or collapse) and, with telemetry, the headroom: capacity over the target's live peak"},
 	{Name: "valid", Class: "valid", Note: "yes when every level below the first failure held its load, no step was generator-limited (loadprobe's own CPU at its budget, or another run's load beside it) and the control probe did not flag the generator; no: the figures may be loadprobe's limits, not the target's"},
 }
 

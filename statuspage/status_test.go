@@ -324,3 +324,24 @@ func num(t *testing.T, s string) float64 {
 	}
 	return v
 }
+
+// With telemetry, the knee's cell names the bottleneck and the capacity's
+// the headroom over the live peak, on the page and in the report.
+func TestTelemetryShowsBesideTheBreakingPoints(t *testing.T) {
+	r := finished("work", time.Now().Add(-time.Minute))
+	r.Bottleneck = &result.Bottleneck{Resource: "workers", Level: 4, Value: 1}
+	r.Headroom = &result.Headroom{Ratio: 4.05, Capacity: 405, LivePeak: 100, LiveNow: 60, Window: "7d"}
+	states := []state.Probe{{Probe: probe("work", 1, 2, 4, 8, 16), Last: r}}
+	_, page := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
+	testkit.Contains(t, "the status page", page,
+		`<div class="sub bottleneck">bottleneck: workers</div>`,
+		`<div class="sub headroom">headroom 4.05× its live peak (100/s)</div>`)
+	states[0].Last = finished("work", time.Now().Add(-time.Minute))
+	_, page = get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
+	testkit.Lacks(t, "a page without telemetry", page, `class="sub bottleneck"`, `class="sub headroom"`)
+	var b strings.Builder
+	if err := Report(&b, "v", []Run{{Probe: probe("work", 1, 2, 4, 8, 16), Result: *r}}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Contains(t, "the report", b.String(), "bottleneck: workers", "headroom 4.05× its live peak (100/s)")
+}
