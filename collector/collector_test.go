@@ -676,7 +676,7 @@ loadprobe_live_peak_throughput{probe="work"} 200
 # HELP loadprobe_live_throughput The target's live traffic as the last run ended, in requests per second.
 # TYPE loadprobe_live_throughput gauge
 loadprobe_live_throughput{probe="work"} 120
-# HELP loadprobe_step_saturation A resource the probe's telemetry declares, read from the target's Prometheus at the end of the step's measured window; written when the run ends.
+# HELP loadprobe_step_saturation A resource the probe's telemetry declares, read from the target's Prometheus: its highest over the step's measured window; written when the run ends.
 # TYPE loadprobe_step_saturation gauge
 loadprobe_step_saturation{level="4",probe="work",resource="cpu"} 0.4
 loadprobe_step_saturation{level="4",probe="work",resource="workers"} 1

@@ -57,7 +57,7 @@ var (
 	stepErrors = desc(StepErrorsName,
 		"Attempts in the step that got no response, by reason.", "probe", "level", "reason")
 	stepSaturation = desc(namespace+"_step_saturation",
-		"A resource the probe's telemetry declares, read from the target's Prometheus at the end of the step's measured window; written when the run ends.", "probe", "level", "resource")
+		"A resource the probe's telemetry declares, read from the target's Prometheus: its highest over the step's measured window; written when the run ends.", "probe", "level", "resource")
 
 	breakingLevel = desc(namespace+"_breaking_point_level",
 		"Load level at which a breaking-point rule fired in the last run (knee, latency_budget, first_failure); absent when the rule never fired.", "probe", "rule")

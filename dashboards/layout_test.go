@@ -15,6 +15,7 @@ var onlySome = map[string]*regexp.Regexp{
 	"WebSocket": regexp.MustCompile(`loadprobe_websocket_`),
 	"flow":      regexp.MustCompile(`step\s*(!=\s*""|=~\s*"\.\+")`),
 	"guard":     regexp.MustCompile(`loadprobe_guard_`),
+	"telemetry": regexp.MustCompile(`loadprobe_headroom_|loadprobe_live_|loadprobe_bottleneck_|loadprobe_step_saturation`),
 }
 
 // The rows that only some probes use are collapsed when a dashboard opens,
@@ -24,7 +25,7 @@ var onlySome = map[string]*regexp.Regexp{
 func TestRowsOnlySomeProbesUseAreCollapsed(t *testing.T) {
 	collapsed := map[string][]string{
 		"loadprobe-overview.json": {"Fleet"},
-		"loadprobe-probe.json":    {"WebSocket sessions", "Flow steps", "Guards"},
+		"loadprobe-probe.json":    {"WebSocket sessions", "Flow steps", "Guards", "Headroom and bottleneck"},
 	}
 	for _, spec := range dashboards {
 		t.Run(spec.file, func(t *testing.T) {

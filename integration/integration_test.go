@@ -91,6 +91,14 @@ probes:
     control: noop
     expect: {min_capacity: 300}
     schedule: {interval: 20s}
+    # The first Prometheus scrapes the target too: its busy workers are the
+    # bottleneck at the knee, and the other probes' requests its live traffic.
+    telemetry:
+      prometheus: {url: "http://PROM"}
+      traffic: sum(rate(http_requests_total{job="target", route!="/work"}[10s]))
+      peak_window: 10m
+      saturation:
+        - {name: workers, query: 'max(workers_busy{job="target"} / workers{job="target"})'}
 
   # The control of work; also runs on its own once at start.
   - name: noop
@@ -235,7 +243,11 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		fmt.Sprint("--workers=", workersBefore), "--work-time=10ms")
 	targetAddr := target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
 	target.waitLogAddr(t, `msg="Demo target serving gRPC" address=(\S+)`)
-	cfg := strings.NewReplacer("GRPCTARGET", grpcAddr, "TARGET", targetAddr).Replace(daemonConfig)
+	promAddrs := make([]string, len(modes))
+	for i := range modes {
+		promAddrs[i] = freePort(t)
+	}
+	cfg := strings.NewReplacer("GRPCTARGET", grpcAddr, "TARGET", targetAddr, "PROM", promAddrs[0]).Replace(daemonConfig)
 	cfgFile := filepath.Join(dir, "loadprobe.yml")
 	writeFile(t, cfgFile, cfg)
 
@@ -251,11 +263,9 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		writeFile(t, filepath.Join(dir, f), shortenWindows(string(raw), shortWindows))
 	}
 	daemonAddr := freePort(t)
-	promAddrs := make([]string, len(modes))
 	proms := make([]*prometheus, len(modes))
 	for i, m := range modes {
-		promAddrs[i] = freePort(t)
-		proms[i] = startPrometheus(t, promBin, dir, m, daemonAddr, promAddrs[i])
+		proms[i] = startPrometheus(t, promBin, dir, m, daemonAddr, targetAddr, promAddrs[i])
 	}
 	for _, p := range proms {
 		waitHTTP(t, p.base+"/-/ready")
@@ -276,14 +286,16 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 
 	// A completed ramp of "work", scraped, with its control done and the rules run;
 	// the model's rules run on the fit of "scale", which may end after "work";
-	// and requests of the flow's steps scraped within the minute the range panels
-	// look at.
+	// requests of the flow's steps scraped within the minute the range panels
+	// look at; and a headroom of "work", which its first run may lack (the
+	// other probes, its live traffic, have not run yet).
 	ready := fmt.Sprintf(`loadprobe_running{job="loadprobe",probe="work"} == 0
 and on () probe:loadprobe_capacity_throughput:median_7d{job="loadprobe",probe="work"}
 and on () probe:loadprobe_model_peak_level:median_7d{job="loadprobe",probe="scale"}
 and on () loadprobe_fleet_run_valid{job="loadprobe",probe="work"}
 and on () count(loadprobe_run_last_completed_timestamp_seconds{job="loadprobe"}) >= %d
-and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",step!=""}[1m])) > 0`, len(configuredProbes))
+and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",step!=""}[1m])) > 0
+and on () loadprobe_headroom_ratio{job="loadprobe",probe="work"}`, len(configuredProbes))
 	for _, p := range proms {
 		p.waitData(t, ready, rampTimeout)
 	}
@@ -317,6 +329,32 @@ and on () sum(increase(loadprobe_requests_total{job="loadprobe",probe="shop",ste
 
 	// The steady-load rule (short windows) tells the canary from the ramps, though
 	// the canary waits its turn behind them.
+	// The telemetry of "work" reads the target's busy workers through the
+	// first Prometheus: every completed run before the restart names them
+	// its bottleneck at its knee, the pool's size, and reads the levels
+	// below it short of their limit. A run whose first levels came before
+	// the first scrape of the target reads nothing there, and is left out.
+	t.Run("telemetry", func(t *testing.T) {
+		checked := 0
+		for _, r := range runs.all() {
+			if r.Probe != probeWork || r.Result != "completed" || r.Knee == nil || *r.Knee != workersBefore || r.Saturation["1"] == nil {
+				continue
+			}
+			checked++
+			if b := r.Bottleneck; b == nil || b.Resource != "workers" || b.Level != *r.Knee {
+				t.Errorf("run %s: bottleneck %+v, want workers at the knee, %d connections; saturation %v", r.Started, b, workersBefore, r.Saturation)
+			}
+			for _, level := range []string{"1", "2"} {
+				if v, ok := r.Saturation[level]["workers"]; !ok || v >= 0.8 {
+					t.Errorf("run %s: level %s read workers %v (read: %v), want below 0.8 on a pool of %d", r.Started, level, v, ok, workersBefore)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("no completed run of %s with its knee at %d and a reading at 1 connection to check: %+v", probeWork, workersBefore, runs.all())
+		}
+	})
+
 	t.Run("steady-load", func(t *testing.T) {
 		for _, p := range proms {
 			p.waitData(t, `probe:loadprobe_load:steady15m{job="loadprobe",probe="canary"}`, rampTimeout)
@@ -549,12 +587,15 @@ scrape_configs:
   - job_name: %s
     static_configs:
       - targets: [%q]
+  - job_name: target
+    static_configs:
+      - targets: [%q]
 `
 
-func startPrometheus(t *testing.T, bin, dir string, m mode, daemonAddr, addr string) *prometheus {
+func startPrometheus(t *testing.T, bin, dir string, m mode, daemonAddr, targetAddr, addr string) *prometheus {
 	t.Helper()
 	cfg := filepath.Join(dir, "prometheus-"+m.name+".yml")
-	writeFile(t, cfg, fmt.Sprintf(promConfig, scrapeJobName, daemonAddr))
+	writeFile(t, cfg, fmt.Sprintf(promConfig, scrapeJobName, daemonAddr, targetAddr))
 	args := append([]string{
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data-"+m.name),
@@ -1127,6 +1168,15 @@ type runRecord struct {
 	Level     *float64 `json:"capacity_level,omitempty"`
 	Knee      *float64 `json:"knee,omitempty"`
 	Diagnosis []string `json:"diagnosis"`
+	// Bottleneck and Saturation are what the run's telemetry read: the
+	// bottleneck's resource and level, each level's resources.
+	Bottleneck *bottleneck                   `json:"bottleneck,omitempty"`
+	Saturation map[string]map[string]float64 `json:"saturation,omitempty"`
+}
+
+type bottleneck struct {
+	Resource string  `json:"resource"`
+	Level    float64 `json:"level"`
 }
 
 func recordRuns(t *testing.T, addr string, began time.Time) *runRecorder {
@@ -1176,7 +1226,12 @@ func (rr *runRecorder) poll() {
 				Level      float64 `json:"level"`
 				Throughput float64 `json:"throughput"`
 			} `json:"capacity"`
-			Diagnosis []string `json:"diagnosis"`
+			Diagnosis  []string    `json:"diagnosis"`
+			Bottleneck *bottleneck `json:"bottleneck"`
+			Steps      []struct {
+				Level      float64            `json:"level"`
+				Saturation map[string]float64 `json:"saturation"`
+			} `json:"steps"`
 		} `json:"probes"`
 	}
 	if json.NewDecoder(resp.Body).Decode(&d) != nil {
@@ -1196,6 +1251,15 @@ func (rr *runRecorder) poll() {
 		}
 		if k := p.BreakingPoints["knee"]; k != nil {
 			rec.Knee = &k.Level
+		}
+		rec.Bottleneck = p.Bottleneck
+		for _, st := range p.Steps {
+			if st.Saturation != nil {
+				if rec.Saturation == nil {
+					rec.Saturation = map[string]map[string]float64{}
+				}
+				rec.Saturation[fmt.Sprint(st.Level)] = st.Saturation
+			}
 		}
 		rr.runs = append(rr.runs, rec)
 	}
@@ -1222,6 +1286,13 @@ func (rr *runRecorder) waitRestartPoint(t *testing.T, probe string, n int, bound
 	}
 	t.Fatalf("no run of %s ended after the first %d within %s", probe, n-1, bound)
 	return runRecord{}
+}
+
+// all is the runs ended so far.
+func (rr *runRecorder) all() []runRecord {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return slices.Clone(rr.runs)
 }
 
 // report stops the recorder, logs the runs of probe (every diagnosis of an

@@ -14,8 +14,8 @@ import (
 const telemetryTimeout = 10 * time.Second
 
 // readTelemetry reads, for a run that measured steps and was not
-// canceled, the saturation of the target's resources at the end of each
-// step's measured window and its live traffic, and explains them in r
+// canceled, the saturation of the target's resources over each step's
+// measured window and its live traffic, and explains them in r
 // (docs/telemetry.md). A replica of a fleet reads no traffic: its
 // capacity is its share of the fleet's.
 func (e *engine) readTelemetry(r *result.Result) {
@@ -35,12 +35,13 @@ func (e *engine) readTelemetry(r *result.Result) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), telemetryTimeout)
 	defer cancel()
 	if len(t.Saturation) > 0 {
-		ends := make([]time.Time, len(r.Steps))
+		windows := make([]telemetry.Window, len(r.Steps))
 		warmup := time.Duration(e.probe.Load.Warmup)
 		for i, s := range r.Steps {
-			ends[i] = s.Started.Add(warmup + time.Duration(s.DurationSeconds*float64(time.Second)))
+			from := s.Started.Add(warmup)
+			windows[i] = telemetry.Window{From: from, To: from.Add(time.Duration(s.DurationSeconds * float64(time.Second)))}
 		}
-		rd.Saturation, rd.SaturationErr = reader.Saturation(ctx, ends)
+		rd.Saturation, rd.SaturationErr = reader.Saturation(ctx, windows)
 	}
 	if rd.Traffic {
 		if live, err := reader.Traffic(ctx, time.Now()); err != nil {

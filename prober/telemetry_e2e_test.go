@@ -15,7 +15,7 @@ import (
 )
 
 // busyRecord samples a demo target's busy workers every 10ms, as a
-// Prometheus scrape would, until the test ends.
+// Prometheus scrape would (more often), until the test ends.
 type busyRecord struct {
 	mu      sync.Mutex
 	at      []time.Time
@@ -47,17 +47,16 @@ func recordBusy(t *testing.T, tg *target.Target) *busyRecord {
 	return rec
 }
 
-// saturation is max_over_time(workers_busy[200ms]) / workers at t.
+// saturation is workers_busy / workers as last sampled at or before t.
 func (r *busyRecord) saturation(t time.Time) (float64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	hi, seen := 0.0, false
-	for i, at := range r.at {
-		if !at.After(t) && t.Sub(at) < 200*time.Millisecond {
-			hi, seen = max(hi, r.busy[i]), true
+	for i := len(r.at) - 1; i >= 0; i-- {
+		if !r.at[i].After(t) {
+			return r.busy[i] / float64(r.workers), true
 		}
 	}
-	return hi / float64(r.workers), seen
+	return 0, false
 }
 
 // A ramp against a pool of 4 whose Prometheus reads its busy workers names
@@ -71,8 +70,8 @@ func TestTelemetryNamesThePoolAndTheHeadroom(t *testing.T) {
 	url := srv.URL
 	busy := recordBusy(t, tg)
 	prom := testkit.FakePrometheus(t, map[string][]testkit.Series{
-		"max_over_time(workers_busy[200ms]) / workers": {busy.saturation},
-		"sum(rate(live_requests_total[1m]))":           {func(time.Time) (float64, bool) { return 50, true }},
+		"workers_busy / workers":             {busy.saturation},
+		"sum(rate(live_requests_total[1m]))": {func(time.Time) (float64, bool) { return 50, true }},
 	}, nil)
 	yml := `allowed_targets: ["127.0.0.1"]
 probes:
@@ -84,7 +83,7 @@ probes:
       traffic: sum(rate(live_requests_total[1m]))
       peak_window: 1h
       saturation:
-        - {name: workers, query: 'max_over_time(workers_busy[200ms]) / workers'}
+        - {name: workers, query: 'workers_busy / workers'}
 `
 	cfg, err := config.Parse("t.yml", []byte(yml))
 	if err != nil {

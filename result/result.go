@@ -163,7 +163,7 @@ type Step struct {
 	// its end: its figures cover DurationSeconds only, and no breaking
 	// point, capacity or model is taken from it.
 	Cut bool `json:"cut,omitempty"`
-	// Saturation is each declared resource's value at the end of the
+	// Saturation is each declared resource's highest value over the
 	// step's measured window; absent without telemetry.
 	Saturation map[string]float64 `json:"saturation,omitempty"`
 	// Flow holds a flow probe's figures of each of its steps (its Attempts

@@ -24,13 +24,18 @@ type Reader struct {
 	cfg *plan.Telemetry
 }
 
-// ReadBytes bounds the answer of one query: a week of one series at the
-// points a read asks for is about 300 KiB.
+// ReadBytes bounds the answer of one query: maxPoints of one series are
+// about 300 KiB.
 const ReadBytes = 8 << 20
 
 // maxPoints bounds the points of one range query, below Prometheus's own
 // limit of 11 000.
 const maxPoints = 10000
+
+// resolution is the shortest step between the points of a range query:
+// fine enough that a step's window has a point within it of its end,
+// whatever the grid of the query's points.
+const resolution = 250 * time.Millisecond
 
 // NewReader returns a Reader of t's queries.
 func NewReader(t *plan.Telemetry) (*Reader, error) {
@@ -48,30 +53,35 @@ func (r *Reader) Close() {
 	}
 }
 
-// Saturation reads every resource at each of the times at, which ascend:
-// the ends of a run's measured windows. A resource's value is its highest
-// series' (the most saturated instance); one query per resource reads
-// all the times, at the latest point of a range query at most a second
-// before each (docs/telemetry.md, "Saturation and the bottleneck"). A
-// resource without a value at a time is left out of that time's map; the
-// error names the first query that failed.
-func (r *Reader) Saturation(ctx context.Context, at []time.Time) ([]map[string]float64, error) {
-	out := make([]map[string]float64, len(at))
+// Window is a step's measured window.
+type Window struct{ From, To time.Time }
+
+// Saturation reads every resource over each of the windows, which ascend:
+// a run's steps' measured windows. A resource's value in a window is the
+// highest of its points there (each the highest series', the most
+// saturated instance): one query per resource reads all the windows,
+// its points a quarter of a second apart or more, the last at the end of
+// the last window
+// (docs/telemetry.md, "Saturation and the bottleneck"). A resource without
+// a value in a window is left out of that window's map; the error names
+// the first query that failed.
+func (r *Reader) Saturation(ctx context.Context, windows []Window) ([]map[string]float64, error) {
+	out := make([]map[string]float64, len(windows))
 	for i := range out {
 		out[i] = map[string]float64{}
 	}
-	if len(at) == 0 {
+	if len(windows) == 0 {
 		return out, nil
 	}
 	var errs []error
 	for _, res := range r.cfg.Saturation {
-		points, err := r.series(ctx, res.Query, at[0], at[len(at)-1], math.Max)
+		points, err := r.series(ctx, res.Query, windows[0].From, windows[len(windows)-1].To, math.Max)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resource %s: %w", res.Name, err))
 			continue
 		}
-		for i, t := range at {
-			if v, ok := points.at(t); ok {
+		for i, w := range windows {
+			if v, ok := points.over(w); ok {
 				out[i][res.Name] = v
 			}
 		}
@@ -116,23 +126,38 @@ type point struct {
 // points ascend in time.
 type points []point
 
-// at is the value of the latest point at or before t, within a second.
-func (ps points) at(t time.Time) (float64, bool) {
+// over is the highest value of the points in w at least a second after
+// it opens (an earlier one may read a sample scraped before it), or, in a
+// window too short for one, the latest point within resolution of its
+// end.
+func (ps points) over(w Window) (float64, bool) {
+	hi, seen := math.Inf(-1), false
+	for _, p := range ps {
+		if p.t.After(w.To) {
+			break
+		}
+		if p.t.Sub(w.From) >= time.Second {
+			hi, seen = max(hi, p.value), true
+		}
+	}
+	if seen {
+		return hi, true
+	}
 	for i := len(ps) - 1; i >= 0; i-- {
-		if p := ps[i]; !p.t.After(t) {
-			return p.value, t.Sub(p.t) < time.Second
+		if p := ps[i]; !p.t.After(w.To) {
+			return p.value, w.To.Sub(p.t) < resolution
 		}
 	}
 	return 0, false
 }
 
-// series runs query over [from, to] at a step of a second or more (to
-// stay within maxPoints), to itself a point, and merges the series' values
+// series runs query over [from, to] at a step of resolution or more (to
+// stay within maxPoints), with a point at to, and merges the series' values
 // at each point with merge. NaN values (a ratio over no traffic) are no
 // values.
 func (r *Reader) series(ctx context.Context, query string, from, to time.Time, merge func(a, b float64) float64) (points, error) {
 	to = to.Truncate(time.Millisecond)
-	step := max(time.Second, to.Sub(from)/maxPoints).Truncate(time.Second)
+	step := max(resolution, to.Sub(from)/maxPoints).Truncate(time.Millisecond)
 	// Points fall at start + k·step: start at or before from, where one
 	// falls on to.
 	from = to.Add(-(to.Sub(from) + step - 1) / step * step)

@@ -28,11 +28,15 @@ func reader(t *testing.T, url string, traffic string, resources ...plan.Resource
 	return r
 }
 
-// Each resource is read at the end of each step, by its most saturated
-// series, with one query per resource whatever the number of steps.
-func TestSaturationAtEachStepsEnd(t *testing.T) {
+// Each resource reads, over each step's measured window, the highest value
+// of its most saturated series: a pool at its limit through a step reads
+// it though the last scrape caught a worker between jobs. One query per
+// resource reads every step.
+func TestSaturationOverEachStepsWindow(t *testing.T) {
 	base := time.Now().Add(-time.Minute).Truncate(time.Second)
 	ends := []time.Time{base.Add(5*time.Second + 400*time.Microsecond), base.Add(10*time.Second + 300*time.Millisecond), base.Add(15 * time.Second)}
+	// The last window, shorter than a second, reads its latest point.
+	windows := []Window{{base.Add(400 * time.Microsecond), ends[0]}, {ends[0], ends[1]}, {ends[1], ends[2]}, {ends[2].Add(-500 * time.Millisecond), ends[2]}}
 	// Two instances: the busier one's workers are the resource's value.
 	busy := func(scale float64) testkit.Series {
 		return func(at time.Time) (float64, bool) {
@@ -40,18 +44,27 @@ func TestSaturationAtEachStepsEnd(t *testing.T) {
 		}
 	}
 	cpuGap := func(at time.Time) (float64, bool) { return 0.5, !at.After(ends[1]) || at.After(ends[2]) }
+	// At its limit but at each step's last point.
+	dips := func(at time.Time) (float64, bool) {
+		if at.Sub(base)%(5*time.Second) == 0 {
+			return 0.9, true
+		}
+		return 1, true
+	}
 	var asked atomic.Int64
 	prom := testkit.FakePrometheus(t, map[string][]testkit.Series{
 		"workers": {busy(0.5), busy(1)},
 		"cpu":     {cpuGap},
 		"nan":     {func(time.Time) (float64, bool) { return math.NaN(), true }},
+		"dips":    {dips},
 	}, &asked)
-	r := reader(t, prom.URL, "", plan.Resource{Name: "workers", Query: "workers"}, plan.Resource{Name: "cpu", Query: "cpu"}, plan.Resource{Name: "nan", Query: "nan"})
-	got, err := r.Saturation(context.Background(), ends)
+	r := reader(t, prom.URL, "", plan.Resource{Name: "workers", Query: "workers"}, plan.Resource{Name: "cpu", Query: "cpu"},
+		plan.Resource{Name: "nan", Query: "nan"}, plan.Resource{Name: "pool", Query: "dips"})
+	got, err := r.Saturation(context.Background(), windows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]float64{{"workers": 5.0 / 15, "cpu": 0.5}, {"workers": 10.0 / 15, "cpu": 0.5}, {"workers": 1}}
+	want := []map[string]float64{{"workers": 5.0 / 15, "cpu": 0.5, "pool": 1}, {"workers": 10.0 / 15, "cpu": 0.5, "pool": 1}, {"workers": 1, "pool": 1}, {"workers": 1, "pool": 0.9}}
 	for i := range want {
 		for name, w := range want[i] {
 			if g, ok := got[i][name]; !ok || math.Abs(g-w) > 1e-9 {
@@ -62,11 +75,11 @@ func TestSaturationAtEachStepsEnd(t *testing.T) {
 			t.Errorf("step %d read %v, want only %v: a resource without a value at a step's end is left out", i, got[i], want[i])
 		}
 	}
-	if n := asked.Load(); n != 3 {
-		t.Errorf("%d queries for 3 resources over 3 steps, want 3", n)
+	if n := asked.Load(); n != 4 {
+		t.Errorf("%d queries for 4 resources over 4 steps, want 4", n)
 	}
 	bad := reader(t, prom.URL, "", plan.Resource{Name: "db", Query: "unknown"})
-	if _, err := bad.Saturation(context.Background(), ends); err == nil || !strings.Contains(err.Error(), "resource db:") {
+	if _, err := bad.Saturation(context.Background(), windows); err == nil || !strings.Contains(err.Error(), "resource db:") {
 		t.Errorf("a failed query: error %v, want one naming the resource", err)
 	}
 }

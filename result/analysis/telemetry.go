@@ -19,8 +19,8 @@ const lowHeadroom = 1.5
 // (docs/telemetry.md).
 type Readings struct {
 	Resources []plan.Resource
-	// Saturation is each resource's value at the end of each step, in the
-	// order the steps ran; SaturationErr says what could not be read.
+	// Saturation is each resource's value over each step, in the order
+	// the steps ran; SaturationErr says what could not be read.
 	Saturation    []map[string]float64
 	SaturationErr error
 	// Live is the live traffic (its Ratio and Capacity left to Explain);
