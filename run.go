@@ -207,7 +207,11 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 		}
 	}
 	if o := r.Overload; o != nil {
-		fmt.Fprintf(w, "overload: %s (goodput past capacity kept %.0f%% of it at worst)\n", o.Grade, 100*o.GoodputRetained)
+		recovered := "did not recover within settle_timeout"
+		if o.RecoverySeconds != nil {
+			recovered = fmt.Sprintf("recovered in %.1fs", *o.RecoverySeconds)
+		}
+		fmt.Fprintf(w, "overload: %s (goodput past capacity kept %.0f%% of it at worst; %s)\n", o.Grade, 100*o.GoodputRetained, recovered)
 	}
 	if b := r.Bottleneck; b != nil {
 		fmt.Fprintf(w, "bottleneck: %s, at its limit from %s (read %.3g)\n", b.Resource, wd.Level(b.Level), b.Value)

@@ -83,6 +83,7 @@ func TestRunPrintsTheRampTable(t *testing.T) {
 		"first failure   not reached up to 8 connections",
 		"expected at least 150/s: met",
 		"overload: graceful (goodput past capacity kept",
+		"; recovered in ",
 		"valid: yes",
 		"model: no fit (too_few_levels: fewer than 5 levels",
 		"throughput stopped improving at 4 connections",

@@ -655,15 +655,21 @@ func TestGRPCStatusCodes(t *testing.T) {
 }
 
 // What a run's telemetry read is exported with it: each step's resources,
-// the bottleneck's level and the headroom with the live traffic.
+// the bottleneck's level and the headroom with the live traffic; and the
+// recovery from its overload.
 func TestTelemetryFigures(t *testing.T) {
 	reg, src, _ := newTest(t)
 	r := completedRun()
 	r.Steps[0].Saturation = map[string]float64{"workers": 1, "cpu": 0.4}
 	r.Bottleneck = &result.Bottleneck{Resource: "workers", Level: 4, Value: 1}
 	r.Headroom = &result.Headroom{Ratio: 2.5, Capacity: 500, LivePeak: 200, LiveNow: 120, Window: "7d"}
+	recovered := 3.5
+	r.Overload = &result.Overload{Grade: result.OverloadGraceful, GoodputRetained: 1, RecoverySeconds: &recovered}
 	src.set(state.Probe{Probe: probeConfig("work", 400), Last: r})
 	want := `
+# HELP loadprobe_recovery_seconds How long the target took to recover once the last run's load past its capacity ended: to the first of three 1s windows in a row at its first level's load without a failure and with a p99 near that level's; absent when it did not within settle_timeout, or the run measured no level past capacity's.
+# TYPE loadprobe_recovery_seconds gauge
+loadprobe_recovery_seconds{probe="work"} 3.5
 # HELP loadprobe_bottleneck_level The level at which the last run's bottleneck, the first declared resource at its limit at or below the knee (else the first failure), reached it; absent when none did.
 # TYPE loadprobe_bottleneck_level gauge
 loadprobe_bottleneck_level{probe="work",resource="workers"} 4
@@ -681,7 +687,7 @@ loadprobe_live_throughput{probe="work"} 120
 loadprobe_step_saturation{level="4",probe="work",resource="cpu"} 0.4
 loadprobe_step_saturation{level="4",probe="work",resource="workers"} 1
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_bottleneck_level", "loadprobe_headroom_ratio",
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_recovery_seconds", "loadprobe_bottleneck_level", "loadprobe_headroom_ratio",
 		"loadprobe_live_peak_throughput", "loadprobe_live_throughput", "loadprobe_step_saturation"); err != nil {
 		t.Fatal(err)
 	}

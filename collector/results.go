@@ -73,6 +73,8 @@ var (
 		"The last run's capacity: the highest goodput among the levels within the latency and error budgets, in successful responses per second; the figure capacity alerts follow.", probeL...)
 	overloadRetained = desc(namespace+"_overload_goodput_retained",
 		"The lowest goodput of the last run's levels past its capacity's, over the capacity: 0.9 and above is a graceful overload, below 0.5 a collapse; absent when the run measured no level past capacity's.", probeL...)
+	recoverySeconds = desc(namespace+"_recovery_seconds",
+		"How long the target took to recover once the last run's load past its capacity ended: to the first of three 1s windows in a row at its first level's load without a failure and with a p99 near that level's; absent when it did not within settle_timeout, or the run measured no level past capacity's.", probeL...)
 	bottleneckLevel = desc(namespace+"_bottleneck_level",
 		"The level at which the last run's bottleneck, the first declared resource at its limit at or below the knee (else the first failure), reached it; absent when none did.", "probe", "resource")
 	headroomRatio = desc(namespace+"_headroom_ratio",
@@ -111,7 +113,7 @@ var (
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors, stepSaturation,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
-		capacityThroughput, overloadRetained, bottleneckLevel, headroomRatio, livePeak, liveNow, runValid, runDuration, lastCompleted, expectedMin,
+		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio, livePeak, liveNow, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
 		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
@@ -195,6 +197,9 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 	}
 	if o := r.Overload; o != nil {
 		gauge(ch, overloadRetained, o.GoodputRetained, name)
+		if o.RecoverySeconds != nil {
+			gauge(ch, recoverySeconds, *o.RecoverySeconds, name)
+		}
 	}
 	if b := r.Bottleneck; b != nil {
 		gauge(ch, bottleneckLevel, b.Level, name, b.Resource)

@@ -212,9 +212,10 @@ func (e *engine) run() result.Result {
 			e.opts.OnStep(partial)
 		}
 	}
+	recovery := e.recover(&r)
 	// The next run against this host, its control first of all, must not
 	// start on this ramp's backlog either (docs/design.md, "Settling between steps").
-	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) {
+	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) && !recovery.Recovered {
 		e.settle(settleWithin, e.plan.most())
 	}
 	if watcher.Stop(); r.Ended == result.ResultCompleted && e.canceled() {
@@ -222,6 +223,7 @@ func (e *engine) run() result.Result {
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()
 	analysis.Analyze(&r, p.Rules)
+	analysis.Recovered(&r, recovery)
 	e.readTelemetry(&r)
 	return r
 }
@@ -261,7 +263,10 @@ func (e *engine) close() {
 // runStage holds one stage for its duration and summarizes it.
 func (e *engine) runStage(i int, st stage) result.Step {
 	start := time.Now()
-	measureFrom := start.Add(time.Duration(e.probe.Load.Warmup))
+	measureFrom := start
+	if !st.recovery {
+		measureFrom = start.Add(time.Duration(e.probe.Load.Warmup))
+	}
 	end := start.Add(st.duration)
 	done := make(chan struct{})
 	reported := make(chan struct{})

@@ -63,6 +63,9 @@ type stage struct {
 	// fleetLevel is the level the step reports: the fleet's configured
 	// one, of which level is this replica's share (shard.go).
 	fleetLevel float64
+	// recovery marks a window of the recovery after a run
+	// (recovery.go): measured whole, without a warmup.
+	recovery bool
 }
 
 // stagesOf lists the stages of a probe's load in the order they run, each

@@ -78,6 +78,10 @@ type Limiter struct {
 type Overload struct {
 	Grade           string  `json:"grade"`
 	GoodputRetained float64 `json:"goodput_retained"`
+	// RecoverySeconds is how long the target took to recover once the
+	// load past its capacity ended (docs/measurement.md, "Recovery"); nil
+	// when it did not within settle_timeout, or was not measured.
+	RecoverySeconds *float64 `json:"recovery_seconds"`
 }
 
 // The overload grades, by GoodputRetained.

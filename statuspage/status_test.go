@@ -326,14 +326,18 @@ func num(t *testing.T, s string) float64 {
 }
 
 // With telemetry, the knee's cell names the bottleneck and the capacity's
-// the headroom over the live peak, on the page and in the report.
+// the headroom over the live peak, on the page and in the report; the
+// overload's grade says how soon the target recovered.
 func TestTelemetryShowsBesideTheBreakingPoints(t *testing.T) {
 	r := finished("work", time.Now().Add(-time.Minute))
 	r.Bottleneck = &result.Bottleneck{Resource: "workers", Level: 4, Value: 1}
 	r.Headroom = &result.Headroom{Ratio: 4.05, Capacity: 405, LivePeak: 100, LiveNow: 60, Window: "7d"}
+	recovered := 3.02
+	r.Overload = &result.Overload{Grade: result.OverloadGraceful, GoodputRetained: 1, RecoverySeconds: &recovered}
 	states := []state.Probe{{Probe: probe("work", 1, 2, 4, 8, 16), Last: r}}
 	_, page := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
 	testkit.Contains(t, "the status page", page,
+		`<div class="sub overload graceful">overload graceful, recovered in 3.02s</div>`,
 		`<div class="sub bottleneck">bottleneck: workers</div>`,
 		`<div class="sub headroom">headroom 4.05× its live peak (100/s)</div>`)
 	states[0].Last = finished("work", time.Now().Add(-time.Minute))

@@ -2,6 +2,9 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
@@ -63,4 +66,56 @@ func (a *analysis) overloadLine() string {
 		return fmt.Sprintf("overload degraded: %s, below %s: more load costs work done", kept, fmtPct(gracefulRetained))
 	}
 	return fmt.Sprintf("overload collapse: %s, below %s: past its limit it serves little", kept, fmtPct(degradedRetained))
+}
+
+// A recovery is measured in windows of RecoveryWindow at the first level's
+// load; RecoveryWindows of them in a row that RecoveredIn says the target
+// recovered (docs/measurement.md, "Recovery").
+const (
+	RecoveryWindow  = time.Second
+	RecoveryWindows = 3
+	recoveryFactor  = 1.5
+	recoveryMargin  = 5 * time.Millisecond
+)
+
+// RecoveredIn reports whether window w, at the load of the run's first
+// level, shows the target recovered: no failure, and a p99 within
+// recoveryFactor of the first level's in the run, plus recoveryMargin.
+func RecoveredIn(w, first result.Step) bool {
+	return w.Attempts > 0 && w.Failed() == 0 && w.Latency.P99 <= recoveryFactor*first.Latency.P99+recoveryMargin.Seconds()
+}
+
+// Recovery is what the engine measured after a run past its capacity, in
+// windows at its first level's load (docs/measurement.md, "Recovery").
+type Recovery struct {
+	// Measured is false when no recovery was measured: the run did not
+	// go past its capacity, or it was stopped.
+	Measured  bool
+	Recovered bool
+	// Seconds is from the end of the run's last level to the start of
+	// the first of the good windows in a row, when Recovered.
+	Seconds float64
+	// Within is the bound, settle_timeout.
+	Within time.Duration
+	// Level is the first level, whose load the windows applied.
+	Level result.Step
+}
+
+// Recovered adds rec to r's overload, which Analyze filled, and says it in
+// the line after the overload's.
+func Recovered(r *result.Result, rec Recovery) {
+	if !rec.Measured || r.Overload == nil {
+		return
+	}
+	a := &analysis{r: r}
+	criteria := fmt.Sprintf("%d windows of %s in a row %s without a failure and with a p99 within %s× (+%s) of its %s in the run",
+		RecoveryWindows, RecoveryWindow, a.at(rec.Level), fmtNum(recoveryFactor), recoveryMargin, fmtSeconds(rec.Level.Latency.P99))
+	line := fmt.Sprintf("did not recover within %s of the end of its last level: no %s", rec.Within, criteria)
+	if rec.Recovered {
+		seconds := rec.Seconds
+		r.Overload.RecoverySeconds = &seconds
+		line = fmt.Sprintf("recovered %ss after the end of its last level: the first of %s", fmtNum(seconds), criteria)
+	}
+	i := slices.IndexFunc(r.Diagnosis, func(l string) bool { return strings.HasPrefix(l, "overload ") })
+	r.Diagnosis = slices.Insert(r.Diagnosis, i+1, line)
 }
