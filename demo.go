@@ -11,8 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/loadprobe/loadprobe/demo/target"
 )
@@ -22,8 +25,8 @@ var demoConfig string
 
 // runDemo is `loadprobe demo`: the demo target on a free loopback port and
 // the daemon probing it with the embedded demo config, until SIGINT or
-// SIGTERM.
-func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
+// SIGTERM; with prometheusURL, its telemetry reads that Prometheus.
+func runDemo(g *daemonFlags, prometheusURL string, logger *slog.Logger, stdout io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -56,7 +59,11 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "demo.yml")
-	if err := os.WriteFile(file, []byte(demoHosts(demoConfig, targets[0].String(), targets[1].String(), grpcAddr.String())), 0o600); err != nil {
+	config, err := demoTelemetry(demoHosts(demoConfig, targets[0].String(), targets[1].String(), grpcAddr.String()), prometheusURL)
+	if err == nil {
+		err = os.WriteFile(file, []byte(config), 0o600)
+	}
+	if err != nil {
 		logger.Error("Cannot write the demo config", "err", err)
 		return 1
 	}
@@ -84,6 +91,14 @@ func runDemo(g *daemonFlags, logger *slog.Logger, stdout io.Writer) int {
   listening on:   %s
 The first breaking points show within about 20 seconds.
 `, first, file, grpcAddr, base, base, base, reach(d.Addrs()))
+	if prometheusURL == "" {
+		fmt.Fprintf(stdout, `Headroom and the bottleneck: start the demo with --demo.prometheus-url=URL of a
+Prometheus that scrapes the targets' own metrics, http://%s/metrics and
+http://%s/metrics, every second or so (docs/telemetry.md).
+`, first, targets[1])
+	} else {
+		fmt.Fprintf(stdout, "Headroom and the bottleneck of work: read from %s, which must scrape http://%s/metrics.\n", prometheusURL, first)
+	}
 
 	err = <-daemonDone
 	stop() // the daemon may have ended on its own: the targets go too
@@ -102,6 +117,43 @@ The first breaking points show within about 20 seconds.
 // 127.0.0.2:8080 and the gRPC service's 127.0.0.2:50051.
 func demoHosts(config, first, second, grpc string) string {
 	return strings.NewReplacer("127.0.0.1:8080", first, "127.0.0.2:8080", second, "127.0.0.2:50051", grpc).Replace(config)
+}
+
+// demoPrometheus is the Prometheus the demo config's telemetry names.
+const demoPrometheus = "http://localhost:9090"
+
+// demoTelemetry points the demo config's telemetry at the Prometheus at
+// url, or without one leaves the telemetry out: a Prometheus that does not
+// answer would leave a line in every diagnosis.
+func demoTelemetry(config, url string) (string, error) {
+	if url != "" {
+		return strings.ReplaceAll(config, demoPrometheus, url), nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(config), &doc); err != nil {
+		return "", err
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "probes" {
+			continue
+		}
+		for _, probe := range root.Content[i+1].Content {
+			for j := 0; j+1 < len(probe.Content); j += 2 {
+				if probe.Content[j].Value == "telemetry" {
+					probe.Content = slices.Delete(probe.Content, j, j+2)
+					break
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return "", err
+	}
+	return b.String(), enc.Close()
 }
 
 // serveFunc serves a demo target: target.Serve or target.ServeGRPC.

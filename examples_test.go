@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/internal/testkit"
 )
 
@@ -36,5 +37,31 @@ func TestDemoWritesItsTargetsIntoTheConfig(t *testing.T) {
 	}
 	if !strings.Contains(got, "grpc://127.0.0.2:40003") {
 		t.Errorf("the demo's config does not send its gRPC ramp to the gRPC service:\n%s", got)
+	}
+}
+
+// TestDemoTelemetry: the demo's work probe reads its target's Prometheus
+// when the demo names one, and the demo leaves the telemetry out without
+// one; either way the config loads with every probe.
+func TestDemoTelemetry(t *testing.T) {
+	for _, url := range []string{"", "http://127.0.0.9:19090"} {
+		text, err := demoTelemetry(demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002", "127.0.0.2:40003"), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse("demo.yml", []byte(text))
+		if err != nil {
+			t.Fatalf("--demo.prometheus-url=%q: %v\n%s", url, err, text)
+		}
+		if n, want := len(cfg.Probes), strings.Count(demoConfig, "\n  - name:"); n != want {
+			t.Errorf("--demo.prometheus-url=%q: %d probes, want %d", url, n, want)
+		}
+		work, _ := cfg.Plan("work")
+		switch tel := work.Telemetry; {
+		case url == "" && tel != nil:
+			t.Errorf("without a Prometheus the demo's work reads telemetry from %s", tel.Prometheus.URL)
+		case url != "" && (tel == nil || tel.Prometheus.URL != url || len(tel.Saturation) != 1 || tel.Traffic == ""):
+			t.Errorf("with --demo.prometheus-url=%s the demo's work reads %+v", url, tel)
+		}
 	}
 }

@@ -58,6 +58,8 @@ type commands struct {
 	targetGRPC   *string
 	demo         *kingpin.CmdClause
 	demoFlags    *daemonFlags
+	// demoPrometheus is --demo.prometheus-url.
+	demoPrometheus *string
 }
 
 func newCommands() *commands {
@@ -90,6 +92,7 @@ func newCommands() *commands {
 
 	c.demo = c.app.Command("demo", "Start the demo targets on free loopback ports and the daemon probing them with an embedded demo config; the daemon listens on "+demoListenAddress+" unless --web.listen-address says otherwise.")
 	c.demoFlags = addDaemonFlags(c.demo, demoListenAddress, false)
+	c.demoPrometheus = c.demo.Flag("demo.prometheus-url", "Prometheus that scrapes the demo targets' own metrics: the work probe's telemetry reads its headroom and bottleneck there (docs/telemetry.md); default: no telemetry.").String()
 	return c
 }
 
@@ -129,7 +132,7 @@ func run() int {
 		c.targetOpts.CPU = *c.targetWork == "cpu"
 		return serveTarget(*c.targetAt, *c.targetGRPC, c.targetOpts, logger)
 	case c.demo.FullCommand():
-		return runDemo(c.demoFlags, logger, os.Stdout)
+		return runDemo(c.demoFlags, *c.demoPrometheus, logger, os.Stdout)
 	default:
 		fmt.Fprintf(os.Stderr, "loadprobe: unknown command %q\n", cmd)
 		return 2

@@ -209,13 +209,16 @@ func TestDemo(t *testing.T) {
 		<-exited
 	})
 
-	base := make(chan string, 1)
+	base, hint := make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		re := regexp.MustCompile(`status page:\s+(http://\S+)/`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				base <- m[1]
+			}
+			if strings.HasPrefix(sc.Text(), "Headroom and the bottleneck:") {
+				hint <- sc.Text()
 			}
 		}
 	}()
@@ -248,6 +251,13 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	testkit.Contains(t, "the gRPC probe's responses", get("/metrics"), `loadprobe_responses_total{code="OK",probe="grpc-work"`)
+	// Without a Prometheus it says how to see the headroom.
+	select {
+	case line := <-hint:
+		testkit.Contains(t, "the demo's hint", line, "--demo.prometheus-url=URL")
+	default:
+		t.Error("the demo did not say how to see headroom and the bottleneck")
+	}
 	testkit.Contains(t, "the status page", get("/"), `<svg class="ramp"`, "connections (")
 	t.Run("promtool check metrics", func(t *testing.T) { promtoolCheckMetrics(t, get("/metrics")) })
 
