@@ -10,8 +10,9 @@ import (
 // measureRecovery applies the first level's load again, in windows, after
 // a run whose last level's load ended at loadEnd, and returns the time
 // from loadEnd to the start of the first of analysis.RecoveryWindows
-// windows in a row that show the target recovered; recovered is false when no such run of windows started within
-// settle_timeout of loadEnd, or the run was stopped.
+// windows in a row that show the target recovered; recovered is false
+// when no such windows started within settle_timeout of loadEnd, or the
+// run was stopped.
 func (e *engine) measureRecovery(first result.Step, loadEnd time.Time) (took time.Duration, recovered bool) {
 	st := share(e.opts.Shard, e.probe.Load.Mode(), []stage{{level: first.Level, rampTo: first.Level,
 		duration: analysis.RecoveryWindow, why: "recovery", recovery: true}})[0]

@@ -17,7 +17,7 @@ import (
 )
 
 // Reader reads a probe's telemetry after a run: the saturation of its
-// resources at the end of each step, and the target's live traffic.
+// resources over each step, and the target's live traffic.
 type Reader struct {
 	api v1.API
 	rt  http.RoundTripper
@@ -59,12 +59,11 @@ type Window struct{ From, To time.Time }
 // Saturation reads every resource over each of the windows, which ascend:
 // a run's steps' measured windows. A resource's value in a window is the
 // highest of its points there (each the highest series', the most
-// saturated instance): one query per resource reads all the windows,
-// its points a quarter of a second apart or more, the last at the end of
-// the last window
-// (docs/telemetry.md, "Saturation and the bottleneck"). A resource without
-// a value in a window is left out of that window's map; the error names
-// the first query that failed.
+// saturated instance): one query per resource reads all the windows, its
+// points a quarter of a second apart or more, the last at the end of the
+// last window (docs/telemetry.md, "Saturation and the bottleneck"). A
+// resource without a value in a window is left out of that window's map;
+// the error names each query that failed.
 func (r *Reader) Saturation(ctx context.Context, windows []Window) ([]map[string]float64, error) {
 	out := make([]map[string]float64, len(windows))
 	for i := range out {
@@ -106,7 +105,7 @@ func (r *Reader) Traffic(ctx context.Context, now time.Time) (Live, error) {
 		return Live{}, err
 	}
 	if len(points) == 0 {
-		return Live{}, fmt.Errorf("no sample over the last %s", model.Duration(window))
+		return Live{}, errors.New("no sample in the peak window")
 	}
 	var l Live
 	for _, p := range points {

@@ -107,7 +107,7 @@ func TestTrafficPeakAndNow(t *testing.T) {
 	if live, err := reader(t, prom.URL, "old").Traffic(context.Background(), now); err != nil || live.Peak != 30 || live.Now != 0 {
 		t.Errorf("traffic that stopped 10 minutes ago: %+v, %v; want a peak of 30 and 0 now", live, err)
 	}
-	if _, err := reader(t, prom.URL, "none").Traffic(context.Background(), now); err == nil || err.Error() != "no sample over the last 1h" {
-		t.Errorf("no traffic at all: error %v, want no sample over the last 1h", err)
+	if _, err := reader(t, prom.URL, "none").Traffic(context.Background(), now); err == nil || err.Error() != "no sample in the peak window" {
+		t.Errorf("no traffic at all: error %v, want no sample in the peak window", err)
 	}
 }

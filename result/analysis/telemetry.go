@@ -88,11 +88,11 @@ func (a *analysis) bottleneck(resources []plan.Resource) string {
 			}
 			if v >= res.Max {
 				r.Bottleneck = &result.Bottleneck{Resource: res.Name, Level: s.Level, Value: v}
-				return fmt.Sprintf("bottleneck: %s at its limit %s (%s, max %s), the first declared resource to reach it at or below %s (%s)",
-					res.Name, "from "+a.levelText(s), fmtNum(v), fmtNum(res.Max), rule, a.levelText(result.Step{Level: limit.Level}))
+				return fmt.Sprintf("bottleneck: %s at its limit from %s (%s, max %s), the first declared resource to reach it at or below %s (%s)",
+					res.Name, a.levelText(s), fmtNum(v), fmtNum(res.Max), rule, a.levelText(result.Step{Level: limit.Level}))
 			}
-			if share := v / res.Max; res.Max > 0 && share > highest.share {
-				highest.step, highest.res, highest.share = s, res, share
+			if res.Max > 0 && v/res.Max > highest.share {
+				highest.step, highest.res, highest.share = s, res, v/res.Max
 			}
 		}
 	}
