@@ -91,14 +91,7 @@ func runDemo(g *daemonFlags, prometheusURL string, logger *slog.Logger, stdout i
   listening on:   %s
 The first breaking points show within about 20 seconds.
 `, first, file, grpcAddr, base, base, base, reach(d.Addrs()))
-	if prometheusURL == "" {
-		fmt.Fprintf(stdout, `Headroom and the bottleneck: start the demo with --demo.prometheus-url=URL of a
-Prometheus that scrapes the targets' own metrics, http://%s/metrics and
-http://%s/metrics, every second or so (docs/telemetry.md).
-`, first, targets[1])
-	} else {
-		fmt.Fprintf(stdout, "Headroom and the bottleneck of work: read from %s, which must scrape http://%s/metrics.\n", prometheusURL, first)
-	}
+	demoTelemetryHint(stdout, prometheusURL, targets)
 
 	err = <-daemonDone
 	stop() // the daemon may have ended on its own: the targets go too
@@ -154,6 +147,19 @@ func demoTelemetry(config, url string) (string, error) {
 		return "", err
 	}
 	return b.String(), enc.Close()
+}
+
+// demoTelemetryHint says where the demo's telemetry reads, or without a
+// Prometheus how to see it.
+func demoTelemetryHint(w io.Writer, prometheusURL string, targets [2]net.Addr) {
+	if prometheusURL != "" {
+		fmt.Fprintf(w, "Headroom and the bottleneck of work: read from %s, which must scrape http://%s/metrics.\n", prometheusURL, targets[0])
+		return
+	}
+	fmt.Fprintf(w, `Headroom and the bottleneck: start the demo with --demo.prometheus-url=URL of a
+Prometheus that scrapes the targets' own metrics, http://%s/metrics and
+http://%s/metrics, every second or so (docs/telemetry.md).
+`, targets[0], targets[1])
 }
 
 // serveFunc serves a demo target: target.Serve or target.ServeGRPC.

@@ -23,7 +23,7 @@ import (
 var allowedImports = map[string][]string{
 	"":                     {"*"},
 	"daemon":               {"config", "plan", "result", "prober", "schedule", "collector", "fleet", "statuspage", "prober/live", "schedule/state", "fleet/readback"},
-	"schedule":             {"config", "plan", "result", "prober", "prober/live", "schedule/state", "fleet"},
+	"schedule":             {"config", "plan", "result", "result/analysis", "prober", "prober/live", "schedule/state", "fleet"},
 	"schedule/state":       {"plan", "result"},
 	"prober":               {"config/template", "plan", "result", "result/analysis", "telemetry", "prober/live", "prober/transport", "fleet"},
 	"prober/live":          {"result"},

@@ -206,6 +206,24 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 			fmt.Fprintf(w, "%s: %s, %s\n", x.text, x.got, verdict(x, r))
 		}
 	}
+	writePastCapacity(w, r, wd)
+	valid := "yes"
+	if !r.Valid {
+		valid = "no"
+	}
+	fmt.Fprintf(w, "valid: %s\n", valid)
+	if line := analysis.ModelLine(r.Model, r.Words()); line != "" {
+		fmt.Fprintf(w, "model: %s\n", line)
+	}
+	for _, d := range r.Diagnosis {
+		fmt.Fprintf(w, "  - %s\n", d)
+	}
+}
+
+// writePastCapacity prints what the run says beyond its capacity: how the
+// target served past it and recovered, what ran out, and the headroom
+// over its live traffic.
+func writePastCapacity(w io.Writer, r result.Result, wd words) {
 	if o := r.Overload; o != nil {
 		recovered := "did not recover within settle_timeout"
 		if o.RecoverySeconds != nil {
@@ -219,17 +237,6 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	if h := r.Headroom; h != nil {
 		fmt.Fprintf(w, "headroom: %.2f× (capacity %.1f/s over a live peak of %.1f/s in the last %s; %.1f/s now)\n",
 			h.Ratio, h.Capacity, h.LivePeak, h.Window, h.LiveNow)
-	}
-	valid := "yes"
-	if !r.Valid {
-		valid = "no"
-	}
-	fmt.Fprintf(w, "valid: %s\n", valid)
-	if line := analysis.ModelLine(r.Model, r.Words()); line != "" {
-		fmt.Fprintf(w, "model: %s\n", line)
-	}
-	for _, d := range r.Diagnosis {
-		fmt.Fprintf(w, "  - %s\n", d)
 	}
 }
 

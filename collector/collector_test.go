@@ -696,3 +696,20 @@ loadprobe_step_saturation{level="4",probe="work",resource="workers"} 1
 		t.Errorf("a run without telemetry exports %d telemetry series (%v), want none", n, err)
 	}
 }
+
+// A change point of the capacity history is exported with the probe.
+func TestCapacityChange(t *testing.T) {
+	reg, src, _ := newTest(t)
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: completedRun(), Change: &result.CapacityChange{RunsAgo: 3, Before: 1000, After: 900}})
+	want := `
+# HELP loadprobe_capacity_change_ratio The mean capacity of the probe's runs since the latest change point of its capacity history, among its last 30 completed valid runs, over the mean of the runs before it; absent when there is none.
+# TYPE loadprobe_capacity_change_ratio gauge
+loadprobe_capacity_change_ratio{probe="work"} 0.9
+# HELP loadprobe_capacity_change_runs_ago How many completed valid runs ago the latest change point of the probe's capacity history began; absent when there is none.
+# TYPE loadprobe_capacity_change_runs_ago gauge
+loadprobe_capacity_change_runs_ago{probe="work"} 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_capacity_change_ratio", "loadprobe_capacity_change_runs_ago"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -83,6 +83,10 @@ var (
 		"The target's highest live traffic over telemetry.peak_window, in requests per second, as the last run ended.", probeL...)
 	liveNow = desc(namespace+"_live_throughput",
 		"The target's live traffic as the last run ended, in requests per second.", probeL...)
+	changeRatio = desc(namespace+"_capacity_change_ratio",
+		"The mean capacity of the probe's runs since the latest change point of its capacity history, among its last 30 completed valid runs, over the mean of the runs before it; absent when there is none.", probeL...)
+	changeRunsAgo = desc(namespace+"_capacity_change_runs_ago",
+		"How many completed valid runs ago the latest change point of the probe's capacity history began; absent when there is none.", probeL...)
 	runValid = desc(namespace+"_run_valid",
 		"1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.", probeL...)
 	runDuration = desc(namespace+"_run_duration_seconds",
@@ -113,7 +117,7 @@ var (
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors, stepSaturation,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
-		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio, livePeak, liveNow, runValid, runDuration, lastCompleted, expectedMin,
+		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio, livePeak, liveNow, changeRatio, changeRunsAgo, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
 		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
@@ -162,6 +166,10 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 	}
 	if !ps.LastCompleted.IsZero() {
 		gauge(ch, lastCompleted, float64(ps.LastCompleted.UnixNano())/1e9, name)
+	}
+	if c := ps.Change; c != nil {
+		gauge(ch, changeRatio, c.Ratio(), name)
+		gauge(ch, changeRunsAgo, float64(c.RunsAgo), name)
 	}
 
 	// The run under way replaces the last run's step series from its first

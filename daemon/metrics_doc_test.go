@@ -1,12 +1,15 @@
 package daemon
 
 import (
+	"encoding/json"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -14,6 +17,8 @@ import (
 
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/result"
 )
 
 // metricsDocConfig runs one short probe of each kind against the test's
@@ -22,8 +27,10 @@ import (
 // that never fires; a ramp of /scale, which follows the scalability law,
 // so that the model's families are served; an open loop; a
 // flow; and a WebSocket ramp past the 8 sessions /ws-limited holds, so that
-// a close code is counted. A family served only under another config needs
-// a probe here that makes the daemon serve it.
+// a close code is counted. The closed ramp reads its target's telemetry
+// from a fake Prometheus (PROM), and starts from a stored history whose
+// capacity fell (capacityFell). A family served only under another config
+// needs a probe here that makes the daemon serve it.
 const metricsDocConfig = `allowed_targets: [127.0.0.1]
 probes:
   - name: closed
@@ -31,6 +38,10 @@ probes:
     load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
     expect: {min_capacity: 1}
     guard: {window: 100ms, error_ratio: 0.99}
+    telemetry:
+      prometheus: {url: "PROM"}
+      traffic: traffic
+      saturation: [{name: workers, query: workers}]
   - name: scale
     request: {url: "http://TARGET/scale"}
     load: {concurrency: [1, 2, 4, 8, 16, 24, 32, 48], step_duration: 300ms}
@@ -123,8 +134,14 @@ func served(t *testing.T, scrape string) map[string]documented {
 func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 	t.Parallel()
 	base := demoTarget(t)
-	cfg := strings.ReplaceAll(metricsDocConfig, "TARGET", strings.TrimPrefix(base, "http://"))
-	td := startDaemonWith(t, cfg, daemonOptions{target: base})
+	prom := testkit.FakePrometheus(t, map[string][]testkit.Series{
+		"traffic": {func(time.Time) (float64, bool) { return 10, true }},
+		"workers": {func(time.Time) (float64, bool) { return 1, true }},
+	}, nil)
+	cfg := strings.NewReplacer("TARGET", strings.TrimPrefix(base, "http://"), "PROM", prom.URL).Replace(metricsDocConfig)
+	storage := t.TempDir()
+	testkit.WriteFile(t, filepath.Join(storage, "results.json"), capacityFell(t))
+	td := startDaemonWith(t, cfg, daemonOptions{target: base, storage: storage})
 	for _, p := range []string{"closed", "scale", "open", "shop", "ws"} {
 		td.waitRun(t, p, 1)
 	}
@@ -153,6 +170,33 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 			t.Errorf("%s is documented in docs/metrics.md but not served", name)
 		}
 	}
+}
+
+// capacityFell is a store whose history of the closed probe holds 20 runs
+// at 1000/s, then 4 at 500/s: a change of its capacity, 4 runs ago.
+func capacityFell(t *testing.T) string {
+	t.Helper()
+	type run struct {
+		Started  time.Time     `json:"started"`
+		Ended    string        `json:"result"`
+		Valid    bool          `json:"valid"`
+		Capacity *result.Point `json:"capacity"`
+	}
+	var history []run
+	start := time.Now().Add(-24 * time.Hour)
+	for i := range 24 {
+		c := 1000.0 + float64(i%3)
+		if i >= 20 {
+			c /= 2
+		}
+		history = append(history, run{start.Add(time.Duration(i) * time.Hour), "completed", true, &result.Point{Level: 4, Throughput: c}})
+	}
+	last := result.Result{Name: "closed", Ended: result.ResultCompleted, Started: history[23].Started, Valid: true}
+	b, err := json.Marshal(map[string]any{"probes": []any{map[string]any{"result": last, "last_completed": history[23].Started, "history": history}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // fleetFamilies are the loadprobe_fleet_ families the collector registers

@@ -52,6 +52,8 @@ var families = map[string][]string{
 	"loadprobe_capacity_throughput":                  {"probe"},
 	"loadprobe_overload_goodput_retained":            {"probe"},
 	"loadprobe_recovery_seconds":                     {"probe"},
+	"loadprobe_capacity_change_ratio":                {"probe"},
+	"loadprobe_capacity_change_runs_ago":             {"probe"},
 	"loadprobe_bottleneck_level":                     {"probe", "resource"},
 	"loadprobe_headroom_ratio":                       {"probe"},
 	"loadprobe_live_peak_throughput":                 {"probe"},

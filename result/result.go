@@ -112,6 +112,17 @@ type Headroom struct {
 	Window   string  `json:"window"`
 }
 
+// CapacityChange is the latest change point of a probe's capacity history:
+// how many runs ago the new level began, and the mean capacity of the runs
+// before and after it (docs/measurement.md, "Capacity changes").
+type CapacityChange struct {
+	RunsAgo       int
+	Before, After float64
+}
+
+// Ratio is the mean after the change over the mean before it.
+func (c CapacityChange) Ratio() float64 { return c.After / c.Before }
+
 // BreakingPoints holds the three rules' answers; nil when a rule never fired.
 type BreakingPoints struct {
 	Knee          *Point `json:"knee"`

@@ -93,11 +93,45 @@ func TestSchedulerKeepsAHistoryOfRuns(t *testing.T) {
 		}
 	})
 
+	// Without a store the history lasts as long as the process: its
+	// capacity changes are read from it all the same.
 	bubble(t, Options{Run: capacityRun()}, func(t *testing.T, s *Scheduler, obs *recObserver) {
 		s.Apply(schedConfig(t, hourly))
 		after(2*time.Hour + time.Minute)
-		if st := probeState(t, s, "a"); st.History != nil || st.Last == nil {
-			t.Errorf("without a store: history %v, last %v; want none, and the last run", st.History, st.Last)
+		if st := probeState(t, s, "a"); len(st.History) != 3 || st.Last == nil {
+			t.Errorf("without a store: history %v, last %v; want the three runs, and the last run", st.History, st.Last)
+		}
+	})
+}
+
+// After each run the scheduler looks for a change in the capacities of the
+// probe's history: a capacity halved three runs ago reads as a change of
+// 0.5, three runs ago; before it, there is none.
+func TestCapacityChangeFollowsTheHistory(t *testing.T) {
+	var mu sync.Mutex
+	runs := 0
+	halves := func(ctx context.Context, p *plan.Probe, opts prober.Options) (result.Result, error) {
+		r, err := fakeRun(ctx, p, opts)
+		mu.Lock()
+		runs++
+		capacity := 1000.0 + float64(runs%3) // a little noise
+		if runs > 10 {
+			capacity /= 2
+		}
+		mu.Unlock()
+		r.Capacity, r.Valid = &result.Point{Level: 2, Throughput: capacity}, true
+		return r, err
+	}
+	bubble(t, Options{Run: halves}, func(t *testing.T, s *Scheduler, obs *recObserver) {
+		s.Apply(schedConfig(t, hourly))
+		after(9*time.Hour + time.Minute) // runs 1 to 10
+		if c := probeState(t, s, "a").Change; c != nil {
+			t.Errorf("a steady capacity reads a change %+v", c)
+		}
+		after(3 * time.Hour) // runs 11 to 13, at half
+		c := probeState(t, s, "a").Change
+		if c == nil || c.RunsAgo != 3 || c.Ratio() < 0.49 || c.Ratio() > 0.51 {
+			t.Errorf("change %+v, want the halving, 3 runs ago", c)
 		}
 	})
 }

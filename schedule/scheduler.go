@@ -375,8 +375,9 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 		// A canceled run (reload, shutdown) says nothing about the
 		// target: the last finished run stays the result.
 		l.state.Last = &r
-		if s.keepsHistory(l) {
+		if keepsHistory(l) {
 			l.state.History = withRun(l.state.History, r)
+			l.state.Change = capacityChange(l.state.History)
 		}
 		if r.Ended == result.ResultCompleted {
 			l.state.LastCompleted = r.Started.Add(time.Duration(r.DurationSeconds * float64(time.Second)))

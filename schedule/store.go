@@ -68,7 +68,8 @@ func (s *Store) Load() ([]state.Probe, error) {
 		if sp.Result.Name == "" {
 			continue // nothing to attach it to
 		}
-		st := state.Probe{Probe: &plan.Probe{Name: sp.Result.Name}, Last: &sp.Result, LastCompleted: sp.LastCompleted, History: sp.History}
+		st := state.Probe{Probe: &plan.Probe{Name: sp.Result.Name}, Last: &sp.Result, LastCompleted: sp.LastCompleted,
+			History: sp.History, Change: capacityChange(sp.History)}
 		states = append(states, st)
 	}
 	return states, nil

@@ -1,10 +1,12 @@
 package statuspage
 
 import (
+	"fmt"
 	"math"
 	"time"
 
 	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
@@ -28,6 +30,15 @@ type historyView struct {
 	Capacity, Knee        curve
 	FirstLabel, LastLabel string // when the oldest and the latest run started
 	Runs                  int
+	// Change marks the run where the capacity's latest change point
+	// begins; nil without one.
+	Change *changeMark
+}
+
+// changeMark is a vertical line at a run, and what it says.
+type changeMark struct {
+	X     float64
+	Label string
 }
 
 var historyFrame = frame{
@@ -38,7 +49,7 @@ var historyFrame = frame{
 }
 
 // history lays out the chart of h, nil with fewer than two runs.
-func history(name string, words plan.Words, h []state.Run, now time.Time) *historyView {
+func history(name string, words plan.Words, h []state.Run, change *result.CapacityChange, now time.Time) *historyView {
 	if len(h) < historyMinRuns {
 		return nil
 	}
@@ -77,5 +88,26 @@ func history(name string, words plan.Words, h []state.Run, now time.Time) *histo
 			v.Knee.add(x(i), yKnee(p.Level), run+": knee at "+words.Level(p.Level)+" (goodput "+rate(p.Throughput)+"/s)")
 		}
 	}
+	if i := changeAt(h, change); i >= 0 {
+		v.Change = &changeMark{X: x(i), Label: fmt.Sprintf("capacity changed here: %s/s before, %s/s since", rate(change.Before), rate(change.After))}
+	}
 	return v
+}
+
+// changeAt is the index in h of the run where change begins: it counts
+// the completed valid runs with a capacity, as the change does
+// (docs/measurement.md, "Capacity changes"); -1 without a change.
+func changeAt(h []state.Run, change *result.CapacityChange) int {
+	if change == nil {
+		return -1
+	}
+	counted := 0
+	for i := len(h) - 1; i >= 0; i-- {
+		if r := h[i]; r.Ended == result.ResultCompleted && r.Valid && r.Capacity != nil {
+			if counted++; counted == change.RunsAgo {
+				return i
+			}
+		}
+	}
+	return -1
 }

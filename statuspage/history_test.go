@@ -62,3 +62,24 @@ func TestStatusPageDrawsTheHistory(t *testing.T) {
 		`>3h0m ago</text>`, `>knee (connections)</text>`,
 	)
 }
+
+// The history marks the run where the capacity's latest change point
+// begins, counting the completed valid runs as the change does.
+func TestHistoryMarksTheChange(t *testing.T) {
+	now := time.Now()
+	// The second run is not valid (runsOf): two valid runs ago is the third.
+	h := runsOf(now, 400, 380, 200, 205)
+	states := []state.Probe{{Probe: probe("work", 1, 2, 4, 8, 16), Last: finished("work", now.Add(-time.Hour)), History: h,
+		Change: &result.CapacityChange{RunsAgo: 2, Before: 400, After: 202.5}}}
+	_, body := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
+	chart := regexp.MustCompile(`(?s)<svg class="history".*?</svg>`).FindString(body)
+	svg := parseSVG(t, chart)
+	marks, good := svg.find("line", "change"), svg.find("circle", "good")
+	if len(marks) != 1 || len(good) != 4 || marks[0].attr("x1") != good[2].attr("cx") {
+		t.Fatalf("change marks %v, want one at the third run's dot %v", marks, good)
+	}
+	testkit.Contains(t, "the change's mark", chart, "<title>capacity changed here: 400/s before, 202/s since</title>")
+	states[0].Change = nil
+	_, body = get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
+	testkit.Lacks(t, "a history without a change", body, `class="change"`)
+}

@@ -141,7 +141,7 @@ func newProbeView(st state.Probe, now time.Time, paused bool) probeView {
 		v.Charted, v.ChartCaption = st.Current, "run under way"
 	}
 	if !p.Schedule.Continuous {
-		v.History = history(p.Name, words, st.History, now)
+		v.History = history(p.Name, words, st.History, st.Change, now)
 	}
 	if v.Charted != nil {
 		v.Chart = chart(*v.Charted, p.Rules)

@@ -30,8 +30,11 @@ type Probe struct {
 	Doing string
 	// History is the probe's last finished runs, oldest first, the last
 	// one included, as the store keeps them (docs/commands.md, "History");
-	// nil without a store, and for a continuous probe.
+	// nil for a continuous probe.
 	History []Run
+	// Change is the latest change point of the capacities of History's
+	// completed valid runs; nil without one.
+	Change *result.CapacityChange
 	// Next is when the next run is due; zero while a run waits or runs,
 	// and for a continuous probe.
 	Next time.Time
