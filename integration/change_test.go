@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadprobe/loadprobe/internal/realpart"
+)
+
+// The capacity change detector on a real daemon: a probe ramps a demo
+// target of 4 workers every second or so until its history holds
+// changeRunsBefore completed runs; the target restarts with 2 workers on
+// the same address, and within changeRunsAfter runs the daemon exports the
+// change and Prometheus fires LoadprobeCapacityChanged.
+
+// changeConfig is a short ramp up to the pool's size: no level past its
+// capacity, so that no run measures a recovery before the restart.
+const changeConfig = `allowed_targets: [127.0.0.1]
+probes:
+  - name: work
+    request: {url: "http://TARGET/work", timeout: 1s}
+    load: {concurrency: [1, 2, 4], step_duration: 300ms}
+    schedule: {interval: 1s}
+`
+
+const (
+	// changeRunsBefore is how many runs the history holds before the
+	// restart: enough for the permutation test to rule out chance with 3
+	// runs after (docs/measurement.md, "Capacity changes").
+	changeRunsBefore = 20
+	changeRunsAfter  = 3
+)
+
+func TestCapacityChangeFiresOnARealDaemon(t *testing.T) {
+	promBin := realpart.Find(t, "prometheus", "apt-get install --no-install-recommends prometheus")
+	began := time.Now()
+	dir := t.TempDir()
+	bin := buildLoadprobe(t, dir)
+
+	target := startProc(t, "demo target (4 workers)", dir, bin, "target", "--listen=127.0.0.1:0", "--workers=4", "--work-time=10ms")
+	targetAddr := target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
+	for _, f := range []string{"rules.yml", "alerts.yml"} {
+		raw, err := os.ReadFile(filepath.Join(dashboardsDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, f), shortenWindows(string(raw), guardWindows))
+	}
+	daemonAddr, promAddr := freePort(t), freePort(t)
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), fmt.Sprintf(guardPromConfig, daemonAddr, targetAddr))
+	prom := &prometheus{base: "http://" + promAddr}
+	prom.proc = startProc(t, "prometheus", dir, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr, "--rules.alert.resend-delay=1s")
+	waitHTTP(t, prom.base+"/-/ready")
+
+	cfgFile := filepath.Join(dir, "loadprobe.yml")
+	writeFile(t, cfgFile, strings.ReplaceAll(changeConfig, "TARGET", targetAddr))
+	daemon := startProc(t, "loadprobe daemon", dir, bin, "--config.file="+cfgFile, "--web.listen-address="+daemonAddr)
+	daemon.waitLogAddr(t, `msg="Listening on" address=(\S+)`)
+	runs := recordRuns(t, daemonAddr, began)
+
+	before := runs.waitRestartPoint(t, probeWork, changeRunsBefore, 90*time.Second)
+	if c, err := prom.scalar(`loadprobe_capacity_change_ratio{probe="work"}`, time.Now()); err == nil {
+		t.Errorf("a change of %s before the restart, after %d runs on a steady target", c, changeRunsBefore)
+	}
+	target.stop(t)
+	target = startProc(t, "demo target (2 workers)", dir, bin, "target", "--listen="+targetAddr, "--workers=2", "--work-time=10ms")
+	target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
+	t.Logf("%d runs before the restart (the last seen at +%.1fs); target restarted with 2 workers at +%.1fs",
+		changeRunsBefore, before.SeenAt, since(began))
+
+	prom.waitData(t, `ALERTS{alertname="LoadprobeCapacityChanged",probe="work",alertstate="firing"}`, 40*time.Second)
+	// The change as the alert fired: found within changeRunsAfter runs on 2
+	// workers (one more may have ended since), at half the capacity.
+	read := func(q string) float64 {
+		v, err := prom.scalar(q, time.Now())
+		f, perr := strconv.ParseFloat(v, 64)
+		if err != nil || perr != nil {
+			t.Fatalf("%s: %q, %v", q, v, err)
+		}
+		return f
+	}
+	ratio, ago := read(`loadprobe_capacity_change_ratio{probe="work"}`), read(`loadprobe_capacity_change_runs_ago{probe="work"}`)
+	t.Logf("LoadprobeCapacityChanged firing %.1fs after start: change ratio %.3f, %g runs ago", since(began), ratio, ago)
+	runs.report(t, probeWork)
+	if ago > changeRunsAfter+1 || ratio < 0.4 || ratio > 0.6 {
+		t.Errorf("change ratio %.3f, %g runs ago: want about 0.5, found within %d runs", ratio, ago, changeRunsAfter)
+	}
+}
