@@ -24,6 +24,7 @@ import (
 	"github.com/loadprobe/loadprobe/daemon"
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober"
 )
 
@@ -44,20 +45,24 @@ type commands struct {
 	daemon      *kingpin.CmdClause // the default: no command
 	daemonFlags *daemonFlags
 
-	run          *kingpin.CmdClause
-	runConfig    *string
-	runConfigSet bool // --config.file was given
-	runURL       *urlProbe
-	runProbes    *[]string
-	runOutput    *string
-	runShard     *fleet.Shard
-	target       *kingpin.CmdClause
-	targetAt     *string
-	targetOpts   target.Options
-	targetWork   *string
-	targetGRPC   *string
-	demo         *kingpin.CmdClause
-	demoFlags    *daemonFlags
+	run                      *kingpin.CmdClause
+	runConfig                *string
+	runConfigSet             bool // --config.file was given
+	runURL                   *urlProbe
+	runProbes                *[]string
+	runOutput                *string
+	runShard                 *fleet.Shard
+	target                   *kingpin.CmdClause
+	targetAt                 *string
+	targetOpts               target.Options
+	targetWork               *string
+	targetGRPC               *string
+	demo                     *kingpin.CmdClause
+	demoFlags                *daemonFlags
+	compare                  *kingpin.CmdClause
+	compareBase, compareCand *string
+	compareOutput            *string
+	compareRules             plan.Compare
 	// demoPrometheus is --demo.prometheus-url.
 	demoPrometheus *string
 }
@@ -82,6 +87,13 @@ func newCommands() *commands {
 	c.runOutput = c.run.Flag("output", "Result format: table, json, or html (one self-contained page with the charts, to attach to a pull request).").Default("table").Enum("table", "json", "html")
 	c.runShard = addShardFlag(c.run)
 	c.runURL = addURLFlags(c.run)
+
+	c.compare = c.app.Command("compare", "Judge a candidate's results against its baseline's, two results files of the same probes (run --output=json or /api/v1/results): exit 1 when a candidate lost capacity, 2 on a usage error.")
+	c.compareBase = c.compare.Arg("baseline", "Results file of the baseline.").Required().String()
+	c.compareCand = c.compare.Arg("candidate", "Results file of the candidate.").Required().String()
+	c.compare.Flag("max-loss", "The candidate fails when its capacity is surely below 1 - max-loss of the baseline's.").Default("0.05").Float64Var(&c.compareRules.MaxLoss)
+	c.compare.Flag("confidence", "Confidence of the capacity ratio's interval.").Default("0.95").Float64Var(&c.compareRules.Confidence)
+	c.compareOutput = c.compare.Flag("output", "Verdict format: table or json.").Default("table").Enum("table", "json")
 
 	c.target = c.app.Command("target", "Serve the built-in demo target on loopback.")
 	c.targetAt = c.target.Flag("listen", "Loopback address to listen on.").Default("127.0.0.1:8080").String()
@@ -128,6 +140,12 @@ func run() int {
 		defer stop()
 		source := probeSource{file: *c.runConfig, fileSet: c.runConfigSet, url: c.runURL, stdin: os.Stdin}
 		return runOnce(ctx, source, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
+	case c.compare.FullCommand():
+		if r := c.compareRules; !(r.Confidence > 0 && r.Confidence < 1) || !(r.MaxLoss >= 0 && r.MaxLoss < 1) {
+			fmt.Fprintf(os.Stderr, "loadprobe compare: --confidence must be in (0, 1) and --max-loss in [0, 1) (got %g and %g)\n", r.Confidence, r.MaxLoss)
+			return 2
+		}
+		return compareFiles(*c.compareBase, *c.compareCand, c.compareRules, *c.compareOutput, os.Stdout, os.Stderr)
 	case c.target.FullCommand():
 		c.targetOpts.CPU = *c.targetWork == "cpu"
 		return serveTarget(*c.targetAt, *c.targetGRPC, c.targetOpts, logger)

@@ -47,6 +47,9 @@ type Result struct {
 	Abort *Abort `json:"abort"`
 	// Error says why a run failed or was aborted; empty otherwise.
 	Error string `json:"error,omitempty"`
+	// Compare is the verdict on a candidate measured beside this run, its
+	// baseline; nil without one.
+	Compare *Compare `json:"compare,omitempty"`
 	// Fleet is the fleet's run, on the replica with ordinal 0 of a fleet
 	// that reads it back (--fleet.prometheus-url); nil otherwise.
 	Fleet *Fleet `json:"fleet,omitempty"`
@@ -111,6 +114,32 @@ type Headroom struct {
 	LiveNow  float64 `json:"live_now"`
 	Window   string  `json:"window"`
 }
+
+// Compare is the verdict on a candidate against its baseline: the
+// candidate's capacity over the baseline's with its interval, and its p99
+// at the baseline's capacity level over the baseline's (docs/compare.md).
+type Compare struct {
+	Verdict       string     `json:"verdict"`
+	CapacityRatio float64    `json:"capacity_ratio"`
+	Interval      [2]float64 `json:"interval"`
+	// LatencyRatio is nil when the candidate did not run the baseline's
+	// capacity level; LatencyInterval is nil without the windows an
+	// interval needs.
+	LatencyRatio    *float64    `json:"latency_ratio"`
+	LatencyInterval *[2]float64 `json:"latency_interval"`
+	// Reason says why the verdict is inconclusive or a fail.
+	Reason string `json:"reason,omitempty"`
+	// Candidate is the candidate's run, when it was measured beside the
+	// baseline's.
+	Candidate *Result `json:"candidate,omitempty"`
+}
+
+// The verdicts of a comparison.
+const (
+	VerdictPass         = "pass"
+	VerdictFail         = "fail"
+	VerdictInconclusive = "inconclusive"
+)
 
 // CapacityChange is the latest change point of a probe's capacity history:
 // how many runs ago the new level began, and the mean capacity of the runs

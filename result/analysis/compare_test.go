@@ -1,0 +1,84 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/loadprobe/loadprobe/plan"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// side is a run whose capacity level, 4 connections, served n whole
+// seconds of goodput around capacity, each off by a relative deviation of
+// cv.
+func side(rng *rand.Rand, capacity, cv float64, n int) result.Result {
+	s := result.Step{Level: 4, Attempts: 1, Latency: result.Latency{P99: 0.02 * 1000 / capacity}}
+	var sum float64
+	for i := range n {
+		v := math.Round(capacity * (1 + cv*rng.NormFloat64()))
+		s.PerSecond = append(s.PerSecond, result.Second{Second: i, Success: int64(v)})
+		sum += v
+	}
+	return result.Result{Mode: plan.ModeConcurrency, Steps: []result.Step{s}, Capacity: &result.Point{Level: 4, Throughput: sum / float64(n)}}
+}
+
+// Calibration of docs/compare.md, "The verdict", on 1000 seeded pairs of
+// 10 seconds each at the capacity level, each second's goodput 3% off at
+// random: the 95% interval holds the true ratio in 93-97% of them; two
+// copies of one target (A/A) fail in at most 5%, a candidate 10% slower
+// fails in at least 95%, one 2% slower in at most 10%. (With 5 seconds a
+// side a 10% loss fails in 68% only: the interval is wider.)
+func TestVerdictCalibration(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(34, 1))
+	for _, tc := range []struct {
+		name          string
+		ratio         float64
+		minFail, maxF float64
+	}{
+		{"A/A", 1, 0, 0.05},
+		{"10% slower", 0.9, 0.95, 1},
+		{"2% slower", 0.98, 0, 0.10},
+	} {
+		const pairs = 1000
+		failed, covered := 0, 0
+		for range pairs {
+			v := Judge(side(rng, 400, 0.03, 10), side(rng, 400*tc.ratio, 0.03, 10), plan.DefaultCompare)
+			if v.Verdict == result.VerdictFail {
+				failed++
+			}
+			if v.Interval[0] <= tc.ratio && tc.ratio <= v.Interval[1] {
+				covered++
+			}
+		}
+		fail, coverage := float64(failed)/pairs, float64(covered)/pairs
+		t.Logf("%s: fail in %.1f%%, the interval holds the true ratio in %.1f%%", tc.name, 100*fail, 100*coverage)
+		if fail < tc.minFail || fail > tc.maxF || coverage < 0.93 || coverage > 0.97 {
+			t.Errorf("%s: fail in %.1f%% (want %.0f%%-%.0f%%), coverage %.1f%% (want 93%%-97%%)", tc.name, 100*fail, 100*tc.minFail, 100*tc.maxF, 100*coverage)
+		}
+	}
+}
+
+// A baseline without a capacity judges nothing; a candidate without one
+// fails; too few seconds give no interval.
+func TestVerdictEdges(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 1))
+	base := side(rng, 400, 0.03, 5)
+	none := base
+	none.Capacity = nil
+	if v := Judge(none, base, plan.DefaultCompare); v.Verdict != result.VerdictInconclusive {
+		t.Errorf("no baseline capacity: %+v, want inconclusive", v)
+	}
+	if v := Judge(base, none, plan.DefaultCompare); v.Verdict != result.VerdictFail {
+		t.Errorf("no candidate capacity: %+v, want fail", v)
+	}
+	short := side(rng, 300, 0.03, 1)
+	if v := Judge(base, short, plan.DefaultCompare); v.Verdict != result.VerdictInconclusive || v.Reason == "" || v.CapacityRatio > 0.8 {
+		t.Errorf("one second: %+v, want inconclusive with a reason, ratio about 0.75", v)
+	}
+	if v := Judge(base, side(rng, 360, 0.03, 5), plan.DefaultCompare); v.LatencyRatio == nil || math.Abs(*v.LatencyRatio-400/360.0) > 0.01 {
+		t.Errorf("latency ratio %v, want the candidate's p99 at level 4 over the baseline's, %.3f", v.LatencyRatio, 400/360.0)
+	}
+}
