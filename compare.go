@@ -50,7 +50,7 @@ func writeComparisons(base, cand []result.Result, rules plan.Compare, output str
 		}
 		out = append(out, judged{b.Name, v})
 		if output == "table" {
-			writeComparison(stdout, b, cand[i], v, rules)
+			writeComparison(stdout, "probe "+b.Name, b, cand[i], v, rules)
 		}
 	}
 	if len(out) == 0 {
@@ -68,8 +68,9 @@ func writeComparisons(base, cand []result.Result, rules plan.Compare, output str
 	return code
 }
 
-// writeComparison prints one probe's verdict with the figures behind it.
-func writeComparison(w io.Writer, base, cand result.Result, v *result.Compare, rules plan.Compare) {
+// writeComparison prints the verdict on a candidate, after its title, with
+// the figures behind it.
+func writeComparison(w io.Writer, title string, base, cand result.Result, v *result.Compare, rules plan.Compare) {
 	wd := words{base.Words()}
 	point := func(r result.Result) string {
 		if r.Capacity == nil {
@@ -77,7 +78,7 @@ func writeComparison(w io.Writer, base, cand result.Result, v *result.Compare, r
 		}
 		return fmt.Sprintf("%.1f/s at %s", r.Capacity.Throughput, wd.Level(r.Capacity.Level))
 	}
-	fmt.Fprintf(w, "probe %s: %s\n", base.Name, v.Verdict)
+	fmt.Fprintf(w, "%s: %s\n", title, v.Verdict)
 	fmt.Fprintf(w, "  capacity  baseline %s, candidate %s\n", point(base), point(cand))
 	if base.Capacity != nil && cand.Capacity != nil {
 		fmt.Fprintf(w, "  ratio     %.3f [%.3f, %.3f] at %.0f%% confidence; fail below %.3f\n",

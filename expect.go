@@ -63,11 +63,12 @@ func capacityStep(r result.Result) *result.Step {
 
 // expectationsHold says whether a run did what its probe's expect asks:
 // it completed (or stopped escalating on its abort rule, which a ramp past
-// its breaking point does) and every expectation held. A run a guard or
+// its breaking point does), every expectation held, and a candidate it
+// compared did not fail (docs/compare.md). A run a guard or
 // the pause switch stopped did not: the target suffered, or the run was
 // cut short (docs/guards.md).
 func expectationsHold(p *plan.Probe, r result.Result) bool {
-	if !ranOut(r) {
+	if !ranOut(r) || r.Compare != nil && r.Compare.Verdict == result.VerdictFail {
 		return false
 	}
 	for _, x := range expectations(p, r) {

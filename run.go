@@ -157,6 +157,7 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 		return
 	}
 	writeSteps(w, r, lq, wd)
+	writeCandidate(w, p, r, lq, wd)
 	if closed != "" {
 		fmt.Fprintf(w, "close codes: %s (sessions the server closed, over the run)\n", closed)
 	}
@@ -218,6 +219,19 @@ func writeTable(w io.Writer, p *plan.Probe, r result.Result, closed string) {
 	for _, d := range r.Diagnosis {
 		fmt.Fprintf(w, "  - %s\n", d)
 	}
+}
+
+// writeCandidate prints the steps of a candidate measured beside r, and
+// the verdict on it.
+func writeCandidate(w io.Writer, p *plan.Probe, r result.Result, lq result.Quantile, wd words) {
+	c := r.Compare
+	if c == nil || c.Candidate == nil {
+		return
+	}
+	title := "candidate " + p.Candidate.URL.Host
+	fmt.Fprintf(w, "%s, at the same levels, in turn with the baseline:\n", title)
+	writeSteps(w, *c.Candidate, lq, wd)
+	writeComparison(w, title, r, *c.Candidate, c, *p.Compare)
 }
 
 // writePastCapacity prints what the run says beyond its capacity: how the

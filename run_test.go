@@ -317,3 +317,30 @@ probes:
 		"no declared resource (cpu) reached its limit at or below the knee (4 connections): none explains it",
 	)
 }
+
+// A probe that compares runs its levels on both targets in turn, prints
+// the candidate's rows and the verdict, and exits 1 when the candidate
+// lost capacity: a pool of 3 against a pool of 4.
+func TestRunComparesACandidate(t *testing.T) {
+	base := workTarget(t)
+	smaller := httptest.NewServer(target.New(target.Options{Workers: 3, WorkTime: 20 * time.Millisecond}))
+	t.Cleanup(smaller.Close)
+	file := filepath.Join(t.TempDir(), "compare.yml")
+	testkit.WriteFile(t, file, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: work
+    request: {url: "%s/work"}
+    load: {concurrency: [4], step_duration: 3s}
+    compare: {candidate: "%s"}
+`, base, smaller.URL))
+	code, stdout, stderr := loadprobe(t, "run", "--config.file="+file)
+	if code != 1 {
+		t.Errorf("a candidate with 3 workers of 4: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	host := strings.TrimPrefix(smaller.URL, "http://")
+	testkit.Contains(t, "the table", stdout,
+		"candidate "+host+", at the same levels, in turn with the baseline:\n",
+		"candidate "+host+": fail\n",
+		"  ratio     0.7",
+		"compared with the candidate "+host+": fail, its capacity 0.7")
+}

@@ -713,3 +713,31 @@ loadprobe_capacity_change_runs_ago{probe="work"} 3
 		t.Fatal(err)
 	}
 }
+
+// A comparison's ratio, interval and verdict are exported with its run.
+func TestComparison(t *testing.T) {
+	reg, src, _ := newTest(t)
+	r := completedRun()
+	r.Compare = &result.Compare{Verdict: result.VerdictFail, CapacityRatio: 0.9, Interval: [2]float64{0.875, 0.925}}
+	src.set(state.Probe{Probe: probeConfig("work", 400), Last: r})
+	want := `
+# HELP loadprobe_compare_capacity_ratio The last run's candidate's capacity over its baseline's, the probe's request; absent without a comparison.
+# TYPE loadprobe_compare_capacity_ratio gauge
+loadprobe_compare_capacity_ratio{probe="work"} 0.9
+# HELP loadprobe_compare_capacity_ratio_lower The lower end of the capacity ratio's interval at compare.confidence.
+# TYPE loadprobe_compare_capacity_ratio_lower gauge
+loadprobe_compare_capacity_ratio_lower{probe="work"} 0.875
+# HELP loadprobe_compare_capacity_ratio_upper The upper end of the capacity ratio's interval at compare.confidence.
+# TYPE loadprobe_compare_capacity_ratio_upper gauge
+loadprobe_compare_capacity_ratio_upper{probe="work"} 0.925
+# HELP loadprobe_compare_verdict 1 for the last comparison's verdict (pass, fail or inconclusive), 0 for the others; absent without a comparison.
+# TYPE loadprobe_compare_verdict gauge
+loadprobe_compare_verdict{probe="work",verdict="fail"} 1
+loadprobe_compare_verdict{probe="work",verdict="inconclusive"} 0
+loadprobe_compare_verdict{probe="work",verdict="pass"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "loadprobe_compare_capacity_ratio", "loadprobe_compare_capacity_ratio_lower",
+		"loadprobe_compare_capacity_ratio_upper", "loadprobe_compare_verdict"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -87,6 +87,14 @@ var (
 		"The mean capacity of the probe's runs since the latest change point of its capacity history, among its last 30 completed valid runs, over the mean of the runs before it; absent when there is none.", probeL...)
 	changeRunsAgo = desc(namespace+"_capacity_change_runs_ago",
 		"How many completed valid runs ago the latest change point of the probe's capacity history began; absent when there is none.", probeL...)
+	compareRatio = desc(namespace+"_compare_capacity_ratio",
+		"The last run's candidate's capacity over its baseline's, the probe's request; absent without a comparison.", probeL...)
+	compareLower = desc(namespace+"_compare_capacity_ratio_lower",
+		"The lower end of the capacity ratio's interval at compare.confidence.", probeL...)
+	compareUpper = desc(namespace+"_compare_capacity_ratio_upper",
+		"The upper end of the capacity ratio's interval at compare.confidence.", probeL...)
+	compareVerdict = desc(namespace+"_compare_verdict",
+		"1 for the last comparison's verdict (pass, fail or inconclusive), 0 for the others; absent without a comparison.", "probe", "verdict")
 	runValid = desc(namespace+"_run_valid",
 		"1 when the last run held its load at every level below the first failure, no step was generator-limited (CPU at the budget, or another run overlapping) and the control probe did not flag the generator, else 0.", probeL...)
 	runDuration = desc(namespace+"_run_duration_seconds",
@@ -117,7 +125,7 @@ var (
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors, stepSaturation,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
-		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio, livePeak, liveNow, changeRatio, changeRunsAgo, runValid, runDuration, lastCompleted, expectedMin,
+		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio, livePeak, liveNow, changeRatio, changeRunsAgo, compareRatio, compareLower, compareUpper, compareVerdict, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
 		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
@@ -217,11 +225,15 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 		gauge(ch, livePeak, h.LivePeak, name)
 		gauge(ch, liveNow, h.LiveNow, name)
 	}
-	valid := 0.0
-	if r.Valid {
-		valid = 1
+	if c := r.Compare; c != nil {
+		gauge(ch, compareRatio, c.CapacityRatio, name)
+		gauge(ch, compareLower, c.Interval[0], name)
+		gauge(ch, compareUpper, c.Interval[1], name)
+		for _, v := range []string{result.VerdictPass, result.VerdictFail, result.VerdictInconclusive} {
+			gauge(ch, compareVerdict, boolValue(c.Verdict == v), name, v)
+		}
 	}
-	gauge(ch, runValid, valid, name)
+	gauge(ch, runValid, boolValue(r.Valid), name)
 	gauge(ch, runDuration, r.DurationSeconds, name)
 	collectModel(ch, name, r.Model)
 }

@@ -73,6 +73,10 @@ func (v *validator) compile(p *Probe, pp keyPath, rows *plan.Rows, dataSum [sha2
 	if p.Flow == nil {
 		cp.Request = request(&p.Request, pp.to("request"))
 	}
+	if c := p.Compare; c != nil {
+		cp.Compare = &c.Compare
+		cp.Candidate = request(&c.request, pp.to("compare", "candidate"))
+	}
 	for i := range p.Flow {
 		st := &p.Flow[i]
 		step := plan.FlowStep{Name: st.Name, Request: request(&st.Request, pp.to("flow", i, "request"))}

@@ -47,9 +47,12 @@ type Probe struct {
 	// Telemetry is what to read of the target's own Prometheus; nil
 	// without one.
 	Telemetry *plan.Telemetry `yaml:"telemetry,omitempty"`
-	Control   string          `yaml:"control,omitempty"`
-	Expect    plan.Expect     `yaml:"expect"`
-	Schedule  plan.Schedule   `yaml:"schedule"`
+	// Compare measures a candidate beside the request's URL, its
+	// baseline; nil without one.
+	Compare  *Compare      `yaml:"compare,omitempty"`
+	Control  string        `yaml:"control,omitempty"`
+	Expect   plan.Expect   `yaml:"expect"`
+	Schedule plan.Schedule `yaml:"schedule"`
 }
 
 // Request describes the HTTP request every attempt sends.

@@ -61,6 +61,7 @@ var defaults = map[reflect.Type]func() any{
 	reflect.TypeFor[plan.GuardQuery]():      func() any { return defaultGuardQuery },
 	reflect.TypeFor[plan.Telemetry]():       func() any { return defaultTelemetry },
 	reflect.TypeFor[plan.Resource]():        func() any { return defaultResource },
+	reflect.TypeFor[Compare]():              func() any { return defaultCompare },
 	reflect.TypeFor[plan.Search]():          func() any { return defaultSearch },
 	reflect.TypeFor[GRPC]():                 func() any { return defaultGRPC },
 }

@@ -86,12 +86,14 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	if rows != nil {
 		columns = rows.Columns
 	}
+	scope := template.Scope{Columns: columns}
+	candidate := p.Request // as written: validation rewrites p.Request's body_file
 	if p.Flow != nil {
 		v.flow(c, p, pp, dir, columns)
 	} else {
-		scope := template.Scope{Columns: columns}
 		v.grpc(&p.Request, v.request(c, &p.Request, pp.to("request"), dir, scope), pp.to("request"), dir, scope)
 	}
+	v.compare(c, p, candidate, pp.to("compare"), dir, scope)
 	v.load(c, &p.Load, pp.to("load"))
 	v.webSocket(p, pp)
 	v.rules(&p.Rules, pp.to("rules"))

@@ -27,7 +27,7 @@ import (
 // that never fires; a ramp of /scale, which follows the scalability law,
 // so that the model's families are served; an open loop; a
 // flow; and a WebSocket ramp past the 8 sessions /ws-limited holds, so that
-// a close code is counted. The closed ramp reads its target's telemetry
+// a close code is counted; a ramp compared with a copy of itself. The closed ramp reads its target's telemetry
 // from a fake Prometheus (PROM), and starts from a stored history whose
 // capacity fell (capacityFell). A family served only under another config
 // needs a probe here that makes the daemon serve it.
@@ -61,6 +61,10 @@ probes:
   - name: ws
     request: {url: "ws://TARGET/ws-limited", body: ping}
     load: {concurrency: [8, 9], step_duration: 300ms}
+  - name: compared
+    request: {url: "http://TARGET/noop"}
+    load: {concurrency: [1, 2], step_duration: 300ms}
+    compare: {candidate: "http://TARGET"}
 `
 
 // documented is one family as docs/metrics.md describes it.
@@ -142,7 +146,7 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 	storage := t.TempDir()
 	testkit.WriteFile(t, filepath.Join(storage, "results.json"), capacityFell(t))
 	td := startDaemonWith(t, cfg, daemonOptions{target: base, storage: storage})
-	for _, p := range []string{"closed", "scale", "open", "shop", "ws"} {
+	for _, p := range []string{"closed", "scale", "open", "shop", "ws", "compared"} {
 		td.waitRun(t, p, 1)
 	}
 	got := served(t, td.get(t, "/metrics"))

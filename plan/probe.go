@@ -15,6 +15,10 @@ type Probe struct {
 	Control   string
 	Expect    Expect
 	Schedule  Schedule
+	// Compare is the rules of a comparison of Candidate with Request, its
+	// baseline; both nil without one (docs/compare.md).
+	Compare   *Compare
+	Candidate *Request
 	// Request is what each attempt sends; for a flow, its first step's:
 	// the host the scheduler keeps exclusive.
 	Request *Request

@@ -60,6 +60,14 @@ type engine struct {
 
 	recsMu sync.Mutex // e.recs grows while the live guards read it
 
+	// cand is the engine of the candidate a comparison measures beside
+	// the probe's request (compare.go); nil without one.
+	cand  *engine
+	cands []result.Step // the candidate's steps so far
+	// within is the candidate's settle limit, from its first step
+	// (settleWithin in run).
+	within time.Duration
+
 	pool   senderPool           // open loop: the senders, kept across steps
 	window time.Duration        // length of the current step's measured window
 	cpu    func() time.Duration // the process's CPU time so far
@@ -85,6 +93,9 @@ func Run(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error
 	started := time.Now()
 	handshakes, _ := opts.Live.(live.Handshakes)
 	work, err := newWorkload(ctx, p, handshakes)
+	if err == nil && p.Candidate != nil {
+		opts.candidate, err = newCandidate(ctx, p, opts)
+	}
 	var s *result.Stop
 	switch {
 	case err != nil && errors.As(context.Cause(ctx), &s):
@@ -103,6 +114,41 @@ func newResult(p *plan.Probe, started time.Time) result.Result {
 func run(ctx context.Context, p *plan.Probe, opts Options, work workload, started time.Time) result.Result {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	e := newEngine(ctx, cancel, p, opts, work, started)
+	if opts.candidate != nil {
+		e.cand = newEngine(ctx, cancel, candidateOf(p), candidateOptions(opts), opts.candidate, started)
+	}
+	go func() {
+		<-ctx.Done()
+		// The requests under way are cut short: the load stops at once,
+		// not a timeout later.
+		for _, side := range e.sides() {
+			side.markStop()
+			side.work.abort()
+		}
+	}()
+	ran := make(chan result.Result, 1)
+	go func() {
+		defer e.close()
+		ran <- e.run()
+	}()
+	select {
+	case r := <-ran:
+		return r
+	case <-ctx.Done():
+	}
+	bound := time.NewTimer(abandonAfter)
+	defer bound.Stop()
+	select {
+	case r := <-ran:
+		return r
+	case <-bound.C:
+		return e.abandon()
+	}
+}
+
+// newEngine is the engine of one run of p's workload, which ctx ends.
+func newEngine(ctx context.Context, cancel context.CancelCauseFunc, p *plan.Probe, opts Options, work workload, started time.Time) *engine {
 	e := &engine{probe: p, opts: opts, live: opts.Live, work: work, plan: newPlanner(p, opts.Shard), started: started, ctx: ctx, cancel: cancel}
 	e.pool.max = p.Load.MaxInFlight
 	if s := p.Load.Sessions; s > 0 {
@@ -125,31 +171,7 @@ func run(ctx context.Context, p *plan.Probe, opts Options, work workload, starte
 	}
 	e.total = newStepRecorder(len(e.steps))
 	e.judge = newLiveJudge(p.Guard, e.guardLive())
-	go func() {
-		<-ctx.Done()
-		e.markStop()
-		// The requests under way are cut short: the load stops at once,
-		// not a timeout later.
-		work.abort()
-	}()
-	ran := make(chan result.Result, 1)
-	go func() {
-		defer e.close()
-		ran <- e.run()
-	}()
-	select {
-	case r := <-ran:
-		return r
-	case <-ctx.Done():
-	}
-	bound := time.NewTimer(abandonAfter)
-	defer bound.Stop()
-	select {
-	case r := <-ran:
-		return r
-	case <-bound.C:
-		return e.abandon()
-	}
+	return e
 }
 
 // run runs the stages the plan decides, one after the other, and returns
@@ -179,7 +201,11 @@ func (e *engine) run() result.Result {
 			e.endStopped(&r, nil)
 			break
 		}
-		step := e.runStage(i, st)
+		step, ran := e.measure(i, st)
+		if !ran {
+			e.endStopped(&r, nil) // stopped in the candidate's step
+			break
+		}
 		step.SettleSeconds = settled.Seconds()
 		if settleWithin == 0 && step.Attempts > 0 {
 			settleWithin = time.Duration(step.Latency.P99*float64(time.Second)) + settleMargin
@@ -196,12 +222,12 @@ func (e *engine) run() result.Result {
 		st, more = e.plan.next(r.Steps)
 		// A search offers no level at or above one past abort.error_ratio
 		// again, and goes on below it (search.go).
-		if step.ErrorRatio > p.Abort.ErrorRatio && more && p.Load.Search == nil {
+		if worst := e.worstErrorRatio(step); worst > p.Abort.ErrorRatio && more && p.Load.Search == nil {
 			r.Ended = result.ResultAborted
-			r.Abort = &result.Abort{By: result.ByErrorRatio, Guard: plan.GuardErrorRatio, Value: step.ErrorRatio,
+			r.Abort = &result.Abort{By: result.ByErrorRatio, Guard: plan.GuardErrorRatio, Value: worst,
 				Level: step.Level, AtSeconds: time.Since(e.started).Seconds()}
 			r.Error = fmt.Sprintf("error ratio %.3g at level %g is above abort.error_ratio %.3g: no higher level ran",
-				step.ErrorRatio, step.Level, p.Abort.ErrorRatio)
+				worst, step.Level, p.Abort.ErrorRatio)
 			break
 		}
 		if e.opts.OnStep != nil && more {
@@ -225,6 +251,7 @@ func (e *engine) run() result.Result {
 	analysis.Analyze(&r, p.Rules)
 	analysis.Recovered(&r, recovery)
 	e.readTelemetry(&r)
+	e.judgeCandidate(&r)
 	return r
 }
 
@@ -253,11 +280,13 @@ func latest(a, b time.Time) time.Time {
 func (e *engine) canceled() bool { return e.ctx.Err() != nil }
 
 func (e *engine) close() {
-	e.closeSenders()
-	for _, u := range e.users {
-		u.close()
+	for _, side := range e.sides() {
+		side.closeSenders()
+		for _, u := range side.users {
+			u.close()
+		}
+		side.work.close()
 	}
-	e.work.close()
 }
 
 // runStage holds one stage for its duration and summarizes it.
@@ -448,29 +477,4 @@ func (e *engine) grow(i int) *stepRecorder {
 		e.recs = append(e.recs, r)
 	}
 	return e.recs[i%len(e.recs)]
-}
-
-// report calls the progress callback about twice a second until done.
-func (e *engine) report(i int, st stage, stepStart time.Time, done <-chan struct{}) {
-	if e.opts.Progress == nil {
-		return
-	}
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		p := Progress{
-			Probe: e.probe.Name, Step: i + 1, Steps: e.plan.most(), Level: st.level, Name: st.name, Search: st.why,
-			Elapsed:   time.Since(e.started),
-			Remaining: max(0, st.duration-time.Since(stepStart)) + e.plan.after(i),
-			Requests:  e.attempts.Load(),
-		}
-		e.opts.Progress(p)
-		select {
-		case <-done:
-			return
-		case <-e.ctx.Done():
-			return // the run may return before its step's workers do
-		case <-tick.C:
-		}
-	}
 }

@@ -29,6 +29,9 @@ type Options struct {
 	// follow the bubble's (nil: the process's).
 	noAlarm bool
 	cpu     func() time.Duration
+	// candidate is the workload of a comparison's candidate (compare.go);
+	// nil without one.
+	candidate workload
 }
 
 // Progress is what a watcher sees of a run under way.

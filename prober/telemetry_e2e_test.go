@@ -77,7 +77,7 @@ func TestTelemetryNamesThePoolAndTheHeadroom(t *testing.T) {
 probes:
   - name: p
     request: {url: ` + url + `/work, timeout: 1s}
-    load: {concurrency: [1, 2, 4, 8], step_duration: 1s, warmup: 200ms}
+    load: {concurrency: [1, 2, 4, 8], step_duration: 2s, warmup: 200ms}
     telemetry:
       prometheus: {url: ` + prom.URL + `}
       traffic: sum(rate(live_requests_total[1m]))

@@ -105,3 +105,20 @@ func meanVar(xs []float64) (float64, float64) {
 	}
 	return m, ss / float64(len(xs)-1)
 }
+
+// Compared judges cand, the run of r's candidate at host measured beside
+// it, against r, and says the verdict in r's diagnosis.
+func Compared(r *result.Result, cand result.Result, host string, c plan.Compare) {
+	v := Judge(*r, cand, c)
+	v.Candidate = &cand
+	r.Compare = v
+	line := fmt.Sprintf("compared with the candidate %s: %s", host, v.Verdict)
+	if r.Capacity != nil && cand.Capacity != nil {
+		line += fmt.Sprintf(", its capacity %s of the baseline's [%s, %s] (%s/s against %s/s)",
+			fmtNum(v.CapacityRatio), fmtNum(v.Interval[0]), fmtNum(v.Interval[1]), fmtNum(cand.Capacity.Throughput), fmtNum(r.Capacity.Throughput))
+	}
+	if v.Reason != "" {
+		line += ": " + v.Reason
+	}
+	r.Diagnosis = append(r.Diagnosis, line)
+}

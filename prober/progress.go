@@ -1,0 +1,28 @@
+package prober
+
+import "time"
+
+// report calls the progress callback about twice a second until done.
+func (e *engine) report(i int, st stage, stepStart time.Time, done <-chan struct{}) {
+	if e.opts.Progress == nil {
+		return
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p := Progress{
+			Probe: e.probe.Name, Step: i + 1, Steps: e.plan.most(), Level: st.level, Name: st.name, Search: st.why,
+			Elapsed:   time.Since(e.started),
+			Remaining: max(0, st.duration-time.Since(stepStart)) + e.plan.after(i),
+			Requests:  e.attempts.Load(),
+		}
+		e.opts.Progress(p)
+		select {
+		case <-done:
+			return
+		case <-e.ctx.Done():
+			return // the run may return before its step's workers do
+		case <-tick.C:
+		}
+	}
+}
