@@ -25,12 +25,13 @@ import (
 // demo target (TARGET stands for its host and port): a closed-loop ramp
 // past the knee of /work's 4 workers, with an expectation and a live guard
 // that never fires; a ramp of /scale, which follows the scalability law,
-// so that the model's families are served; an open loop; a
-// flow; and a WebSocket ramp past the 8 sessions /ws-limited holds, so that
-// a close code is counted; a ramp compared with a copy of itself. The closed ramp reads its target's telemetry
-// from a fake Prometheus (PROM), and starts from a stored history whose
-// capacity fell (capacityFell). A family served only under another config
-// needs a probe here that makes the daemon serve it.
+// so that the model's families are served; an open loop; a flow; a
+// WebSocket ramp past the 8 sessions /ws-limited holds, so that a close
+// code is counted; and a ramp compared with a copy of itself. The closed
+// ramp reads its target's telemetry from a fake Prometheus (PROM), and
+// starts from a stored history whose capacity fell (capacityFell). A
+// family served only under another config needs a probe here that makes
+// the daemon serve it.
 const metricsDocConfig = `allowed_targets: [127.0.0.1]
 probes:
   - name: closed
