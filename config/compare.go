@@ -45,7 +45,7 @@ func (v *validator) compare(c *Config, p *Probe, request Request, cp keyPath, di
 	if !(cmp.Confidence > 0 && cmp.Confidence < 1) {
 		v.errorf(cp.to("confidence"), "must be in (0, 1) (got %s)", num(cmp.Confidence))
 	}
-	base, rest, ok := splitOrigin(request.URL)
+	scheme, rest, ok := splitOrigin(request.URL)
 	cu, err := url.Parse(cmp.Candidate)
 	switch {
 	case cmp.Candidate == "":
@@ -56,8 +56,8 @@ func (v *validator) compare(c *Config, p *Probe, request Request, cp keyPath, di
 		return
 	case !ok:
 		return // the request's own error says why
-	case cu.Scheme+"://" != base[:strings.Index(base, "://")+3]:
-		v.errorf(cp.to("candidate"), "%q: the candidate speaks the baseline's scheme (%s)", cmp.Candidate, base[:strings.Index(base, "://")])
+	case cu.Scheme != scheme:
+		v.errorf(cp.to("candidate"), "%q: the candidate speaks the baseline's scheme (%s)", cmp.Candidate, scheme)
 		return
 	}
 	request.URL = strings.TrimSuffix(cmp.Candidate, "/") + rest
@@ -65,9 +65,9 @@ func (v *validator) compare(c *Config, p *Probe, request Request, cp keyPath, di
 	v.request(c, &cmp.request, cp.to("candidate"), dir, scope)
 }
 
-// splitOrigin splits a URL as written into its scheme://host:port and the
-// rest (path, query); ok is false without a scheme and host.
-func splitOrigin(raw string) (origin, rest string, ok bool) {
+// splitOrigin splits a URL as written into its scheme and what follows
+// its host and port (path, query); ok is false without a scheme and host.
+func splitOrigin(raw string) (scheme, rest string, ok bool) {
 	i := strings.Index(raw, "://")
 	if i < 0 {
 		return "", "", false
@@ -76,5 +76,5 @@ func splitOrigin(raw string) (origin, rest string, ok bool) {
 	if j := strings.IndexAny(raw[i+3:], "/?#"); j >= 0 {
 		end = i + 3 + j
 	}
-	return raw[:end], raw[end:], end > i+3
+	return raw[:i], raw[end:], end > i+3
 }

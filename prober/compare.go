@@ -71,7 +71,7 @@ func (e *engine) measure(i int, st stage) (base result.Step, ran bool) {
 			continue
 		}
 		var settled time.Duration
-		if n := len(e.cands); n > 0 && c.within > 0 {
+		if len(e.cands) > 0 && c.within > 0 {
 			settled = c.settle(c.within, i)
 		}
 		s := c.runStage(i, st)
