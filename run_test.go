@@ -312,7 +312,7 @@ probes:
 	}
 	testkit.Contains(t, "the table", stdout,
 		"gen cpu  cpu\n",
-		"0%  0.3\n",
+		"%  0.3\n", // the generator CPU column, then the resource
 		"over a live peak of 40.0/s in the last 7d; 40.0/s now)",
 		"no declared resource (cpu) reached its limit at or below the knee (4 connections): none explains it",
 	)
