@@ -37,7 +37,10 @@ type chartView struct {
 	Marks                     []breakMark
 	Brackets                  []bracketBand
 	Good, Lat                 curve
-	Capacity                  *dot
+	// Candidate is the goodput of a candidate measured beside the run
+	// (docs/compare.md); nil without one.
+	Candidate *curve
+	Capacity  *dot
 	Model                     *modelCurve // nil without a curve to draw
 	Peak                      *peakMark   // nil without N* on the axis
 	Errors                    []errorColumn
@@ -122,6 +125,13 @@ func chart(r result.Result, rules plan.Rules) *chartView {
 	for _, v := range modelGood {
 		maxGood = math.Max(maxGood, v)
 	}
+	var cand []result.Step
+	if cmp := r.Compare; cmp != nil && cmp.Candidate != nil {
+		cand = analysis.ByLevel(r.Mode, cmp.Candidate.Whole())
+		for _, s := range cand {
+			maxGood = math.Max(maxGood, s.Goodput)
+		}
+	}
 	goodStep, latStep := niceStep(maxGood/divisions), niceStep(maxLat/divisions)
 	goodTop, latTop := goodStep*divisions, latStep*divisions
 	yGood := func(v float64) float64 { return padT + plotH*(1-v/goodTop) }
@@ -144,6 +154,13 @@ func chart(r result.Result, rules plan.Rules) *chartView {
 	c.Good.Line = c.Model == nil
 	c.Lat = newCurve("lat", r.Words(), r.Steps, order, x, yLat, func(s result.Step) float64 { return lq.Of(s.Latency) },
 		func(v float64) string { return lq.Label + " " + seconds(v) })
+	if cand != nil {
+		// The candidate ran the baseline's levels, the same index apart.
+		cx := func(i int) float64 { return axis.step(i, cand[i].Level) }
+		cv := newCurve("candidate", r.Words(), cand, axis.order(cand), cx, yGood, func(s result.Step) float64 { return s.Goodput },
+			func(v float64) string { return "candidate's goodput " + rate(v) + "/s" })
+		c.Candidate = &cv
+	}
 	if p := r.Capacity; p != nil {
 		for i, s := range r.Steps {
 			if s.Level == p.Level {

@@ -349,3 +349,28 @@ func TestTelemetryShowsBesideTheBreakingPoints(t *testing.T) {
 	}
 	testkit.Contains(t, "the report", b.String(), "bottleneck: workers", "headroom 4.05× its live peak (100/s)")
 }
+
+// A run that compared a candidate draws the candidate's goodput on its
+// chart, at the baseline's levels, with its legend.
+func TestChartDrawsTheCandidate(t *testing.T) {
+	r := finished("work", time.Now().Add(-time.Minute))
+	cand := finished("work", time.Now().Add(-time.Minute))
+	for i := range cand.Steps {
+		cand.Steps[i].Goodput *= 0.9
+	}
+	r.Compare = &result.Compare{Verdict: result.VerdictFail, CapacityRatio: 0.9, Interval: [2]float64{0.88, 0.92}, Candidate: cand}
+	states := []state.Probe{{Probe: probe("work", 1, 2, 4, 8, 16), Last: r}}
+	_, page := get(t, StatusHandler("v", nil, func() []state.Probe { return states }, notPaused), "/")
+	svg := parseSVG(t, regexp.MustCompile(`(?s)<svg class="ramp".*?</svg>`).FindString(page))
+	good, candidate := svg.find("circle", "good"), svg.find("circle", "candidate")
+	if len(candidate) != len(good) || len(candidate) != 5 || len(svg.find("polyline", "candidate")) != 1 {
+		t.Fatalf("%d candidate dots and %d of the baseline's, want 5 each and the candidate's line", len(candidate), len(good))
+	}
+	for i := range good {
+		if candidate[i].attr("cx") != good[i].attr("cx") || !(num(t, candidate[i].attr("cy")) > num(t, good[i].attr("cy"))) {
+			t.Errorf("level %d: candidate at (%s, %s), baseline at (%s, %s): want the same level, lower goodput",
+				i, candidate[i].attr("cx"), candidate[i].attr("cy"), good[i].attr("cx"), good[i].attr("cy"))
+		}
+	}
+	testkit.Contains(t, "the chart's legend", page, `<span class="candidate">candidate's goodput</span>`)
+}
