@@ -41,9 +41,9 @@ type chartView struct {
 	// (docs/compare.md); nil without one.
 	Candidate *curve
 	Capacity  *dot
-	Model                     *modelCurve // nil without a curve to draw
-	Peak                      *peakMark   // nil without N* on the axis
-	Errors                    []errorColumn
+	Model     *modelCurve // nil without a curve to draw
+	Peak      *peakMark   // nil without N* on the axis
+	Errors    []errorColumn
 }
 
 // frame holds the fixed positions of the chart: the plot's edges and where
