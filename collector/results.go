@@ -125,7 +125,9 @@ var (
 		stepThroughput, stepGoodput, stepLatency, stepLatencyMean, stepErrorRatio,
 		stepInFlight, stepLoadHeld, stepGeneratorCPU, stepResponses, stepErrors, stepSaturation,
 		breakingLevel, breakingThroughput, breakingLower, peakThroughput, capacityLevel,
-		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio, livePeak, liveNow, changeRatio, changeRunsAgo, compareRatio, compareLower, compareUpper, compareVerdict, runValid, runDuration, lastCompleted, expectedMin,
+		capacityThroughput, overloadRetained, recoverySeconds, bottleneckLevel, headroomRatio,
+		livePeak, liveNow, changeRatio, changeRunsAgo, compareRatio, compareLower, compareUpper,
+		compareVerdict, runValid, runDuration, lastCompleted, expectedMin,
 		scheduleInterval, probeInfo, modelContention, modelCoherency, modelSingle,
 		modelPeakLevel, modelPeakThroughput, modelFitError,
 	}
@@ -211,6 +213,16 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 		gauge(ch, capacityLevel, r.Capacity.Level, name)
 		gauge(ch, capacityThroughput, r.Capacity.Throughput, name)
 	}
+	collectBeyondCapacity(ch, name, r)
+	gauge(ch, runValid, boolValue(r.Valid), name)
+	gauge(ch, runDuration, r.DurationSeconds, name)
+	collectModel(ch, name, r.Model)
+}
+
+// collectBeyondCapacity exports what the run says beyond its capacity:
+// how the target served past it and recovered, what ran out, the headroom
+// over its live traffic, and the verdict on a compared candidate.
+func collectBeyondCapacity(ch chan<- prometheus.Metric, name string, r *result.Result) {
 	if o := r.Overload; o != nil {
 		gauge(ch, overloadRetained, o.GoodputRetained, name)
 		if o.RecoverySeconds != nil {
@@ -233,9 +245,6 @@ func collectProbe(ch chan<- prometheus.Metric, ps state.Probe) {
 			gauge(ch, compareVerdict, boolValue(c.Verdict == v), name, v)
 		}
 	}
-	gauge(ch, runValid, boolValue(r.Valid), name)
-	gauge(ch, runDuration, r.DurationSeconds, name)
-	collectModel(ch, name, r.Model)
 }
 
 // collectModel exports the run's fit: nothing for a verdict without
