@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
+	lpresult "github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/schedule/state"
 )
 
 // The capacity change detector on a real daemon: a probe ramps a demo
@@ -91,4 +94,41 @@ func TestCapacityChangeFiresOnARealDaemon(t *testing.T) {
 	if ago > changeRunsAfter+1 || ratio < 0.4 || ratio > 0.6 {
 		t.Errorf("change ratio %.3f, %g runs ago: want about 0.5, found within %d runs", ratio, ago, changeRunsAfter)
 	}
+}
+
+// seedCapacityChange writes a results file under dir/store, for
+// --storage.path, in which probe's history halves its capacity after 10
+// runs: the daemon restores it and exports the change at once, so that
+// the dashboards test evaluates LoadprobeCapacityChanged on a real series.
+// The probe's own runs, appended later, leave the change found.
+func seedCapacityChange(t *testing.T, dir, probe string) string {
+	t.Helper()
+	store := filepath.Join(dir, "store")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now().Add(-20 * time.Hour)
+	var history []state.Run
+	var last lpresult.Result
+	for i := range 20 {
+		capacity := 4000.0
+		if i >= 10 {
+			capacity = 2000
+		}
+		capacity += float64(i % 3) // a little noise: no two runs alike
+		last = lpresult.Result{Name: probe, Started: started.Add(time.Duration(i) * time.Hour), Ended: lpresult.ResultCompleted,
+			Valid: true, Capacity: &lpresult.Point{Level: 16, Throughput: capacity}}
+		history = append(history, state.RunOf(last))
+	}
+	type storedProbe struct {
+		Result        lpresult.Result `json:"result"`
+		LastCompleted time.Time       `json:"last_completed"`
+		History       []state.Run     `json:"history"`
+	}
+	data, err := json.Marshal(map[string][]storedProbe{"probes": {{Result: last, LastCompleted: last.Started.Add(time.Second), History: history}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(store, "results.json"), string(data))
+	return store
 }

@@ -274,8 +274,9 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 
 	// The daemon reads its runs back as a fleet of one through the first
 	// Prometheus, so that the fleet's families are exported and evaluated too.
+	// noop's stored history holds a capacity change, for the alert on it.
 	daemon := startProc(t, "loadprobe daemon", dir, bin, "--config.file="+cfgFile, "--web.listen-address="+daemonAddr,
-		"--fleet.prometheus-url=http://"+promAddrs[0], "--fleet.wait=10s")
+		"--fleet.prometheus-url=http://"+promAddrs[0], "--fleet.wait=10s", "--storage.path="+seedCapacityChange(t, dir, "noop"))
 	daemon.waitLogAddr(t, `msg="Listening on" address=(\S+)`)
 	waitHTTP(t, "http://"+daemonAddr+"/-/ready")
 	t.Logf("demo target on %s, loadprobe daemon on %s (%.1fs after start)", targetAddr, daemonAddr, since(began))
@@ -587,7 +588,12 @@ scrape_configs:
   - job_name: %s
     static_configs:
       - targets: [%q]
+  # The target's workers are read per step of 1s: a sample a quarter of a
+  # second old at a step's end was scraped within it (docs/telemetry.md,
+  # "Saturation and the bottleneck").
   - job_name: target
+    scrape_interval: 250ms
+    scrape_timeout: 250ms
     static_configs:
       - targets: [%q]
 `
