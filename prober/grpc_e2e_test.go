@@ -171,15 +171,17 @@ step_duration: 2s`)
 }
 
 // Shed answers UNAVAILABLE above 8 in flight: the first failure is at 16,
-// named as shedding.
+// named as shedding. On virtual time, as the naming is judgement: on real
+// sockets beside the race detector's other tests, 10% of the calls at 4
+// in flight once outlasted their 1s timeout.
 func TestGRPCShedIsNamedShedding(t *testing.T) {
 	t.Parallel()
-	addr := grpcDemo(t, target.Options{})
-	p := grpcProbe(t, "grpc://"+addr, `method: loadprobe.demo.v1.Target/Shed
+	p := grpcProbe(t, "grpc://127.0.0.1:1", `method: loadprobe.demo.v1.Target/Shed
 message: '{}'`, `concurrency: [4, 8, 16]
 step_duration: 1s`)
 	p.Abort.ErrorRatio = 1
-	r := runGRPC(t, p)
+	r := simRun(t, p, Options{}, demo(target.Options{}))
+	logRun(t, r)
 	if ff := r.BreakingPoints.FirstFailure; ff == nil || ff.Level != 16 {
 		t.Fatalf("first failure %+v, want 16 in flight", ff)
 	}
