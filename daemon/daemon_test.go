@@ -335,14 +335,16 @@ func (td *testDaemon) results(t *testing.T) []result.Result {
 	return got.Probes
 }
 
-// waitRun waits (at most 15s) until the probe has completed n runs.
+// waitRun waits until the probe has completed n runs: at most 10s and 5s
+// a run, as a run past capacity measures the recovery (3s or more) too.
 func (td *testDaemon) waitRun(t *testing.T, probe string, n int) {
 	t.Helper()
 	series := fmt.Sprintf(`loadprobe_runs_total{probe=%q,result="completed"}`, probe)
-	deadline := time.Now().Add(15 * time.Second)
+	wait := 10*time.Second + time.Duration(n)*5*time.Second
+	deadline := time.Now().Add(wait)
 	for testkit.MetricValue(t, td.get(t, "/metrics"), series) < float64(n) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: fewer than %d completed runs after 15s; results:\n%s", probe, n, td.get(t, "/api/v1/results"))
+			t.Fatalf("%s: fewer than %d completed runs after %s; results:\n%s", probe, n, wait, td.get(t, "/api/v1/results"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
