@@ -84,8 +84,12 @@ func writeComparison(w io.Writer, title string, base, cand result.Result, v *res
 		fmt.Fprintf(w, "  ratio     %.3f [%.3f, %.3f] at %.0f%% confidence; fail below %.3f\n",
 			v.CapacityRatio, v.Interval[0], v.Interval[1], 100*rules.Confidence, 1-rules.MaxLoss)
 	}
-	if l := v.LatencyRatio; l != nil {
-		fmt.Fprintf(w, "  p99       %.2f× the baseline's at %s\n", *l, wd.Level(base.Capacity.Level))
+	switch l, in := v.LatencyRatio, v.LatencyInterval; {
+	case in != nil:
+		fmt.Fprintf(w, "  p99       %.3f [%.3f, %.3f] of the baseline's at %s; fail above %.3f\n",
+			*l, in[0], in[1], wd.Level(base.Capacity.Level), 1+rules.MaxLatencyGain)
+	case l != nil:
+		fmt.Fprintf(w, "  p99       %.2f× the baseline's at %s (no second's p99: not judged)\n", *l, wd.Level(base.Capacity.Level))
 	}
 	if v.Reason != "" {
 		fmt.Fprintf(w, "  %s\n", v.Reason)

@@ -12,14 +12,17 @@ import (
 
 // resultsFile writes results of the probes named, as run --output=json
 // does, each with 10 whole seconds at its capacity level, 4 connections,
-// of the goodput given (its seconds alternating 1% above and below).
+// of the goodput given, their p99 as 4 connections' would be, 10ms at
+// 400/s (its seconds alternating 1% above and below).
 func resultsFile(t *testing.T, name string, goodput map[string]float64) string {
 	t.Helper()
 	var probes []result.Result
 	for probe, g := range goodput {
-		s := result.Step{Level: 4, Attempts: int64(10 * g), Goodput: g, Latency: result.Latency{P99: 0.01}}
+		p99 := 0.01 * 400 / g
+		s := result.Step{Level: 4, Attempts: int64(10 * g), Goodput: g, Latency: result.Latency{P99: p99}}
 		for i := range 10 {
-			s.PerSecond = append(s.PerSecond, result.Second{Second: i, Success: int64(g * (1 + 0.01*float64(1-2*(i%2))))})
+			off := 1 + 0.01*float64(1-2*(i%2))
+			s.PerSecond = append(s.PerSecond, result.Second{Second: i, Success: int64(g * off), P99: p99 / off})
 		}
 		probes = append(probes, result.Result{Name: probe, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted,
 			Steps: []result.Step{s}, Capacity: &result.Point{Level: 4, Throughput: g}, Valid: true})
@@ -48,7 +51,8 @@ func TestCompareJudgesTwoResultsFiles(t *testing.T) {
 	testkit.Contains(t, "the verdicts", stdout,
 		"probe work: fail\n", "  capacity  baseline 400.0/s at 4 connections, candidate 360.0/s at 4 connections\n",
 		"  ratio     0.900 [0.", "at 95% confidence; fail below 0.950",
-		"the candidate's capacity is below 95% of the baseline's at 95% confidence",
+		"  p99       1.111 [1.", "of the baseline's at 4 connections; fail above 1.100\n",
+		"the candidate's capacity is below 95% of the baseline's at 95% confidence; the candidate's p99 is above 110% of the baseline's at 95% confidence",
 		"probe noop: pass\n")
 
 	code, stdout, stderr = loadprobe(t, "compare", "--output=json", base, same)

@@ -92,7 +92,8 @@ func newCommands() *commands {
 	c.compareBase = c.compare.Arg("baseline", "Results file of the baseline.").Required().String()
 	c.compareCand = c.compare.Arg("candidate", "Results file of the candidate.").Required().String()
 	c.compare.Flag("max-loss", "The candidate fails when its capacity is surely below 1 - max-loss of the baseline's.").Default("0.05").Float64Var(&c.compareRules.MaxLoss)
-	c.compare.Flag("confidence", "Confidence of the capacity ratio's interval.").Default("0.95").Float64Var(&c.compareRules.Confidence)
+	c.compare.Flag("max-latency-gain", "The candidate fails when its p99 at the baseline's capacity level is surely above 1 + max-latency-gain of the baseline's.").Default("0.1").Float64Var(&c.compareRules.MaxLatencyGain)
+	c.compare.Flag("confidence", "Confidence of the capacity and p99 ratios' intervals.").Default("0.95").Float64Var(&c.compareRules.Confidence)
 	c.compareOutput = c.compare.Flag("output", "Verdict format: table or json.").Default("table").Enum("table", "json")
 
 	c.target = c.app.Command("target", "Serve the built-in demo target on loopback.")
@@ -141,8 +142,9 @@ func run() int {
 		source := probeSource{file: *c.runConfig, fileSet: c.runConfigSet, url: c.runURL, stdin: os.Stdin}
 		return runOnce(ctx, source, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
 	case c.compare.FullCommand():
-		if r := c.compareRules; !(r.Confidence > 0 && r.Confidence < 1) || !(r.MaxLoss >= 0 && r.MaxLoss < 1) {
-			fmt.Fprintf(os.Stderr, "loadprobe compare: --confidence must be in (0, 1) and --max-loss in [0, 1) (got %g and %g)\n", r.Confidence, r.MaxLoss)
+		if r := c.compareRules; !(r.Confidence > 0 && r.Confidence < 1) || !(r.MaxLoss >= 0 && r.MaxLoss < 1) || !(r.MaxLatencyGain >= 0) {
+			fmt.Fprintf(os.Stderr, "loadprobe compare: --confidence must be in (0, 1), --max-loss in [0, 1) and --max-latency-gain 0 or more (got %g, %g and %g)\n",
+				r.Confidence, r.MaxLoss, r.MaxLatencyGain)
 			return 2
 		}
 		return compareFiles(*c.compareBase, *c.compareCand, c.compareRules, *c.compareOutput, os.Stdout, os.Stderr)

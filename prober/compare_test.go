@@ -69,7 +69,15 @@ func TestCompareJudgesTheCandidateBesideItsBaseline(t *testing.T) {
 	if c.Verdict != result.VerdictFail || c.CapacityRatio > 0.93 || c.CapacityRatio < 0.87 || c.Interval[1] >= 0.95 {
 		t.Errorf("a candidate 10%% slower: %s, ratio %.3f [%.3f, %.3f]; want fail near 0.91", c.Verdict, c.CapacityRatio, c.Interval[0], c.Interval[1])
 	}
-	if d := strings.Join(r.Diagnosis, "\n"); !strings.Contains(d, "compared with the candidate 127.0.0.2:1: fail, its capacity 0.9") {
+	// Its p99 at 4 connections, 10% higher, from the p99 of each second:
+	// on virtual time every second reads one p99, and the interval is
+	// that point, as near 1.1 as the histograms' buckets allow.
+	if l := c.LatencyInterval; c.LatencyRatio == nil || l == nil || !within(l[0], 1.1, 0.02) || !within(l[1], 1.1, 0.02) {
+		t.Errorf("latency ratio %v %v, want an interval about 1.1", c.LatencyRatio, l)
+	} else {
+		t.Logf("its p99: %.3f [%.3f, %.3f]", *c.LatencyRatio, l[0], l[1])
+	}
+	if d := strings.Join(r.Diagnosis, "\n"); !strings.Contains(d, "compared with the candidate 127.0.0.2:1: fail, its capacity 0.9") || !strings.Contains(d, ", its p99 1.1") {
 		t.Errorf("the diagnosis does not say the verdict:\n%s", d)
 	}
 	same := simCompare(t, p, pool(20*time.Millisecond), pool(20*time.Millisecond))
@@ -77,5 +85,8 @@ func TestCompareJudgesTheCandidateBesideItsBaseline(t *testing.T) {
 		t.Errorf("two copies of one target: %+v, want no fail", v)
 	} else {
 		t.Logf("two copies of one target: %s, ratio %.3f [%.3f, %.3f]", v.Verdict, v.CapacityRatio, v.Interval[0], v.Interval[1])
+		if l := v.LatencyInterval; l == nil || l[0] > 1 || l[1] < 1 {
+			t.Errorf("two copies' p99 interval %v, want one that holds 1", l)
+		}
 	}
 }

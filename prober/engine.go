@@ -114,6 +114,7 @@ func newResult(p *plan.Probe, started time.Time) result.Result {
 func run(ctx context.Context, p *plan.Probe, opts Options, work workload, started time.Time) result.Result {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	opts.timesSeconds = opts.candidate != nil
 	e := newEngine(ctx, cancel, p, opts, work, started)
 	if opts.candidate != nil {
 		e.cand = newEngine(ctx, cancel, candidateOf(p), candidateOptions(opts), opts.candidate, started)
@@ -169,7 +170,7 @@ func newEngine(ctx context.Context, cancel context.CancelCauseFunc, p *plan.Prob
 	for _, name := range work.steps() {
 		e.steps = append(e.steps, e.live.Step(name))
 	}
-	e.total = newStepRecorder(len(e.steps))
+	e.total = newStepRecorder(len(e.steps), e.opts.timesSeconds)
 	e.judge = newLiveJudge(p.Guard, e.guardLive())
 	return e
 }
@@ -472,7 +473,7 @@ func (e *engine) recorder(i int) *stepRecorder {
 // grow is recorder, called with e.recsMu held.
 func (e *engine) grow(i int) *stepRecorder {
 	for len(e.recs) <= i && len(e.recs) < recorderShards {
-		r := newStepRecorder(len(e.steps))
+		r := newStepRecorder(len(e.steps), e.opts.timesSeconds)
 		r.within(e.window)
 		e.recs = append(e.recs, r)
 	}

@@ -20,7 +20,7 @@ type Recording struct {
 // NewRecording returns the recording of a closed-loop worker whose measured
 // window opened at measureFrom, feeding live.
 func NewRecording(live live.Sink, measureFrom time.Time, window time.Duration) *Recording {
-	rec := newStepRecorder(0)
+	rec := newStepRecorder(0, false)
 	rec.within(window)
 	return &Recording{e: &engine{live: live, ctx: context.Background()}, rec: rec, measureFrom: measureFrom}
 }

@@ -216,7 +216,7 @@ func recordingSteps(w workload) stepObserver {
 	for range w.steps() {
 		e.steps = append(e.steps, live.Nop{})
 	}
-	rec := newStepRecorder(len(e.steps))
+	rec := newStepRecorder(len(e.steps), false)
 	rec.within(time.Hour)
 	return e.stepObserver(rec, time.Now())
 }

@@ -32,6 +32,9 @@ type Options struct {
 	// candidate is the workload of a comparison's candidate (compare.go);
 	// nil without one.
 	candidate workload
+	// timesSeconds keeps each second's p99, the sections of a
+	// comparison's latency verdict: set on both sides of one.
+	timesSeconds bool
 }
 
 // Progress is what a watcher sees of a run under way.

@@ -42,8 +42,18 @@ const (
 	recorderShards = 64
 )
 
-// secondCounts counts the outcomes of one whole second of a step.
-type secondCounts struct{ success, failure int64 }
+// secondCounts counts the outcomes of one whole second of a step and, in a
+// recorder that times its seconds, the latencies of its successes.
+type secondCounts struct {
+	success, failure int64
+	latency          *hdrhistogram.Histogram // ns; nil until the first
+}
+
+// secondLatencySigFigs is a second's latency histogram's precision: one
+// significant digit, 16 buckets an octave (3.1-6.25% apart), 3 KB a second. A
+// second's p99 is one of a comparison's sections (docs/compare.md, "The
+// verdict"), whose spread, not its digits, sets the interval.
+const secondLatencySigFigs = 1
 
 // latencies is the latency distribution of one outcome's responses.
 type latencies struct {
@@ -123,6 +133,8 @@ type stepRecorder struct {
 	codes    [result.CodeSlots]int64 // responses by code slot
 	errCodes [result.CodeSlots]int64 // http_error responses by code slot
 	seconds  []secondCounts          // by whole second since the start of the measured window
+	// timesSeconds: each second keeps its successes' latencies too.
+	timesSeconds bool
 	// until is the end of the measured window when set (see within);
 	// answered and succeeded count the responses that came before it.
 	until     time.Duration
@@ -145,12 +157,13 @@ type stepRecorder struct {
 }
 
 // newStepRecorder returns a recorder of a step's attempts, and of those
-// of each of a flow's steps steps.
-func newStepRecorder(steps int) *stepRecorder {
-	r := &stepRecorder{seconds: make([]secondCounts, 0, initialSecondsN)}
+// of each of a flow's steps steps; timesSeconds keeps each second's
+// latencies.
+func newStepRecorder(steps int, timesSeconds bool) *stepRecorder {
+	r := &stepRecorder{seconds: make([]secondCounts, 0, initialSecondsN), timesSeconds: timesSeconds}
 	r.success.hist = newLatencyHistogram()
 	for range steps {
-		r.flow = append(r.flow, newStepRecorder(0))
+		r.flow = append(r.flow, newStepRecorder(0, false))
 	}
 	return r
 }
@@ -188,15 +201,36 @@ func (r *stepRecorder) record(o result.Outcome, code result.Code, latency time.D
 			r.httpErr.record(int64(latency))
 		}
 	}
-	s := min(int(at/time.Second), maxStepSeconds-1)
+	sec := r.second(min(int(at/time.Second), maxStepSeconds-1))
+	if o != result.Success {
+		sec.failure++
+		return
+	}
+	sec.success++
+	if r.timesSeconds {
+		if sec.latency == nil {
+			sec.latency = hdrhistogram.New(latencyLowest, latencyHighest, secondLatencySigFigs)
+		}
+		_ = sec.latency.RecordValue(min(max(int64(latency), 0), latencyHighest)) // in range: no error
+	}
+}
+
+// second is the counts of whole second s, grown into: a second the
+// recorder held in an earlier step keeps its latency histogram's memory.
+func (r *stepRecorder) second(s int) *secondCounts {
 	for len(r.seconds) <= s {
+		if n := len(r.seconds); n < cap(r.seconds) {
+			r.seconds = r.seconds[:n+1]
+			sec := &r.seconds[n]
+			sec.success, sec.failure = 0, 0
+			if sec.latency != nil {
+				sec.latency.Reset()
+			}
+			continue
+		}
 		r.seconds = append(r.seconds, secondCounts{})
 	}
-	if o == result.Success {
-		r.seconds[s].success++
-	} else {
-		r.seconds[s].failure++
-	}
+	return &r.seconds[s]
 }
 
 // reset empties r for the next step, keeping its memory.
@@ -267,12 +301,16 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 	for i, n := range o.errCodes {
 		r.errCodes[i] += n
 	}
-	for len(r.seconds) < len(o.seconds) {
-		r.seconds = append(r.seconds, secondCounts{})
-	}
 	for i, c := range o.seconds {
-		r.seconds[i].success += c.success
-		r.seconds[i].failure += c.failure
+		sec := r.second(i)
+		sec.success += c.success
+		sec.failure += c.failure
+		if c.latency != nil {
+			if sec.latency == nil {
+				sec.latency = hdrhistogram.New(latencyLowest, latencyHighest, secondLatencySigFigs)
+			}
+			sec.latency.Merge(c.latency)
+		}
 	}
 }
 
@@ -354,8 +392,11 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 	for i := range st.PerSecond {
 		st.PerSecond[i].Second = i
 		if i < len(r.seconds) {
-			st.PerSecond[i].Success = r.seconds[i].success
-			st.PerSecond[i].Failure = r.seconds[i].failure
+			sec := r.seconds[i]
+			st.PerSecond[i].Success, st.PerSecond[i].Failure = sec.success, sec.failure
+			if sec.latency != nil && sec.latency.TotalCount() > 0 {
+				st.PerSecond[i].P99 = float64(sec.latency.ValueAtQuantile(99)) / 1e9
+			}
 		}
 	}
 	return st

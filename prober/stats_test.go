@@ -25,7 +25,7 @@ func approx(a, b, tol float64) bool {
 }
 
 func TestStatsHandBuiltSequence(t *testing.T) {
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	ms := time.Millisecond
 	// Second 0: three successes, one 503.
 	r.record(result.Success, result.HTTPStatus(200), 10*ms, 100*ms)
@@ -110,7 +110,7 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 }
 
 func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var n int64
 	for i := 0; i < 10000; i++ {
@@ -151,7 +151,7 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 
 // docs/design.md, "Failures divided by attempts": not by responses.
 func TestStatsOnlyRefused(t *testing.T) {
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	for i := 0; i < 1000; i++ {
 		r.record(result.Refused, result.Code{}, 0, time.Duration(i)*5*time.Millisecond)
 	}
@@ -178,7 +178,7 @@ func TestStatsOnlyRefused(t *testing.T) {
 
 func TestStatsQuantilesWithinOnePercent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	const n = 100000
 	ref := make([]int64, n)
 	for i := range ref {
@@ -215,7 +215,7 @@ func TestStatsQuantilesWithinOnePercent(t *testing.T) {
 }
 
 func TestStatsLatencyBeyondRange(t *testing.T) {
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	r.record(result.Success, result.HTTPStatus(200), 90*time.Second, 0)
 	r.record(result.Success, result.HTTPStatus(200), -time.Second, 0) // a clock step: counted as 0
 	st := r.summarize(1, "", time.Second, true)
@@ -227,10 +227,13 @@ func TestStatsLatencyBeyondRange(t *testing.T) {
 	}
 }
 
+// Recorders merged read as one that recorded everything, each second's
+// p99 too (kept for a comparison), which is its latencies' to a bucket,
+// 6.25% at most.
 func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	all := newStepRecorder(0)
-	parts := []*stepRecorder{newStepRecorder(0), newStepRecorder(0), newStepRecorder(0)}
+	all := newStepRecorder(0, true)
+	parts := []*stepRecorder{newStepRecorder(0, true), newStepRecorder(0, true), newStepRecorder(0, true)}
 	for i := 0; i < 30000; i++ {
 		o := result.Outcome(rng.IntN(int(result.NumOutcomes)))
 		var code result.Code
@@ -246,7 +249,7 @@ func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 		all.record(o, code, lat, at)
 		parts[p].record(o, code, lat, at)
 	}
-	merged := newStepRecorder(0)
+	merged := newStepRecorder(0, false)
 	for _, p := range parts {
 		merged.merge(p)
 	}
@@ -257,10 +260,16 @@ func TestStatsMergeEqualsOneRecorder(t *testing.T) {
 	if string(wj) != string(gj) {
 		t.Errorf("merged:\n%s\nwant:\n%s", gj, wj)
 	}
+	// Latencies uniform over [0, 2s): each second's p99 is 1.98s.
+	for _, sec := range got.PerSecond {
+		if math.Abs(sec.P99/1.98-1) > 0.0625 {
+			t.Errorf("second %d: p99 %.3fs, want 1.98s within 6.25%%", sec.Second, sec.P99)
+		}
+	}
 }
 
 func TestStatsResetReuses(t *testing.T) {
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	for i := 0; i < 100; i++ {
 		r.record(result.HTTPError, result.HTTPStatus(503), time.Millisecond, time.Duration(i)*50*time.Millisecond)
 	}
@@ -286,7 +295,7 @@ func TestStatsResetReuses(t *testing.T) {
 }
 
 func TestStatsEmptyStepJSONHasNoNulls(t *testing.T) {
-	st := newStepRecorder(0).summarize(1, "", 0, true)
+	st := newStepRecorder(0, false).summarize(1, "", 0, true)
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +311,7 @@ func TestStatsEmptyStepJSONHasNoNulls(t *testing.T) {
 }
 
 func BenchmarkStepRecorderRecord(b *testing.B) {
-	r := newStepRecorder(0)
+	r := newStepRecorder(0, false)
 	rng := rand.New(rand.NewPCG(5, 6))
 	lat := make([]time.Duration, 1024)
 	for i := range lat {
@@ -327,7 +336,7 @@ func BenchmarkStepRecorderRecord(b *testing.B) {
 // connection (docs/design.md, "Failures divided by attempts").
 func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 	r := &result.Result{Mode: plan.ModeConcurrency}
-	rec := newStepRecorder(0)
+	rec := newStepRecorder(0, false)
 	for _, level := range []float64{1, 2, 4} {
 		rec.reset()
 		for i := 0; i < 5000; i++ {
@@ -362,7 +371,7 @@ func TestAnalysisAllRefusedFromRecorder(t *testing.T) {
 // held load, though Little's law over the responses sees none of it.
 func TestLoadHeldCountsHeldTime(t *testing.T) {
 	e := &engine{live: live.Nop{}, ctx: context.Background()}
-	rec := newStepRecorder(0)
+	rec := newStepRecorder(0, false)
 	window := 4 * time.Second
 	rec.within(window)
 	from := time.Now()

@@ -231,6 +231,9 @@ type Second struct {
 	Second  int   `json:"second"`
 	Success int64 `json:"success"`
 	Failure int64 `json:"failure"`
+	// P99 is the second's successes' p99 in seconds, kept by a comparison
+	// (docs/compare.md, "The verdict"); 0, and left out, otherwise.
+	P99 float64 `json:"p99,omitempty"`
 }
 
 // Whole is the steps that ran their full length: all but a cut last one.
