@@ -335,12 +335,13 @@ func (td *testDaemon) results(t *testing.T) []result.Result {
 	return got.Probes
 }
 
-// waitRun waits until the probe has completed n runs: at most 10s and 5s
-// a run, as a run past capacity measures the recovery (3s or more) too.
+// waitRun waits until the probe has completed n runs: at most 30s and 5s
+// a run, as its runs may queue behind the other probes' (one at a time)
+// and a run past capacity measures the recovery (3s or more) too.
 func (td *testDaemon) waitRun(t *testing.T, probe string, n int) {
 	t.Helper()
 	series := fmt.Sprintf(`loadprobe_runs_total{probe=%q,result="completed"}`, probe)
-	wait := 10*time.Second + time.Duration(n)*5*time.Second
+	wait := 30*time.Second + time.Duration(n)*5*time.Second
 	deadline := time.Now().Add(wait)
 	for testkit.MetricValue(t, td.get(t, "/metrics"), series) < float64(n) {
 		if time.Now().After(deadline) {
