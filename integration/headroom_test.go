@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/internal/realpart"
 )
 
@@ -17,7 +16,8 @@ import (
 // pool of 12 workers of 20 ms (600/s, its knee at 12 connections) that
 // exports its busy workers, beside a live traffic counter that grows by
 // liveRate a second, both scraped by a real Prometheus every second.
-// Five runs of `loadprobe run` each read a headroom within 5% of their
+// Five runs of `loadprobe run` (3s steps: two scrapes in the second half
+// of each window, docs/telemetry.md) each read a headroom within 5% of their
 // capacity over liveRate, name the workers the bottleneck within the
 // knee's bracket, and read the levels below 8 under 80% busy.
 
@@ -30,7 +30,7 @@ const headroomConfig = `allowed_targets: [127.0.0.1]
 probes:
   - name: pool
     request: {url: "http://TARGET/work", timeout: 1s}
-    load: {concurrency: [2, 4, 8, 12, 16, 24], step_duration: 2s}
+    load: {concurrency: [2, 4, 8, 12, 16, 24], step_duration: 3s}
     telemetry:
       prometheus: {url: "http://PROM"}
       traffic: sum(rate(live_requests_total[10s]))
@@ -44,10 +44,10 @@ const headroomPromConfig = `global:
   scrape_timeout: 1s
 scrape_configs:
   - job_name: pool
-    static_configs: [{targets: [%[1]q]}]
+    static_configs: [{targets: [%q]}]
   - job_name: live
     metrics_path: /live
-    static_configs: [{targets: [%[1]q]}]
+    static_configs: [{targets: [%q]}]
 `
 
 func TestHeadroomAndBottleneckOfAHiddenPool(t *testing.T) {
@@ -55,10 +55,11 @@ func TestHeadroomAndBottleneckOfAHiddenPool(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildLoadprobe(t, dir)
 
-	pool := target.New(target.Options{Workers: 12, WorkTime: 20 * time.Millisecond})
+	// The pool is a process of its own, out of the (race-built) test's.
+	pool := startProc(t, "pool (12 workers)", dir, bin, "target", "--listen=127.0.0.1:0", "--workers=12", "--work-time=20ms")
+	poolAddr := pool.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
 	began := time.Now()
 	mux := http.NewServeMux()
-	mux.Handle("/", pool)
 	mux.HandleFunc("/live", func(w http.ResponseWriter, _ *http.Request) {
 		// A counter read at the scrape: its rate is liveRate to the
 		// scrape's timing.
@@ -66,10 +67,10 @@ func TestHeadroomAndBottleneckOfAHiddenPool(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	targetAddr := strings.TrimPrefix(srv.URL, "http://")
+	liveAddr := strings.TrimPrefix(srv.URL, "http://")
 
 	promAddr := freePort(t)
-	writeFile(t, filepath.Join(dir, "prometheus.yml"), fmt.Sprintf(headroomPromConfig, targetAddr))
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), fmt.Sprintf(headroomPromConfig, poolAddr, liveAddr))
 	prom := &prometheus{base: "http://" + promAddr}
 	prom.proc = startProc(t, "prometheus", dir, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
@@ -77,7 +78,7 @@ func TestHeadroomAndBottleneckOfAHiddenPool(t *testing.T) {
 	prom.waitData(t, `sum(rate(live_requests_total[10s])) and on () workers{job="pool"}`, 30*time.Second)
 
 	cfgFile := filepath.Join(dir, "loadprobe.yml")
-	writeFile(t, cfgFile, strings.NewReplacer("TARGET", targetAddr, "PROM", promAddr).Replace(headroomConfig))
+	writeFile(t, cfgFile, strings.NewReplacer("TARGET", poolAddr, "PROM", promAddr).Replace(headroomConfig))
 	for i := range headroomRuns {
 		r := runAlone(t, dir, bin, cfgFile)
 		knee, b, h := r.BreakingPoints.Knee, r.Bottleneck, r.Headroom

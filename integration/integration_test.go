@@ -86,7 +86,9 @@ probes:
   # budget is passed at 4 connections, and capacity is ~100/s at 2.
   - name: work
     request: {url: "http://TARGET/work", timeout: 1s}
-    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 1s}
+    # 2s steps: a second of the target's scrapes, 250ms apart, in each
+    # step's window; 4 connections keep 4 workers busy in most of them.
+    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 2s}
     rules: {latency_budget: 35ms}
     control: noop
     expect: {min_capacity: 300}
@@ -588,8 +590,8 @@ scrape_configs:
   - job_name: %s
     static_configs:
       - targets: [%q]
-  # The target's workers are read per step of 1s: a sample a quarter of a
-  # second old at a step's end was scraped within it (docs/telemetry.md,
+  # The target's workers are read per step of 2s: four scrapes in the
+  # second of each window a step's value reads (docs/telemetry.md,
   # "Saturation and the bottleneck").
   - job_name: target
     scrape_interval: 250ms
