@@ -55,6 +55,10 @@ type secondCounts struct {
 // verdict"), whose spread, not its digits, sets the interval.
 const secondLatencySigFigs = 1
 
+func newSecondHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(latencyLowest, latencyHighest, secondLatencySigFigs)
+}
+
 // latencies is the latency distribution of one outcome's responses.
 type latencies struct {
 	hist *hdrhistogram.Histogram // ns; nil until the first value
@@ -209,7 +213,7 @@ func (r *stepRecorder) record(o result.Outcome, code result.Code, latency time.D
 	sec.success++
 	if r.timesSeconds {
 		if sec.latency == nil {
-			sec.latency = hdrhistogram.New(latencyLowest, latencyHighest, secondLatencySigFigs)
+			sec.latency = newSecondHistogram()
 		}
 		_ = sec.latency.RecordValue(min(max(int64(latency), 0), latencyHighest)) // in range: no error
 	}
@@ -307,7 +311,7 @@ func (r *stepRecorder) merge(o *stepRecorder) {
 		sec.failure += c.failure
 		if c.latency != nil {
 			if sec.latency == nil {
-				sec.latency = hdrhistogram.New(latencyLowest, latencyHighest, secondLatencySigFigs)
+				sec.latency = newSecondHistogram()
 			}
 			sec.latency.Merge(c.latency)
 		}

@@ -33,30 +33,43 @@ func side(rng *rand.Rand, capacity, cv float64, n int) result.Result {
 func TestVerdictCalibration(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(34, 1))
-	for _, tc := range []struct {
-		name          string
-		ratio         float64
-		minFail, maxF float64
-	}{
-		{"A/A", 1, 0, 0.05},
-		{"10% slower", 0.9, 0.95, 1},
-		{"2% slower", 0.98, 0, 0.10},
-	} {
-		const pairs = 1000
+	calibrate(t, []calibration{{"A/A", 1, 0, 0.05}, {"10% slower", 0.9, 0.95, 1}, {"2% slower", 0.98, 0, 0.10}},
+		func(ratio float64) (bool, *[2]float64) {
+			v := Judge(side(rng, 400, 0.03, 10), side(rng, 400*ratio, 0.03, 10), plan.DefaultCompare)
+			return v.Verdict == result.VerdictFail, &v.Interval
+		})
+}
+
+// calibration is a calibration case: a candidate at ratio of its
+// baseline, failing in minFail to maxFail of the pairs.
+type calibration struct {
+	name             string
+	ratio            float64
+	minFail, maxFail float64
+}
+
+// calibrate judges 1000 pairs of each case with judge, which returns
+// whether the pair failed and the interval (nil: none), and wants each
+// case's fail share in its bounds and the interval to hold the true ratio
+// in 93-97% of the pairs.
+func calibrate(t *testing.T, cases []calibration, judge func(ratio float64) (bool, *[2]float64)) {
+	t.Helper()
+	const pairs = 1000
+	for _, tc := range cases {
 		failed, covered := 0, 0
 		for range pairs {
-			v := Judge(side(rng, 400, 0.03, 10), side(rng, 400*tc.ratio, 0.03, 10), plan.DefaultCompare)
-			if v.Verdict == result.VerdictFail {
+			fail, in := judge(tc.ratio)
+			if fail {
 				failed++
 			}
-			if v.Interval[0] <= tc.ratio && tc.ratio <= v.Interval[1] {
+			if in != nil && in[0] <= tc.ratio && tc.ratio <= in[1] {
 				covered++
 			}
 		}
 		fail, coverage := float64(failed)/pairs, float64(covered)/pairs
 		t.Logf("%s: fail in %.1f%%, the interval holds the true ratio in %.1f%%", tc.name, 100*fail, 100*coverage)
-		if fail < tc.minFail || fail > tc.maxF || coverage < 0.93 || coverage > 0.97 {
-			t.Errorf("%s: fail in %.1f%% (want %.0f%%-%.0f%%), coverage %.1f%% (want 93%%-97%%)", tc.name, 100*fail, 100*tc.minFail, 100*tc.maxF, 100*coverage)
+		if fail < tc.minFail || fail > tc.maxFail || coverage < 0.93 || coverage > 0.97 {
+			t.Errorf("%s: fail in %.1f%% (want %.0f%%-%.0f%%), coverage %.1f%% (want 93%%-97%%)", tc.name, 100*fail, 100*tc.minFail, 100*tc.maxFail, 100*coverage)
 		}
 	}
 }
@@ -120,31 +133,10 @@ func quantile(xs []float64, q float64) float64 {
 func TestLatencyVerdictCalibration(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(34, 2))
-	for _, tc := range []struct {
-		name          string
-		ratio         float64
-		minFail, maxF float64
-	}{
-		{"A/A", 1, 0, 0.05},
-		{"25% slower", 1.25, 0.95, 1},
-		{"2% slower", 1.02, 0, 0.10},
-	} {
-		const pairs = 1000
-		failed, covered := 0, 0
-		for range pairs {
+	calibrate(t, []calibration{{"A/A", 1, 0, 0.05}, {"25% slower", 1.25, 0.95, 1}, {"2% slower", 1.02, 0, 0.10}},
+		func(ratio float64) (bool, *[2]float64) {
 			v := &result.Compare{}
-			j := judgeLatency(v, latencySide(rng, 1, 10, 400), latencySide(rng, tc.ratio, 10, 400), plan.DefaultCompare)
-			if j.verdict == result.VerdictFail {
-				failed++
-			}
-			if l := v.LatencyInterval; l != nil && l[0] <= tc.ratio && tc.ratio <= l[1] {
-				covered++
-			}
-		}
-		fail, coverage := float64(failed)/pairs, float64(covered)/pairs
-		t.Logf("%s: fail in %.1f%%, the interval holds the true ratio in %.1f%%", tc.name, 100*fail, 100*coverage)
-		if fail < tc.minFail || fail > tc.maxF || coverage < 0.93 || coverage > 0.97 {
-			t.Errorf("%s: fail in %.1f%% (want %.0f%%-%.0f%%), coverage %.1f%% (want 93%%-97%%)", tc.name, 100*fail, 100*tc.minFail, 100*tc.maxF, 100*coverage)
-		}
-	}
+			j := judgeLatency(v, latencySide(rng, 1, 10, 400), latencySide(rng, ratio, 10, 400), plan.DefaultCompare)
+			return j.verdict == result.VerdictFail, v.LatencyInterval
+		})
 }
