@@ -309,9 +309,8 @@ func (t *Target) work(done <-chan struct{}) bool {
 }
 
 // serveCollapse holds one /collapse worker for a random time, exponential
-// with a mean of the work time (at most five times it, so that at the
-// default 10 ms a lone job ends well inside a 100 ms client timeout: the
-// timeouts come from the queue, not from the tail), and finishes the job
+// with a mean of the work time (at most five times it: at 10 ms a lone job
+// ends well inside a 100 ms client timeout), and finishes the job
 // whether or not the client is still waiting, as most servers do: nothing
 // tells a handler busy computing that its client left. Past the knee, once
 // the queue's wait passes the client's timeout, ever more of the pool's
