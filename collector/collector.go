@@ -60,7 +60,7 @@ func New(reg prometheus.Registerer) *Collector {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "requests_total",
-			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, and the generator's own: generator (out of file descriptors) and request_too_large (not sent: rendered above the size bound)). Outcomes are mutually exclusive: their sum is the number of attempts.",
+			Help:      "Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, script_failed (a response the request's script failed), and the generator's own: generator (out of file descriptors), request_too_large (not sent: rendered above the size bound) and script (the request's script erred or ran out of its bounds)). Outcomes are mutually exclusive: their sum is the number of attempts.",
 		}, []string{"probe", "outcome", "step"}),
 		responses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace,

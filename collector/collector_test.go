@@ -337,7 +337,7 @@ loadprobe_in_flight_requests{probe="a"} 2
 # HELP loadprobe_offered_rate Requests per second the open-loop load asks for now (0 when idle).
 # TYPE loadprobe_offered_rate gauge
 loadprobe_offered_rate{probe="a"} 0
-# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, and the generator's own: generator (out of file descriptors) and request_too_large (not sent: rendered above the size bound)). Outcomes are mutually exclusive: their sum is the number of attempts.
+# HELP loadprobe_requests_total Attempts completed, by how they ended (success, http_error, timeout, refused, reset, tls, dns, other, for WebSocket probes closed, script_failed (a response the request's script failed), and the generator's own: generator (out of file descriptors), request_too_large (not sent: rendered above the size bound) and script (the request's script erred or ran out of its bounds)). Outcomes are mutually exclusive: their sum is the number of attempts.
 # TYPE loadprobe_requests_total counter
 loadprobe_requests_total{outcome="closed",probe="a",step=""} 0
 loadprobe_requests_total{outcome="dns",probe="a",step=""} 0
@@ -347,6 +347,8 @@ loadprobe_requests_total{outcome="other",probe="a",step=""} 0
 loadprobe_requests_total{outcome="refused",probe="a",step=""} 1
 loadprobe_requests_total{outcome="request_too_large",probe="a",step=""} 0
 loadprobe_requests_total{outcome="reset",probe="a",step=""} 0
+loadprobe_requests_total{outcome="script",probe="a",step=""} 0
+loadprobe_requests_total{outcome="script_failed",probe="a",step=""} 0
 loadprobe_requests_total{outcome="success",probe="a",step=""} 2
 loadprobe_requests_total{outcome="timeout",probe="a",step=""} 0
 loadprobe_requests_total{outcome="tls",probe="a",step=""} 0

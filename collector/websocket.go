@@ -62,8 +62,9 @@ func (f *wsFamilies) children(probe string) *wsChildren {
 	ch := &wsChildren{duration: f.duration.WithLabelValues(probe)}
 	for o := result.Outcome(0); o < result.NumOutcomes; o++ {
 		// A handshake ends before any session does, and its URL was
-		// within the bound when the config loaded.
-		if o != result.Closed && o != result.TooLarge {
+		// within the bound when the config loaded; a WebSocket probe has no
+		// script.
+		if o != result.Closed && o != result.TooLarge && o != result.ScriptFailed && o != result.Script {
 			ch.outcomes[o] = f.handshakes.WithLabelValues(probe, o.String())
 		}
 	}

@@ -35,6 +35,9 @@ func (v *validator) compileRequest(r *Request, parts *requestParts, rp keyPath) 
 		Whole: template.Text(r.URL), Body: template.Text(string(parts.payload)), Templated: templated,
 	}
 	pr.SetValidCodes(r.ValidStatusCodes)
+	if parts.script != nil {
+		pr.Script = parts.script
+	}
 	raw := r.URL
 	if t != nil {
 		pr.Whole, pr.Body = t.URL, t.Body

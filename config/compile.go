@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/loadprobe/loadprobe/config/script"
 	"github.com/loadprobe/loadprobe/plan"
 )
 
@@ -46,6 +47,10 @@ type requestParts struct {
 	set       *protoregistry.Files
 	// patterns are the regexes of a flow step's captures, by name.
 	patterns map[string]*regexp.Regexp
+	// slots are where a flow step's captures keep their values, by name:
+	// their indexes in plan.Probe.Vars.
+	slots  map[string]int
+	script *script.Program // nil without one
 	// sum is the SHA-256 of the files read for the request (a body_file,
 	// a descriptor set), which Same compares.
 	sum [sha256.Size]byte
@@ -54,11 +59,11 @@ type requestParts struct {
 // compile builds the plan of p, which validation found valid, from what
 // it read: the files it names (dataSum is its data file's SHA-256), and
 // the credentials its client settings read (client.go).
-func (v *validator) compile(p *Probe, pp keyPath, rows *plan.Rows, dataSum [sha256.Size]byte) *plan.Probe {
+func (v *validator) compile(p *Probe, pp keyPath, rows *plan.Rows, dataSum [sha256.Size]byte, vars []string) *plan.Probe {
 	problems := len(v.issues)
 	cp := plan.Probe{
 		Name: p.Name, Load: p.Load, Rules: p.Rules, Abort: p.Abort, Guard: p.Guard, Telemetry: p.Telemetry,
-		Control: p.Control, Expect: p.Expect, Schedule: p.Schedule, Rows: rows,
+		Control: p.Control, Expect: p.Expect, Schedule: p.Schedule, Rows: rows, Vars: vars,
 	}
 	print := sha256.New()
 	if err := yaml.NewEncoder(print).Encode(p); err != nil {
@@ -82,7 +87,8 @@ func (v *validator) compile(p *Probe, pp keyPath, rows *plan.Rows, dataSum [sha2
 		step := plan.FlowStep{Name: st.Name, Request: request(&st.Request, pp.to("flow", i, "request"))}
 		for _, name := range st.CaptureNames() {
 			c := st.Capture[name]
-			step.Captures = append(step.Captures, plan.Capture{Name: name, JSON: c.JSON, Header: c.Header, Pattern: v.parts[&st.Request].patterns[name]})
+			parts := v.parts[&st.Request]
+			step.Captures = append(step.Captures, plan.Capture{Name: name, Slot: parts.slots[name], JSON: c.JSON, Header: c.Header, Pattern: parts.patterns[name]})
 		}
 		if t := st.Think; t != nil {
 			step.Think = &plan.Think{Min: time.Duration(t.Min), Max: time.Duration(t.Max)}

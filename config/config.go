@@ -66,6 +66,9 @@ type Request struct {
 	KeepAlive        bool              `yaml:"keep_alive"`
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
 	HTTP2            HTTP2             `yaml:"http2"`
+	// Script is a Starlark file, relative to the config, that rewrites
+	// each attempt and reads its response (docs/scripts.md).
+	Script string `yaml:"script,omitempty"`
 	// GRPC makes the request a unary gRPC call (docs/grpc.md); nil for HTTP
 	// and WebSocket.
 	GRPC *GRPC `yaml:"grpc,omitempty"`

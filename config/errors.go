@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadprobe/loadprobe/plan"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/loadprobe/loadprobe/plan"
 )
 
 // lineError is one problem in a config file. LoadFile and Parse return

@@ -53,22 +53,23 @@ const maxFlowSteps = 32
 var defaultFlowStep = FlowStep{Request: DefaultRequest}
 
 // flow checks a probe's flow and compiles its templates: each step may use
-// the data's columns and the values captured by the steps before it.
-func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []string) {
+// the data's columns and the values captured (or set by scripts) by the
+// steps before it. It returns the names of those values, in the order of
+// their slots (plan.Probe.Vars).
+func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []string) (captured []string) {
 	fp := p.to("flow")
 	if _, set := v.lines[p.to("request").String()]; set {
 		v.errorf(fp, "flow and request are exclusive: a flow's steps carry their requests")
 	}
 	if len(pr.Flow) == 0 {
 		v.errorf(fp, "at least one step is required")
-		return
+		return nil
 	}
 	if len(pr.Flow) > maxFlowSteps {
 		v.errorf(fp, "%d steps, more than %d", len(pr.Flow), maxFlowSteps)
-		return
+		return nil
 	}
 	names := map[string]int{}
-	var captured []string
 	for i := range pr.Flow {
 		st := &pr.Flow[i]
 		sp := fp.to(i)
@@ -87,12 +88,21 @@ func (v *validator) flow(c *Config, pr *Probe, p keyPath, dir string, columns []
 			if re := v.capture(st.Capture[name], cp); re != nil {
 				parts.patterns[name] = re
 			}
+			parts.slots[name] = len(captured)
 			captured = append(captured, name)
+		}
+		if parts.script != nil {
+			for _, name := range parts.script.Vars() {
+				if !slices.Contains(captured, name) {
+					captured = append(captured, name)
+				}
+			}
 		}
 		if t := st.Think; t != nil && (t.Min < 0 || t.Max < t.Min) {
 			v.errorf(sp.to("think"), "min must be at least 0 and max at least min (got %s to %s)", t.Min, t.Max)
 		}
 	}
+	return captured
 }
 
 // capture checks c at p, and returns its regex compiled; nil for a JSON

@@ -87,11 +87,16 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 		columns = rows.Columns
 	}
 	scope := template.Scope{Columns: columns}
-	candidate := p.Request // as written: validation rewrites p.Request's body_file
+	candidate := p.Request // as written: validation rewrites p.Request's body_file and script
+	var vars []string
 	if p.Flow != nil {
-		v.flow(c, p, pp, dir, columns)
+		vars = v.flow(c, p, pp, dir, columns)
 	} else {
-		v.grpc(&p.Request, v.request(c, &p.Request, pp.to("request"), dir, scope), pp.to("request"), dir, scope)
+		parts := v.request(c, &p.Request, pp.to("request"), dir, scope)
+		v.grpc(&p.Request, parts, pp.to("request"), dir, scope)
+		if parts.script != nil {
+			vars = parts.script.Vars()
+		}
 	}
 	v.compare(c, p, candidate, pp.to("compare"), dir, scope)
 	v.load(c, &p.Load, pp.to("load"))
@@ -104,7 +109,7 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	v.expect(&p.Expect, pp.to("expect"))
 	v.schedule(p, pp.to("schedule"))
 	if len(v.issues) == problems {
-		compiled = v.compile(p, pp, rows, dataSum)
+		compiled = v.compile(p, pp, rows, dataSum, vars)
 	}
 	return named, compiled
 }
@@ -139,7 +144,7 @@ const maxStreamsPerConnection = 1000
 // request checks r at p and reads its body_file, compiles its templates
 // (template.go) into parts, which it returns.
 func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope template.Scope) *requestParts {
-	parts := &requestParts{patterns: map[string]*regexp.Regexp{}}
+	parts := &requestParts{patterns: map[string]*regexp.Regexp{}, slots: map[string]int{}}
 	v.parts[r] = parts
 	switch {
 	case r.Body != "" && r.BodyFile != "":
@@ -154,6 +159,9 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 		parts.payload, parts.sum = payload, sha256.Sum256(payload)
 	case r.Body != "":
 		parts.payload = []byte(r.Body)
+	}
+	if r.Script != "" {
+		parts.script = v.script(r, parts, p.to("script"), dir)
 	}
 
 	// The checks below see the request as templates write it (template.go).

@@ -25,7 +25,9 @@ type FlowStep struct {
 // JSON body, a header, or the first group of a regular expression over the
 // body. Exactly one of JSON, Header and Pattern is set.
 type Capture struct {
-	Name    string
+	Name string
+	// Slot is where the value is kept: its index in Probe.Vars.
+	Slot    int
 	JSON    string
 	Header  string
 	Pattern *regexp.Regexp

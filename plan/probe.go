@@ -26,6 +26,10 @@ type Probe struct {
 	Flow []FlowStep
 	// Rows are the data file's rows; nil without one.
 	Rows *Rows
+	// Vars names the values each user carries from one attempt (or step)
+	// to the next, in the order of template.Vars.Captured: a flow's
+	// captures, and the variables its scripts set (docs/scripts.md).
+	Vars []string
 
 	// fingerprint tells a probe from another without comparing rows or
 	// descriptors (Same).

@@ -63,6 +63,8 @@ type Request struct {
 	Proxy *url.URL
 	// GRPC makes the request a unary gRPC call; nil otherwise.
 	GRPC *GRPC
+	// Script rewrites each attempt and reads its reply; nil without one.
+	Script Script
 
 	valid codeTable
 }

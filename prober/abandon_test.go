@@ -48,7 +48,7 @@ func TestRunAbandonsAttemptsThatIgnoreTheCancel(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(15*time.Second, cancel)
 				start := time.Now()
-				r := run(ctx, p, Options{noAlarm: true}, &request{t: client}, start)
+				r := run(ctx, p, Options{noAlarm: true}, &request{t: client, req: p.Request}, start)
 				if took := time.Since(start); took != 15*time.Second+abandonAfter {
 					t.Errorf("Run returned %s after its start, want the cancel at 15s + %s", took, abandonAfter)
 				}

@@ -77,7 +77,7 @@ func TestAlignedStepsStartAtTheirOffsets(t *testing.T) {
 						return 10 * time.Millisecond
 					}
 				}
-				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard, noAlarm: true}, &request{t: client}, time.Now())
+				r := run(context.Background(), p, Options{Align: at, Shard: tc.shard, noAlarm: true}, &request{t: client, req: p.Request}, time.Now())
 				if r.Ended != result.ResultCompleted {
 					t.Fatalf("result %s (%s), want completed", r.Ended, r.Error)
 				}
@@ -114,7 +114,7 @@ func TestUnalignedStepsFollowOneAnother(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := probeFor(t, "http://127.0.0.1:1/", "concurrency: [1, 2]\nstep_duration: 2s")
 		start := time.Now()
-		r := run(context.Background(), p, Options{}, &request{t: &pacedClient{latency: func(time.Time) time.Duration { return 10 * time.Millisecond }}}, start)
+		r := run(context.Background(), p, Options{}, &request{t: &pacedClient{latency: func(time.Time) time.Duration { return 10 * time.Millisecond }}, req: p.Request}, start)
 		got := offsets(stepStarts(r), start)
 		// The second starts after the first (2s, its last attempt ending
 		// on the dot) and one settling request (10ms).

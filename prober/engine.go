@@ -342,6 +342,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	step.Search = st.search
 	step.GeneratorCPURatio = cpuRatio
 	step.Flow = e.total.flowFigures(e.work.steps(), end.Sub(measureFrom))
+	step.ScriptError = e.work.scriptError()
 	if e.opts.Overlapping != nil {
 		step.OverlappingRuns = e.opts.Overlapping(start)
 	}

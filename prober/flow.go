@@ -21,39 +21,32 @@ import (
 
 // flow is the workload of a flow probe.
 type flow struct {
-	spec     []flowStep
-	src      *varSource
-	captured int             // values the steps capture, in all
-	aborted  context.Context // ends on abort: a think pause ends with it
-	cancel   context.CancelFunc
+	spec    []flowStep
+	src     *varSource
+	names   []string        // the values a virtual user carries (plan.Probe.Vars)
+	aborted context.Context // ends on abort: a think pause ends with it
+	cancel  context.CancelFunc
+	errs    scriptErrors
 }
 
 type flowStep struct {
-	name     string
-	t        transport.Transport
-	timeout  time.Duration
-	captures []flowCapture
+	name    string
+	req     *plan.Request
+	t       transport.Transport
+	timeout time.Duration
+	// captures take values from the response into Vars.Captured, each at
+	// its Slot.
+	captures []plan.Capture
 	think    *plan.Think
 }
 
-// flowCapture is one value a step takes from its response, kept in
-// template.Vars.Captured[slot].
-type flowCapture struct {
-	slot int
-	c    plan.Capture
-}
-
 // newFlow builds the transport of every step of p's flow: one that can
-// capture for a step that captures.
+// hand its responses to the engine for a step that reads them.
 func newFlow(ctx context.Context, p *plan.Probe) (*flow, error) {
-	f := &flow{src: newVarSource(p)}
+	f := &flow{src: newVarSource(p), names: p.Vars}
 	f.aborted, f.cancel = context.WithCancel(context.Background())
 	for _, st := range p.Flow {
-		fs := flowStep{name: st.Name, timeout: st.Request.Timeout, think: st.Think}
-		for _, c := range st.Captures {
-			fs.captures = append(fs.captures, flowCapture{slot: f.captured, c: c})
-			f.captured++
-		}
+		fs := flowStep{name: st.Name, req: st.Request, timeout: st.Request.Timeout, think: st.Think, captures: st.Captures}
 		t, _, err := transport.Choose(ctx, p.Name, st.Request, len(fs.captures) > 0, nil)
 		if err != nil {
 			f.close()
@@ -61,7 +54,7 @@ func newFlow(ctx context.Context, p *plan.Probe) (*flow, error) {
 		}
 		fs.t = t
 		f.spec = append(f.spec, fs)
-		if conn := t.NewConn(template.NewVars(f.captured)); len(fs.captures) > 0 {
+		if conn := t.NewConn(template.NewVars(len(f.names))); len(fs.captures) > 0 || st.Request.Script != nil {
 			_, ok := conn.(transport.Capturer)
 			conn.Close()
 			if !ok {
@@ -76,15 +69,14 @@ func newFlow(ctx context.Context, p *plan.Probe) (*flow, error) {
 // newUser returns one virtual user: a connection for each step, and the
 // values its iterations carry.
 func (f *flow) newUser() user {
-	u := &flowUser{f: f, vars: template.NewVars(f.captured)}
-	for _, st := range f.spec {
-		conn := st.t.NewConn(u.vars)
-		take, _ := conn.(transport.Capturer) // newFlow checked that a capturing step's can
-		if len(st.captures) == 0 {
-			take = nil
+	u := &flowUser{f: f, vars: template.NewVars(len(f.names))}
+	for i := range f.spec {
+		st := &f.spec[i]
+		var capture func(http.Header, []byte) bool
+		if len(st.captures) > 0 {
+			capture = func(h http.Header, body []byte) bool { return u.capture(st, h, body) }
 		}
-		u.conns = append(u.conns, conn)
-		u.capturers = append(u.capturers, take)
+		u.steps = append(u.steps, newExchange(st.req, st.t.NewConn(u.vars), u.vars, f.names, capture, &f.errs))
 	}
 	return u
 }
@@ -102,6 +94,8 @@ func (f *flow) close() {
 	}
 }
 
+func (f *flow) scriptError() string { return f.errs.take() }
+
 func (f *flow) steps() []string {
 	names := make([]string, len(f.spec))
 	for i, st := range f.spec {
@@ -112,10 +106,9 @@ func (f *flow) steps() []string {
 
 // flowUser is one virtual user.
 type flowUser struct {
-	f         *flow
-	conns     []transport.Conn
-	capturers []transport.Capturer // by step: the step's Conn when it captures, else nil
-	vars      *template.Vars
+	f     *flow
+	steps []*exchange // by step, each on its own connection
+	vars  *template.Vars
 }
 
 // do runs one iteration: each step in turn, until one fails. It returns
@@ -129,15 +122,8 @@ func (u *flowUser) do(_ time.Time, steps stepObserver) (code result.Code, o resu
 		st := &u.f.spec[i]
 		u.f.src.index(u.vars)
 		sent := time.Now()
-		missed := false
-		if take := u.capturers[i]; take != nil {
-			code, o = take.DoCapture(sent.Add(st.timeout), func(h http.Header, body []byte) bool {
-				missed = !u.capture(st, h, body)
-				return !missed
-			})
-		} else {
-			code, o = u.conns[i].Do(sent.Add(st.timeout))
-		}
+		var missed bool
+		code, o, missed = u.steps[i].do(sent.Add(st.timeout))
 		steps(i, o, code, sent, time.Now(), missed)
 		if o != result.Success {
 			return code, o, think
@@ -174,30 +160,30 @@ func (u *flowUser) think(t *plan.Think) (time.Duration, bool) {
 // capture takes every value st captures from a response; false when one
 // is not there.
 func (u *flowUser) capture(st *flowStep, h http.Header, body []byte) bool {
-	for _, fc := range st.captures {
+	for _, c := range st.captures {
 		var v string
 		var ok bool
 		switch {
-		case fc.c.Header != "":
-			v = h.Get(fc.c.Header)
+		case c.Header != "":
+			v = h.Get(c.Header)
 			ok = v != ""
-		case fc.c.Pattern != nil:
-			if m := fc.c.Pattern.FindSubmatch(body); m != nil {
+		case c.Pattern != nil:
+			if m := c.Pattern.FindSubmatch(body); m != nil {
 				v, ok = string(m[1]), true
 			}
 		default:
-			v, ok = jsonPath(body, fc.c.JSON)
+			v, ok = jsonPath(body, c.JSON)
 		}
 		if !ok {
 			return false
 		}
-		u.vars.Captured[fc.slot] = v
+		u.vars.Captured[c.Slot] = v
 	}
 	return true
 }
 
 func (u *flowUser) close() {
-	for _, conn := range u.conns {
-		conn.Close()
+	for _, x := range u.steps {
+		x.conn.Close()
 	}
 }

@@ -198,8 +198,7 @@ func BenchmarkFlowStepOverhead(b *testing.B) {
 	u := &flowUser{f: f, vars: template.NewVars(0)}
 	for i := range steps {
 		f.spec = append(f.spec, flowStep{name: fmt.Sprint(i)})
-		u.conns = append(u.conns, nopConn{})
-		u.capturers = append(u.capturers, nil)
+		u.steps = append(u.steps, &exchange{conn: nopConn{}})
 	}
 	observe := recordingSteps(f)
 	b.ReportAllocs()

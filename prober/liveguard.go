@@ -26,7 +26,7 @@ type windowTally struct {
 
 func (w *windowTally) record(o result.Outcome, latency time.Duration, withLatency bool) {
 	w.attempts++
-	if o != result.Success {
+	if o.Failed() {
 		w.failed++
 	} else if withLatency {
 		w.success.record(int64(latency))

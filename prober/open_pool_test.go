@@ -71,7 +71,7 @@ func TestOpenLoopOpensNoConnectionsForItsOwnBusyCPU(t *testing.T) {
 				p := probeFor(t, "http://127.0.0.1:1/", "rate: [1000]\nstep_duration: 2s")
 				client := &msClient{}
 				live := &frozenLive{start: start, from: from, until: until}
-				r := run(context.Background(), p, Options{Live: live, noAlarm: true, cpu: cpu}, &request{t: client}, start)
+				r := run(context.Background(), p, Options{Live: live, noAlarm: true, cpu: cpu}, &request{t: client, req: p.Request}, start)
 				if len(r.Steps) != 1 {
 					t.Fatalf("%d steps (%s: %s), want 1", len(r.Steps), r.Ended, r.Error)
 				}

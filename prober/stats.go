@@ -207,7 +207,9 @@ func (r *stepRecorder) record(o result.Outcome, code result.Code, latency time.D
 	}
 	sec := r.second(min(int(at/time.Second), maxStepSeconds-1))
 	if o != result.Success {
-		sec.failure++
+		if o.Failed() {
+			sec.failure++
+		}
 		return
 	}
 	sec.success++
@@ -360,7 +362,7 @@ func (r *stepRecorder) summarize(level float64, name string, measured time.Durat
 		st.Goodput = float64(r.succeeded) / secs
 	}
 	if attempts > 0 {
-		st.ErrorRatio = float64(attempts-r.outcomes[result.Success]) / float64(attempts)
+		st.ErrorRatio = float64(attempts-r.outcomes[result.Success]-r.outcomes[result.Script]) / float64(attempts)
 	}
 	for _, o := range result.NoResponseReasons {
 		st.Errors[o.String()] = r.outcomes[o]

@@ -88,7 +88,7 @@ func TestStatsHandBuiltSequence(t *testing.T) {
 	if el := st.ErrorLatency; el == nil || !approx(el.Mean, 0.040, 1e-12) || el.Max != 0.040 || !approx(el.P50, 0.040, 0.01) {
 		t.Errorf("error latency = %+v, want the 503's 40ms", el)
 	}
-	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0, "closed": 0, "generator": 0, "request_too_large": 0}; !maps.Equal(st.Errors, want) {
+	if want := map[string]int64{"timeout": 1, "refused": 1, "reset": 1, "tls": 0, "dns": 0, "other": 0, "closed": 0, "generator": 0, "request_too_large": 0, "script_failed": 0, "script": 0}; !maps.Equal(st.Errors, want) {
 		t.Errorf("errors = %v, want %v", st.Errors, want)
 	}
 	// Little's law is over every response: (10+20+30+40+100)/5 ms.
@@ -136,15 +136,18 @@ func TestStatsOutcomesAddUpToAttempts(t *testing.T) {
 	if sum != n || st.Attempts != n {
 		t.Errorf("responses + errors = %d, attempts = %d, want %d", sum, st.Attempts, n)
 	}
+	// A script's own error is neither a success nor the target's failure
+	// (docs/scripts.md).
 	var ps int64
 	for _, s := range st.PerSecond {
 		ps += s.Success + s.Failure
 	}
-	if ps != n {
-		t.Errorf("per-second counts add up to %d, want %d", ps, n)
+	own := st.Errors[result.Script.String()]
+	if ps != n-own || own == 0 {
+		t.Errorf("per-second counts add up to %d, want %d attempts less %d script errors", ps, n, own)
 	}
 	successes := int64(math.Round(st.Goodput * 5))
-	if want := float64(n-successes) / float64(n); !approx(st.ErrorRatio, want, 1e-12) {
+	if want := float64(n-successes-own) / float64(n); !approx(st.ErrorRatio, want, 1e-12) {
 		t.Errorf("error ratio = %v, want %v", st.ErrorRatio, want)
 	}
 }

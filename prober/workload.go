@@ -30,6 +30,9 @@ type workload interface {
 	close()
 	// steps names a flow's steps, in order; nil for a single request.
 	steps() []string
+	// scriptError is the first error of its scripts since the last call;
+	// "" for none (docs/scripts.md).
+	scriptError() string
 }
 
 // user is one worker's or sender's part of a workload; not safe for
@@ -58,37 +61,41 @@ func newWorkload(ctx context.Context, p *plan.Probe, handshakes live.Handshakes)
 	if err != nil {
 		return nil, err
 	}
-	return &request{t: t, src: newVarSource(p), templated: p.Request.Templated}, nil
+	return &request{t: t, req: p.Request, names: p.Vars, src: newVarSource(p), templated: p.Request.Templated}, nil
 }
 
 // request is the workload of a single request.
 type request struct {
 	t         transport.Transport
+	req       *plan.Request
+	names     []string // the values a user's attempts carry (plan.Probe.Vars)
 	src       *varSource
 	templated bool // an attempt takes the next values of the probe's templates
+	errs      scriptErrors
 }
 
 func (w *request) newUser() user {
-	vars := template.NewVars(0)
-	return &requestUser{w: w, vars: vars, conn: w.t.NewConn(vars)}
+	vars := template.NewVars(len(w.names))
+	return &requestUser{w: w, vars: vars, x: newExchange(w.req, w.t.NewConn(vars), vars, w.names, nil, &w.errs)}
 }
 
-func (w *request) abort()          { w.t.Abort() }
-func (w *request) close()          { w.t.Close() }
-func (w *request) steps() []string { return nil }
+func (w *request) abort()              { w.t.Abort() }
+func (w *request) close()              { w.t.Close() }
+func (w *request) steps() []string     { return nil }
+func (w *request) scriptError() string { return w.errs.take() }
 
 type requestUser struct {
 	w    *request
 	vars *template.Vars
-	conn transport.Conn
+	x    *exchange
 }
 
 func (u *requestUser) do(deadline time.Time, _ stepObserver) (result.Code, result.Outcome, time.Duration) {
 	if u.w.templated {
 		u.w.src.attempt(u.vars)
 	}
-	code, o := u.conn.Do(deadline)
+	code, o, _ := u.x.do(deadline)
 	return code, o, 0
 }
 
-func (u *requestUser) close() { u.conn.Close() }
+func (u *requestUser) close() { u.x.conn.Close() }

@@ -182,7 +182,10 @@ type Step struct {
 	Errors        map[string]int64 `json:"errors"`
 	InFlight      float64          `json:"in_flight"`
 	LoadHeldRatio float64          `json:"load_held_ratio"`
-	SettleSeconds float64          `json:"settle_seconds"`
+	// ScriptError is the first error of the request's script in the step
+	// (docs/scripts.md); "" when it erred in none.
+	ScriptError   string  `json:"script_error,omitempty"`
+	SettleSeconds float64 `json:"settle_seconds"`
 	// GeneratorCPURatio is the process's CPU time over the step's load
 	// divided by the CPU it may use in that time; 0 where not measured
 	// (docs/measurement.md, "The generator watches itself").

@@ -36,14 +36,11 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 		case index:
 			dst = strconv.AppendUint(dst, v.Index, 10)
 		case randomInt:
-			n := s.a + int64(v.Rand.Uint64N(uint64(s.b-s.a)+1))
-			dst = strconv.AppendInt(dst, n, 10)
+			dst = strconv.AppendInt(dst, RandomInt(v.Rand, s.a, s.b), 10)
 		case randomString:
-			for range s.a {
-				dst = append(dst, alphabet[v.Rand.IntN(len(alphabet))])
-			}
+			dst = AppendRandomString(dst, v.Rand, s.a)
 		case uuid:
-			dst = appendUUID(dst, v.Rand)
+			dst = AppendUUID(dst, v.Rand)
 		case column:
 			dst = appendValue(dst, v.Row.Field(s.slot), s.ctx)
 		case captured:
@@ -53,8 +50,19 @@ func (t *Template) Append(dst []byte, v *Vars) []byte {
 	return dst
 }
 
-// appendUUID appends a random (version 4) UUID.
-func appendUUID(dst []byte, r *rand.Rand) []byte {
+// RandomInt is {{random_int a b}}: uniform from a to b, both included.
+func RandomInt(r *rand.Rand, a, b int64) int64 { return a + int64(r.Uint64N(uint64(b-a)+1)) }
+
+// AppendRandomString appends {{random_string n}}: n letters and digits.
+func AppendRandomString(dst []byte, r *rand.Rand, n int64) []byte {
+	for range n {
+		dst = append(dst, alphabet[r.IntN(len(alphabet))])
+	}
+	return dst
+}
+
+// AppendUUID appends a random (version 4) UUID.
+func AppendUUID(dst []byte, r *rand.Rand) []byte {
 	const hex = "0123456789abcdef"
 	hi, lo := r.Uint64(), r.Uint64()
 	hi = hi&^0xf000 | 0x4000     // version 4

@@ -63,8 +63,9 @@ type Scope struct {
 	Captured []string
 }
 
-// maxRandomString bounds {{random_string N}}: a body is held in memory.
-const maxRandomString = 1 << 20
+// MaxRandomString bounds {{random_string N}} (and a script's random_string):
+// a body is held in memory.
+const MaxRandomString = 1 << 20
 
 // Compile compiles text for ctx. An action is {{index}}, {{random_int A B}},
 // {{random_string N}}, {{uuid}}, {{env "NAME"}} (read here, once: an unset
@@ -156,8 +157,8 @@ func compileAction(action string, scope Scope) (segment, error) {
 		return segment{kind: randomInt, a: a, b: b}, nil
 	case "random_string":
 		n, err := strconv.Atoi(args[0])
-		if err != nil || n < 1 || n > maxRandomString {
-			return segment{}, fmt.Errorf("random_string takes a length from 1 to %d", maxRandomString)
+		if err != nil || n < 1 || n > MaxRandomString {
+			return segment{}, fmt.Errorf("random_string takes a length from 1 to %d", MaxRandomString)
 		}
 		return segment{kind: randomString, a: int64(n)}, nil
 	default: // env

@@ -50,9 +50,9 @@ func TestCaptureReadsWhatNetHTTPReads(t *testing.T) {
 				conn := newTestClient(t, testRequest(s.URL), path).NewConn(template.NewVars(0))
 				for range 2 {
 					var r read
-					r.code, r.o = conn.(Capturer).DoCapture(time.Now().Add(5*time.Second), func(h http.Header, body []byte) bool {
+					r.code, r.o = conn.(Capturer).DoCapture(time.Now().Add(5*time.Second), nil, func(o result.Outcome, _ int, h http.Header, body []byte) result.Outcome {
 						r.header, r.body = h.Clone(), append([]byte(nil), body...)
-						return true
+						return o
 					})
 					got[path] = append(got[path], r)
 				}

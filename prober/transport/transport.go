@@ -62,8 +62,9 @@ type Path struct {
 }
 
 // PathOf is the path of req; capture asks for a client that can hand a
-// response to a flow's captures.
+// response to a flow's captures, as a request's script does.
 func PathOf(req *plan.Request, capture bool) Path {
+	capture = capture || req.Script != nil
 	switch {
 	case req.WebSocket():
 		return Path{kind: webSocket, req: req}

@@ -305,11 +305,21 @@ func (a *analysis) valid() bool {
 
 // generatorLimited reports whether s's figures may be the generator's
 // rather than the target's: the process used at least generator_cpu_budget
-// of the CPU it may use, or another run's load overlapped the step's. A
+// of the CPU it may use, another run's load overlapped the step's, or the
+// request's script erred in more than scriptErrorShare of its attempts. A
 // step where the ratio was not measured (0) is judged on overlap alone.
 func (a *analysis) generatorLimited(s result.Step) bool {
 	return s.OverlappingRuns > 0 || a.cpuBudget > 0 && s.GeneratorCPURatio >= a.cpuBudget ||
-		s.Errors[result.Generator.String()] > 0
+		s.Errors[result.Generator.String()] > 0 || scriptErred(s)
+}
+
+// scriptErrorShare is the share of a step's attempts a script may spoil
+// with its own errors before the step is generator-limited
+// (docs/scripts.md).
+const scriptErrorShare = 0.01
+
+func scriptErred(s result.Step) bool {
+	return float64(s.Errors[result.Script.String()]) > scriptErrorShare*float64(s.Attempts)
 }
 
 // outOfFiles reports whether any step's attempts found no free file

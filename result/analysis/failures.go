@@ -37,6 +37,9 @@ var reasonMeanings = map[string]string{
 	// The generator's own: they say nothing of the target.
 	"generator":         "the generator ran out of file descriptors: nothing reached the target",
 	"request_too_large": "the request would render above its size bound: not sent",
+	"script":            "the request's script erred or ran out of its bounds: not the target's failure",
+	// The target's, by its script's judgement.
+	"script_failed": "the request's script failed the response",
 }
 
 func (k failureKind) meaning() string {
@@ -151,6 +154,8 @@ var reasonPlurals = map[string]string{
 	// The generator's own, never the target's.
 	"generator":         "attempts without a file descriptor",
 	"request_too_large": "requests above the size bound",
+	"script":            "script errors",
+	"script_failed":     "responses the script failed",
 }
 
 // plural names many failures of k's kind: "429s", "timeouts".

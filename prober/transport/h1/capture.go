@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/transport/internal/wire"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -25,25 +26,24 @@ type kept struct {
 	length  int64
 }
 
-// DoCapture is Do for a flow step that captures values (docs/templates.md,
-// "Flows"): take reads the response's headers and body when it is a
-// success, and a response it finds nothing in fails the step as an
-// http_error.
-func (fc *conn) DoCapture(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome) {
+// DoCapture is Do for a flow step that captures values or a request with
+// a script (wire.Capturer): it sends m when m is not nil, and read reads
+// every response's headers and body.
+func (fc *conn) DoCapture(deadline time.Time, m *plan.Message, read wire.Read) (result.Code, result.Outcome) {
 	if fc.kept == nil {
 		fc.kept = &kept{}
 	}
 	fc.keep = fc.kept
 	defer func() { fc.keep = nil }()
-	code, o := fc.Do(deadline)
-	if o != result.Success {
+	code, o := fc.do(deadline, m)
+	if !o.Responded() {
 		return code, o
 	}
 	header, err := fc.kept.header()
-	if err != nil || !take(header, fc.kept.body) {
+	if err != nil {
 		return code, result.HTTPError
 	}
-	return code, o
+	return code, read(o, int(code.Number), header, fc.kept.body)
 }
 
 // header is the final response's header as net/http's Response.Header has

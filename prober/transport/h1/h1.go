@@ -35,6 +35,7 @@ type Client struct {
 	request   []byte        // the whole request, body included; nil when templated
 	shape     *requestShape // a templated request (template.go); nil otherwise
 	head      bool          // HEAD: no response has a body
+	host      string        // the Host header of a script's message that sets none
 	keepAlive bool
 	// replayable requests are sent again, once, on a fresh connection when
 	// a reused one turns out to have been closed by the server before it
@@ -84,6 +85,7 @@ func New(req *plan.Request) (*Client, error) {
 		request:   request,
 		shape:     shape,
 		head:      req.Method == "HEAD",
+		host:      strings.TrimSuffix(u.Host, ":"),
 		keepAlive: req.KeepAlive,
 		replayable: req.Header.Has("Idempotency-Key") || req.Header.Has("X-Idempotency-Key") ||
 			slices.Contains([]string{"GET", "HEAD", "OPTIONS", "TRACE"}, req.Method),
@@ -99,32 +101,46 @@ func serializeRequest(req *plan.Request) *requestShape {
 	header := func(name string, value *template.Template) {
 		head = append(head, template.Text(name+": "), value, template.Text("\r\n"))
 	}
-	host := template.Text(strings.TrimSuffix(req.URL.Host, ":")) // "example.com:" means the default port
+	host := template.Text(strings.TrimSuffix(req.URL.Host, ":")) // "example.com:" means the default port (as Client.host)
 	if req.Header.Host != nil {
 		host = req.Header.Host
 	}
 	header("Host", host)
 	for _, f := range req.Header.Fields {
-		switch f.Name {
-		case "Content-Length", "Transfer-Encoding", "Trailer":
-			// Framing is the client's, as in net/http.
-			continue
-		case "Connection":
-			if !req.KeepAlive {
-				continue
-			}
+		if !framing(f.Name, req.KeepAlive) {
+			header(f.Name, f.Value)
 		}
-		header(f.Name, f.Value)
 	}
-	shape := &requestShape{method: req.Method + " ", target: req.Target, head: template.Concat(head...), body: req.Body, tail: "\r\n"}
-	switch text, fixed := req.Body.Literal(); {
-	case req.Method == "POST", req.Method == "PUT", req.Method == "PATCH", len(text) > 0, !fixed:
-		shape.length = true
+	text, fixed := req.Body.Literal()
+	return &requestShape{method: req.Method + " ", target: req.Target, head: template.Concat(head...), body: req.Body,
+		length: hasLength(req.Method, len(text) > 0 || !fixed), tail: tail(req.KeepAlive)}
+}
+
+// framing reports the header fields the client writes itself, as net/http
+// does: a configured or scripted one of these names is left out.
+func framing(name string, keepAlive bool) bool {
+	switch name {
+	case "Content-Length", "Transfer-Encoding", "Trailer":
+		return true
+	case "Connection":
+		return !keepAlive
 	}
-	if !req.KeepAlive {
-		shape.tail = "Connection: close\r\n\r\n"
+	return false
+}
+
+// hasLength reports a request that carries a Content-Length: one with a
+// body, or of a method that expects one.
+func hasLength(method string, body bool) bool {
+	return body || method == "POST" || method == "PUT" || method == "PATCH"
+}
+
+// tail is what follows the Content-Length: Connection: close without
+// keep-alive, and the blank line.
+func tail(keepAlive bool) string {
+	if !keepAlive {
+		return "Connection: close\r\n\r\n"
 	}
-	return shape
+	return "\r\n"
 }
 
 // NewConn returns one user's connection; vars are the values its
@@ -154,6 +170,7 @@ type conn struct {
 	raw    net.Conn // the TCP connection under nc
 	br     *bufio.Reader
 	reused bool // nc has carried a complete response
+	head   bool // the attempt under way is a HEAD: its response has no body
 
 	// A templated request is written into buf (its body first into body),
 	// with vars (template.go).
@@ -171,19 +188,28 @@ type conn struct {
 	keep, kept *kept
 }
 
-func (fc *conn) Do(deadline time.Time) (result.Code, result.Outcome) {
-	if fc.group != nil && fc.nc == nil {
+func (fc *conn) Do(deadline time.Time) (result.Code, result.Outcome) { return fc.do(deadline, nil) }
+
+// do sends m, or the request when m is nil, and reads the response.
+func (fc *conn) do(deadline time.Time, m *plan.Message) (result.Code, result.Outcome) {
+	if fc.group != nil && fc.nc == nil && m == nil {
 		if code, o, ok := fc.doH2(deadline); ok {
 			return code, o
 		}
 		// The server chose HTTP/1.1 for the connection fc now holds.
 	}
 	request := fc.c.request
-	if fc.c.shape != nil {
-		var err error
-		if request, err = fc.c.shape.render(fc); err != nil {
-			return result.Code{}, wire.Classify(err) // unsent, as net/http would leave it
-		}
+	fc.head = fc.c.head
+	var err error
+	switch {
+	case m != nil:
+		fc.head = m.Method == "HEAD"
+		request, err = fc.c.message(fc, m)
+	case fc.c.shape != nil:
+		request, err = fc.c.shape.render(fc)
+	}
+	if err != nil {
+		return result.Code{}, wire.Classify(err) // unsent, as net/http would leave it
 	}
 	code, stale, err := fc.roundTrip(deadline, request)
 	if stale && fc.c.replayable {

@@ -79,7 +79,7 @@ func (fc *conn) readResponse() (code int, keep, started bool, err error) {
 		fc.keep.start()
 		started, err = fc.readHead(&h, &budget, started)
 		if err == nil {
-			length, err = h.framing(fc.c.head)
+			length, err = h.framing(fc.head)
 		}
 		if err != nil {
 			return 0, false, started, err

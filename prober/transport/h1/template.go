@@ -50,3 +50,36 @@ func (s *requestShape) render(fc *conn) ([]byte, error) {
 	fc.buf = b
 	return b, nil
 }
+
+// message writes a script's message (docs/scripts.md) into the
+// connection's buffer, framed as serializeRequest frames a request, and
+// returns it.
+func (c *Client) message(fc *conn, m *plan.Message) ([]byte, error) {
+	if m.Size() > plan.MaxRequestBytes {
+		return nil, wire.ErrTooLarge
+	}
+	b := append(append(fc.buf[:0], m.Method...), ' ')
+	b, err := wire.RequestTarget(append(b, m.Target...), len(m.Method)+1)
+	if err != nil {
+		return nil, err
+	}
+	host := c.host
+	for _, f := range m.Header {
+		if f.Name == "Host" {
+			host = f.Value
+		}
+	}
+	b = append(append(append(b, " HTTP/1.1\r\nHost: "...), host...), "\r\n"...)
+	for _, f := range m.Header {
+		if f.Name != "Host" && !framing(f.Name, c.keepAlive) {
+			b = append(append(append(append(b, f.Name...), ": "...), f.Value...), "\r\n"...)
+		}
+	}
+	if hasLength(m.Method, len(m.Body) > 0) {
+		b = strconv.AppendInt(append(b, "Content-Length: "...), int64(len(m.Body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(append(b, tail(c.keepAlive)...), m.Body...)
+	fc.buf = b
+	return b, nil
+}

@@ -160,24 +160,26 @@ type conn struct {
 }
 
 func (sc *conn) Do(deadline time.Time) (result.Code, result.Outcome) {
-	return sc.do(deadline, nil)
+	return sc.DoCapture(deadline, nil, nil)
 }
 
-// DoCapture is Do for a flow step that captures values: take reads the
-// response's headers and body (up to maxBodyBytes) when it is a success,
-// and a response it finds nothing in fails the step as an http_error.
-func (sc *conn) DoCapture(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome) {
-	return sc.do(deadline, take)
-}
-
-func (sc *conn) do(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome) {
+// DoCapture is Do for a flow step that captures values or a request with
+// a script (wire.Capturer): it sends m when m is not nil, and read, when
+// not nil, reads every response's headers and body (up to MaxBodyBytes).
+func (sc *conn) DoCapture(deadline time.Time, m *plan.Message, read wire.Read) (result.Code, result.Outcome) {
 	ctx, cancel := context.WithDeadline(sc.c.aborted, deadline)
 	defer cancel()
 	req := sc.c.tmpl.WithContext(ctx)
 	getBody := sc.c.getBody
-	if sc.c.req.Templated {
+	if sc.c.req.Templated || m != nil {
 		req = sc.c.tmpl.Clone(ctx) // its own headers, to be written
-		payload, err := sc.c.templated(req, sc.vars)
+		var payload []byte
+		var err error
+		if m != nil {
+			payload, err = message(req, m)
+		} else {
+			payload, err = sc.c.templated(req, sc.vars)
+		}
 		if err != nil {
 			return result.Code{}, wire.Classify(err)
 		}
@@ -208,7 +210,7 @@ func (sc *conn) do(deadline time.Time, take func(http.Header, []byte) bool) (res
 	// body at the deadline, or on Abort, ends them all.
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	var body []byte
-	if take != nil {
+	if read != nil {
 		body, err = readBody(resp)
 	} else {
 		err = drainBody(resp.Body)
@@ -219,8 +221,8 @@ func (sc *conn) do(deadline time.Time, take func(http.Header, []byte) bool) (res
 		return result.Code{}, failure(ctx, err)
 	}
 	o := wire.Outcome(sc.c.req, resp.StatusCode)
-	if take != nil && o == result.Success && !take(resp.Header, body) {
-		o = result.HTTPError
+	if read != nil {
+		o = read(o, resp.StatusCode, resp.Header, body)
 	}
 	return result.HTTPStatus(resp.StatusCode), o
 }
@@ -286,4 +288,27 @@ func (c *Client) templated(req *http.Request, v *template.Vars) ([]byte, error) 
 	req.URL = u
 	wire.Render(req.Header, c.varying, v)
 	return c.req.Body.Append(nil, v), nil
+}
+
+// message writes a script's message (docs/scripts.md) into req, a copy of
+// the client's, and returns its body.
+func message(req *http.Request, m *plan.Message) ([]byte, error) {
+	if m.Size() > plan.MaxRequestBytes {
+		return nil, wire.ErrTooLarge
+	}
+	u, err := url.Parse(m.Target)
+	if err != nil {
+		return nil, err
+	}
+	req.Method = m.Method
+	req.URL.Path, req.URL.RawPath, req.URL.RawQuery = u.Path, u.RawPath, u.RawQuery
+	req.Header = make(http.Header, len(m.Header))
+	for _, f := range m.Header {
+		if f.Name == "Host" {
+			req.Host = f.Value
+			continue
+		}
+		req.Header.Add(f.Name, f.Value)
+	}
+	return m.Body, nil
 }

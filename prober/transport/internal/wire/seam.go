@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -20,11 +21,16 @@ type Conn interface {
 	Close()
 }
 
-// Capturer is a Conn that can hand a response to a flow's captures
-// (docs/templates.md, "Flows"): take reads the headers and the body
-// (up to MaxBodyBytes) of a success; a response it finds nothing in
-// fails the attempt as an http_error.
+// Capturer is a Conn that hands every response to the engine, for a
+// flow's captures (docs/templates.md, "Flows") and a request's script
+// (docs/scripts.md), and sends a script's message in place of its
+// request when m is not nil. read gets the outcome the status implies,
+// the status, the headers and the body (up to MaxBodyBytes), and returns
+// the outcome to report.
 type Capturer interface {
 	Conn
-	DoCapture(deadline time.Time, take func(http.Header, []byte) bool) (result.Code, result.Outcome)
+	DoCapture(deadline time.Time, m *plan.Message, read Read) (result.Code, result.Outcome)
 }
+
+// Read is what reads a response for DoCapture.
+type Read func(o result.Outcome, status int, h http.Header, body []byte) result.Outcome

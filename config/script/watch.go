@@ -1,0 +1,107 @@
+package script
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.starlark.net/starlark"
+)
+
+// The bounds a step budget cannot keep (docs/scripts.md, "Bounds"): one
+// step may be a builtin hashing a large string, or a string repeated or
+// joined to hundreds of megabytes. A watchdog runs while any call does,
+// and cancels a call that has run for TimeBound, or during which the heap
+// grew by MemoryBound (the garbage collector's goal follows the heap, so
+// it is no bound). The interpreter stops a cancelled call before its next
+// step.
+const (
+	TimeBound   = 100 * time.Millisecond
+	MemoryBound = 64 << 20
+	tickEvery   = 2 * time.Millisecond
+)
+
+// watchdog tracks the calls under way. It counts its own ticks rather than
+// reading the clock in each call: a call costs a map entry, not a clock
+// read.
+type watchdog struct {
+	mu      sync.Mutex
+	calls   map[*starlark.Thread]*state
+	tick    uint64
+	heap    uint64 // the heap's bytes at the last tick
+	running bool
+	sample  []metrics.Sample
+}
+
+var watch = &watchdog{
+	calls:  map[*starlark.Thread]*state{},
+	sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}},
+}
+
+func (w *watchdog) enter(t *starlark.Thread, st *state) {
+	w.mu.Lock()
+	if !w.running {
+		w.running = true
+		w.heap = w.read()
+		go w.watch()
+	}
+	st.tick, st.heap = w.tick, w.heap
+	w.calls[t] = st
+	w.mu.Unlock()
+}
+
+func (w *watchdog) read() uint64 {
+	metrics.Read(w.sample)
+	return w.sample[0].Value.Uint64()
+}
+
+func (w *watchdog) leave(t *starlark.Thread) {
+	w.mu.Lock()
+	delete(w.calls, t)
+	w.mu.Unlock()
+}
+
+// watch ticks until no call is under way.
+func (w *watchdog) watch() {
+	ticker := time.NewTicker(tickEvery)
+	defer ticker.Stop()
+	for range ticker.C {
+		if !w.check() {
+			return
+		}
+	}
+}
+
+// check cancels the calls past their bounds; false when none is under way
+// and the watchdog stops.
+func (w *watchdog) check() bool {
+	w.mu.Lock()
+	w.tick++
+	w.heap = w.read()
+	overMemory := false
+	if len(w.calls) == 0 {
+		w.running = false
+		w.mu.Unlock()
+		return false
+	}
+	for t, st := range w.calls {
+		switch {
+		case w.heap > st.heap+MemoryBound:
+			t.Cancel("the memory bound (the heap grew by " + mib(w.heap-st.heap) + ")")
+			overMemory = true
+		case time.Duration(w.tick-st.tick)*tickEvery > TimeBound:
+			t.Cancel("the time bound (" + TimeBound.String() + ")")
+		}
+	}
+	w.mu.Unlock()
+	if overMemory {
+		// What the cancelled calls held is garbage now: collect it before
+		// the next tick reads the heap again.
+		runtime.GC()
+	}
+	return true
+}
+
+func mib(n uint64) string { return strconv.FormatUint(n>>20, 10) + " MiB" }
