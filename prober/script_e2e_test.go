@@ -141,8 +141,8 @@ func TestScriptedFlowCarriesItsVariables(t *testing.T) {
 }
 
 // A script that fails a response fails the attempt as the target's
-// failure; one that errs is the generator's, and past 1% of a step's
-// attempts makes the run invalid.
+// failure; one that errs (or grows the heap past its bound) is the
+// generator's, and past 1% of a step's attempts makes the run invalid.
 func TestScriptOutcomes(t *testing.T) {
 	s := testkit.NewServer(t, testkit.FixedServer)
 	for _, c := range []struct {
@@ -152,6 +152,7 @@ func TestScriptOutcomes(t *testing.T) {
 	}{
 		{"fail", "def after_response(res, vars):\n    fail(\"never good enough\")\n", result.ScriptFailed, true},
 		{"error", "def before_request(req, vars):\n    req.body = 1 // 0\n", result.Script, false},
+		{"memory", "def before_request(req, vars):\n    s = \"x\" * (1 << 25)\n    for i in range(8):\n        s = s + s\n    req.body = s\n", result.Script, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := templatedProbe(t, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
@@ -171,8 +172,11 @@ probes:
 			if r.Valid != c.valid {
 				t.Errorf("valid %v, want %v:\n%s", r.Valid, c.valid, strings.Join(r.Diagnosis, "\n"))
 			}
-			if c.want == result.Script && !strings.Contains(st.ScriptError, "division by zero") {
-				t.Errorf("script error %q", st.ScriptError)
+			if want := map[string]string{"error": "division by zero", "memory": "the memory bound"}[c.name]; !strings.Contains(st.ScriptError, want) {
+				t.Errorf("script error %q, want %q", st.ScriptError, want)
+			}
+			if want := "erred in"; c.want == result.Script && !strings.Contains(strings.Join(r.Diagnosis, "\n"), want) {
+				t.Errorf("diagnosis does not name the script's errors:\n%s", strings.Join(r.Diagnosis, "\n"))
 			}
 		})
 	}
@@ -220,5 +224,29 @@ probes:
 			}
 			testkit.ReportCPU(b, cpu)
 		})
+	}
+}
+
+// A later step's template reads a variable an earlier step's script set.
+func TestTemplateReadsAScriptVariable(t *testing.T) {
+	url, count := countingShop(t)
+	script := scriptFile(t, "login.star", `
+def before_request(req, vars):
+    req.body = json.encode({"user": "ann"})
+
+def after_response(res, vars):
+    vars["token"] = json.decode(res.body)["token"]
+`)
+	p := templatedProbe(t, fmt.Sprintf(`allowed_targets: ["127.0.0.1"]
+probes:
+  - name: shop
+    flow:
+      - {name: login, request: {method: POST, url: "%[1]s/login", script: %[2]q}}
+      - {name: item, request: {url: "%[1]s/items/7", headers: {Authorization: "Bearer {{.token}}"}}}
+    load: {concurrency: [1], step_duration: 300ms}
+`, url, script))
+	r := mustRun(t, context.Background(), p, Options{})
+	if s := r.Steps[0]; s.Attempts == 0 || s.ErrorRatio != 0 || count("items 200") == 0 {
+		t.Errorf("%d iterations, error ratio %g, errors %v, %d items answered", s.Attempts, s.ErrorRatio, s.Errors, count("items 200"))
 	}
 }

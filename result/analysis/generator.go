@@ -24,7 +24,8 @@ func (a *analysis) generatorLine() string {
 			causes = append(causes, fmt.Sprintf("the generator ran out of file descriptors (limit %d): %d attempts not made", s.FileLimit, n))
 		}
 		if scriptErred(s) {
-			causes = append(causes, fmt.Sprintf("the request's script erred in %d of %d attempts, more than %s", s.Errors[result.Script.String()], s.Attempts, fmtPct(scriptErrorShare)))
+			causes = append(causes, fmt.Sprintf("the request's script erred in %d of %d attempts, more than %s: %s",
+				s.Errors[result.Script.String()], s.Attempts, fmtPct(scriptErrorShare), s.ScriptError))
 		}
 		if n := s.OverlappingRuns; n == 1 {
 			causes = append(causes, "1 other run's load overlapped it")
