@@ -13,7 +13,9 @@
 #                falls below HOLD of the offered one; then REFINE more runs
 #                halve the interval between the last rate held and that one
 #   gobench    : go test -bench for the per-request cost of recording an
-#                attempt (BenchmarkRecordAttempt and its parts)
+#                attempt (BenchmarkRecordAttempt and its parts), and the CPU
+#                of the shop flow with templates and with a script
+#                (BenchmarkScriptedFlow, docs/scripts.md)
 #   open       : issue 11's open loop, REPS rounds of: loadprobe's closed loop
 #                (CONNS connections, the reference), then loadprobe's open
 #                loop at each of OPEN_RATES and at OPEN_FRACTION x that round's
@@ -674,7 +676,7 @@ for sc in $SCENARIOS; do
   case $sc in
     gobench)
       log "go test -bench (the per-request cost of recording an attempt)"
-      (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord' -benchmem ./prober \
+      (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord|ScriptedFlow' -benchmem ./prober \
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
     throughput|rate|maxrate|open|conns|templated) use_nginx ;;&

@@ -283,6 +283,9 @@ itself: \`stats\` = the step recorder only (HdrHistogram, per-second timeline, c
 histogram), i.e. \`engine.observe\`; \`closed-loop\` = all the bookkeeping around one request in a
 closed-loop worker (the in-flight gauge up and down, the clock read, \`observe\`).
 \`BenchmarkStepRecorderRecord\` and \`BenchmarkLiveAttempt\` are the two parts on their own.
+\`BenchmarkScriptedFlow\` is the shop flow (login, list, detail) against the demo target on
+loopback, with templates and captures, then driven by a script on every step
+(docs/scripts.md): compare their \`cpu-ns/op\`, the process's CPU per iteration.
 
 \`\`\`
 $(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/gobench.txt")
