@@ -64,3 +64,32 @@ func TestGeneratorLimited(t *testing.T) {
 		})
 	}
 }
+
+// A script's own errors (docs/scripts.md) spoil a step past 1% of its
+// attempts, and the diagnosis quotes the first; at 1% the run stays valid.
+func TestScriptErrorsLimitTheGenerator(t *testing.T) {
+	for _, tc := range []struct {
+		errs  int64
+		valid bool
+	}{{50, true}, {51, false}} {
+		r := &result.Result{Mode: plan.ModeConcurrency}
+		for _, l := range []float64{1, 2} {
+			s := clean(l, 1000, ms(2))
+			s.Attempts = 5000
+			s.Errors = map[string]int64{result.Script.String(): tc.errs}
+			s.ScriptError = "sign.star:4:20: key \"id\" not in dict"
+			r.Steps = append(r.Steps, s)
+		}
+		Analyze(r, plan.DefaultRules)
+		if r.Valid != tc.valid {
+			t.Errorf("%d script errors in 5000 attempts: valid = %v, want %v", tc.errs, r.Valid, tc.valid)
+		}
+		var want []string
+		not := []string{"generator-limited"}
+		if !tc.valid {
+			want = []string{`generator-limited at 1 connection (the request's script erred in 51 of 5000 attempts, more than 1%: sign.star:4:20: key "id" not in dict), 2 connections`}
+			not = nil
+		}
+		checkDiagnosis(t, r.Diagnosis, want, not)
+	}
+}
