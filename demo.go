@@ -33,23 +33,23 @@ func runDemo(g *daemonFlags, prometheusURL string, logger *slog.Logger, stdout i
 	// Two demo targets on two loopback hosts: the ramps of the
 	// breaking points on one, the WebSocket and flow probes on the other,
 	// so that the scheduler (one run per host at a time) shows the first
-	// knee within seconds whichever probe it starts first.
-	var targets [2]net.Addr
-	var targetDone [2]chan error
-	for i, listen := range []string{"127.0.0.1:0", "127.0.0.2:0"} {
-		addr, done, err := startTarget(ctx, listen, target.Serve, logger)
+	// knee within seconds whichever probe it starts first. The gRPC
+	// service and HTTP/3 beside the second, each with a worker pool of its
+	// own.
+	var addrs [4]net.Addr
+	var dones []chan error
+	for i, side := range []struct {
+		listen string
+		serve  serveFunc
+	}{{"127.0.0.1:0", target.Serve}, {"127.0.0.2:0", target.Serve}, {"127.0.0.2:0", target.ServeGRPC}, {"127.0.0.2:0", target.ServeH3}} {
+		addr, done, err := startTarget(ctx, side.listen, side.serve, logger)
 		if err != nil {
 			logger.Error("Demo target failed", "err", err)
 			return 1
 		}
-		targets[i], targetDone[i] = addr, done
+		addrs[i], dones = addr, append(dones, done)
 	}
-	// The gRPC service beside the second, with a worker pool of its own.
-	grpcAddr, grpcDone, err := startTarget(ctx, "127.0.0.2:0", target.ServeGRPC, logger)
-	if err != nil {
-		logger.Error("Demo target failed", "err", err)
-		return 1
-	}
+	targets, grpcAddr, h3Addr := [2]net.Addr{addrs[0], addrs[1]}, addrs[2], addrs[3]
 	first := targets[0]
 
 	dir, err := os.MkdirTemp("", "loadprobe-demo-")
@@ -59,7 +59,7 @@ func runDemo(g *daemonFlags, prometheusURL string, logger *slog.Logger, stdout i
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "demo.yml")
-	config, err := demoTelemetry(demoHosts(demoConfig, targets[0].String(), targets[1].String(), grpcAddr.String()), prometheusURL)
+	config, err := demoTelemetry(demoHosts(demoConfig, targets[0].String(), targets[1].String(), grpcAddr.String(), h3Addr.String()), prometheusURL)
 	if err == nil {
 		err = os.WriteFile(file, []byte(config), 0o600)
 	}
@@ -85,17 +85,18 @@ func runDemo(g *daemonFlags, prometheusURL string, logger *slog.Logger, stdout i
 	fmt.Fprintf(stdout, `loadprobe demo is running; Ctrl-C stops it.
   demo target:    http://%s/  (config: %s)
   gRPC service:   grpc://%s  (loadprobe.demo.v1.Target)
+  HTTP/3:         https://%s/  (UDP, self-signed)
   status page:    %s/
   metrics:        %s/metrics
   results (JSON): %s/api/v1/results
   listening on:   %s
 The first breaking points show within about 20 seconds.
-`, first, file, grpcAddr, base, base, base, reach(d.Addrs()))
+`, first, file, grpcAddr, h3Addr, base, base, base, reach(d.Addrs()))
 	demoTelemetryHint(stdout, prometheusURL, targets)
 
 	err = <-daemonDone
 	stop() // the daemon may have ended on its own: the targets go too
-	for _, done := range append(targetDone[:], grpcDone) {
+	for _, done := range dones {
 		<-done
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -107,9 +108,10 @@ The first breaking points show within about 20 seconds.
 
 // demoHosts writes the demo targets' addresses into the demo config for
 // the fixed ones it names: 127.0.0.1:8080 (`loadprobe target`'s default),
-// 127.0.0.2:8080 and the gRPC service's 127.0.0.2:50051.
-func demoHosts(config, first, second, grpc string) string {
-	return strings.NewReplacer("127.0.0.1:8080", first, "127.0.0.2:8080", second, "127.0.0.2:50051", grpc).Replace(config)
+// 127.0.0.2:8080, the gRPC service's 127.0.0.2:50051 and HTTP/3's
+// 127.0.0.2:8443.
+func demoHosts(config, first, second, grpc, h3 string) string {
+	return strings.NewReplacer("127.0.0.1:8080", first, "127.0.0.2:8080", second, "127.0.0.2:50051", grpc, "127.0.0.2:8443", h3).Replace(config)
 }
 
 // demoPrometheus is the Prometheus the demo config's telemetry names.
@@ -162,7 +164,7 @@ http://%s/metrics, every second or so (docs/telemetry.md).
 `, targets[0], targets[1])
 }
 
-// serveFunc serves a demo target: target.Serve or target.ServeGRPC.
+// serveFunc serves a demo target: target.Serve, ServeGRPC or ServeH3.
 type serveFunc func(ctx context.Context, addr string, opts target.Options, logger *slog.Logger, ready func(net.Addr)) error
 
 // startTarget serves a demo target with serve on listen until ctx ends;

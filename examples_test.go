@@ -26,17 +26,21 @@ func TestEveryExampleChecks(t *testing.T) {
 }
 
 // TestDemoWritesItsTargetsIntoTheConfig: the demo's config names the
-// targets' fixed addresses (two HTTP, one gRPC), and the demo puts its own
-// in their place.
+// targets' fixed addresses (two HTTP, one gRPC, one HTTP/3), and the demo
+// puts its own in their place.
 func TestDemoWritesItsTargetsIntoTheConfig(t *testing.T) {
-	got := demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002", "127.0.0.2:40003")
+	got := demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002", "127.0.0.2:40003", "127.0.0.2:40004")
 	testkit.Lacks(t, "the demo's config", got, ":8080")
 	testkit.Lacks(t, "the demo's config", got, ":50051")
+	testkit.Lacks(t, "the demo's config", got, ":8443")
 	if strings.Count(got, "127.0.0.1:40001/") < 4 || strings.Count(got, "127.0.0.2:40002/") < 3 {
 		t.Errorf("the demo's config does not send its ramps to the first target and its WebSocket and flow probes to the second:\n%s", got)
 	}
 	if !strings.Contains(got, "grpc://127.0.0.2:40003") {
 		t.Errorf("the demo's config does not send its gRPC ramp to the gRPC service:\n%s", got)
+	}
+	if !strings.Contains(got, "https://127.0.0.2:40004/work") {
+		t.Errorf("the demo's config does not send its HTTP/3 ramp to the HTTP/3 target:\n%s", got)
 	}
 }
 
@@ -45,7 +49,7 @@ func TestDemoWritesItsTargetsIntoTheConfig(t *testing.T) {
 // one; either way the config loads with every probe.
 func TestDemoTelemetry(t *testing.T) {
 	for _, url := range []string{"", "http://127.0.0.9:19090"} {
-		text, err := demoTelemetry(demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002", "127.0.0.2:40003"), url)
+		text, err := demoTelemetry(demoHosts(demoConfig, "127.0.0.1:40001", "127.0.0.2:40002", "127.0.0.2:40003", "127.0.0.2:40004"), url)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,6 +57,7 @@ type commands struct {
 	targetOpts               target.Options
 	targetWork               *string
 	targetGRPC               *string
+	targetH3                 *string
 	demo                     *kingpin.CmdClause
 	demoFlags                *daemonFlags
 	compare                  *kingpin.CmdClause
@@ -102,6 +103,7 @@ func newCommands() *commands {
 	c.target.Flag("work-time", "How long /work holds a worker.").Default("10ms").DurationVar(&c.targetOpts.WorkTime)
 	c.targetWork = c.target.Flag("work", "How /work spends its time: sleep or cpu.").Default("sleep").Enum("sleep", "cpu")
 	c.targetGRPC = c.target.Flag("grpc-listen", "Loopback address to serve the gRPC service loadprobe.demo.v1.Target on; default: none.").String()
+	c.targetH3 = c.target.Flag("h3-listen", "Loopback UDP address to serve the demo target over HTTP/3 on, with a self-signed certificate; default: none.").String()
 
 	c.demo = c.app.Command("demo", "Start the demo targets on free loopback ports and the daemon probing them with an embedded demo config; the daemon listens on "+demoListenAddress+" unless --web.listen-address says otherwise.")
 	c.demoFlags = addDaemonFlags(c.demo, demoListenAddress, false)
@@ -150,7 +152,7 @@ func run() int {
 		return compareFiles(*c.compareBase, *c.compareCand, c.compareRules, *c.compareOutput, os.Stdout, os.Stderr)
 	case c.target.FullCommand():
 		c.targetOpts.CPU = *c.targetWork == "cpu"
-		return serveTarget(*c.targetAt, *c.targetGRPC, c.targetOpts, logger)
+		return serveTarget(*c.targetAt, *c.targetGRPC, *c.targetH3, c.targetOpts, logger)
 	case c.demo.FullCommand():
 		return runDemo(c.demoFlags, *c.demoPrometheus, logger, os.Stdout)
 	default:

@@ -32,6 +32,7 @@ func (v *validator) compileRequest(r *Request, parts *requestParts, rp keyPath) 
 	pr := &plan.Request{
 		Method: r.Method, Timeout: time.Duration(r.Timeout), KeepAlive: r.KeepAlive,
 		HTTP2: r.HTTPClientConfig.EnableHTTP2, StreamsPerConnection: r.HTTP2.StreamsPerConnection,
+		HTTP3: r.HTTP3, HTTP3Connections: r.HTTP3Connections,
 		Whole: template.Text(r.URL), Body: template.Text(string(parts.payload)), Templated: templated,
 	}
 	pr.SetValidCodes(r.ValidStatusCodes)

@@ -66,6 +66,10 @@ type Request struct {
 	KeepAlive        bool              `yaml:"keep_alive"`
 	ValidStatusCodes []int             `yaml:"valid_status_codes,omitempty"`
 	HTTP2            HTTP2             `yaml:"http2"`
+	// HTTP3 sends over QUIC (docs/http3.md); HTTP3Connections is how
+	// many QUIC connections a level's requests share, 0: one a worker.
+	HTTP3            bool `yaml:"http3,omitempty"`
+	HTTP3Connections int  `yaml:"http3_connections,omitempty"`
 	// Script is a Starlark file, relative to the config, that rewrites
 	// each attempt and reads its response (docs/scripts.md).
 	Script string `yaml:"script,omitempty"`

@@ -209,6 +209,7 @@ func (v *validator) request(c *Config, r *Request, p keyPath, dir string, scope 
 
 	v.clientConfig(&r.HTTPClientConfig, p, dir)
 	v.clientHosts(c, checked, p)
+	v.http3(r, checked.URL, p)
 	return parts
 }
 

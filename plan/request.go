@@ -44,6 +44,10 @@ type Request struct {
 	// StreamsPerConnection workers share one HTTP/2 connection.
 	HTTP2                bool
 	StreamsPerConnection int
+	// HTTP3 sends over QUIC, on HTTP3Connections connections shared by a
+	// level's workers (0: one a worker).
+	HTTP3            bool
+	HTTP3Connections int
 	// Authorization is the header value the static credentials resolve to
 	// (basic_auth, authorization, bearer_token and their *_file
 	// settings), read once; "" when there are none. A net/http request's

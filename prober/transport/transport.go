@@ -1,8 +1,8 @@
 // Package transport is the seam between the engine and the ways loadprobe
 // talks to a target, one package each: h1 (the lean HTTP client, HTTP/1.1
 // and, over TLS, HTTP/2 by ALPN on h2's connections), std (net/http, for
-// what only it sends), ws (WebSocket sessions), grpc (unary calls on h2's
-// connections). Choose is the one switch that picks a request's transport;
+// what only it sends), h3 (HTTP/3 over QUIC), ws (WebSocket sessions),
+// grpc (unary calls on h2's connections). Choose is the one switch that picks a request's transport;
 // PathOf names the same choice without building it. No transport imports
 // the engine.
 package transport
@@ -17,6 +17,7 @@ import (
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/prober/transport/grpc"
 	"github.com/loadprobe/loadprobe/prober/transport/h1"
+	"github.com/loadprobe/loadprobe/prober/transport/h3"
 	"github.com/loadprobe/loadprobe/prober/transport/internal/wire"
 	"github.com/loadprobe/loadprobe/prober/transport/std"
 	"github.com/loadprobe/loadprobe/prober/transport/ws"
@@ -52,6 +53,7 @@ const (
 	netHTTP
 	webSocket
 	gRPC
+	quic
 )
 
 // Path is the way a request reaches its target, as Choose chooses it.
@@ -70,6 +72,8 @@ func PathOf(req *plan.Request, capture bool) Path {
 		return Path{kind: webSocket, req: req}
 	case req.GRPC != nil:
 		return Path{kind: gRPC, req: req}
+	case req.HTTP3:
+		return Path{kind: quic, req: req}
 	case req.NetHTTP != "":
 		return Path{kind: netHTTP, req: req, why: req.NetHTTP}
 	case capture && req.URL.Scheme == "https" && req.HTTP2:
@@ -88,6 +92,10 @@ func (p Path) String() string {
 		return "WebSocket (gorilla/websocket)"
 	case p.kind == gRPC:
 		return fmt.Sprintf("gRPC (lean HTTP/2 client, connections: %d)", p.req.GRPC.Connections)
+	case p.kind == quic && p.req.HTTP3Connections > 0:
+		return fmt.Sprintf("HTTP/3 (QUIC, quic-go, connections: %d)", p.req.HTTP3Connections)
+	case p.kind == quic:
+		return "HTTP/3 (QUIC, quic-go)"
 	case p.kind == netHTTP:
 		return "net/http (" + p.why + ")"
 	case u.Scheme == "https" && p.req.HTTP2 && p.req.StreamsPerConnection > 1:
@@ -102,12 +110,16 @@ func (p Path) String() string {
 }
 
 // Conns is how many connections n users may hold at once: one each, but
-// for gRPC, whose calls share grpc.connections. (Over https, a server that
+// for gRPC, whose calls share grpc.connections, and HTTP/3 with
+// http3_connections. (Over https, a server that
 // picks h2 lets http2.streams_per_connection users share one, but it may
 // pick HTTP/1.1.)
 func (p Path) Conns(n int) int {
-	if p.kind == gRPC {
+	switch {
+	case p.kind == gRPC:
 		return min(n, p.req.GRPC.Connections)
+	case p.kind == quic && p.req.HTTP3Connections > 0:
+		return min(n, p.req.HTTP3Connections)
 	}
 	return n
 }
@@ -127,6 +139,8 @@ func Choose(ctx context.Context, name string, req *plan.Request, capture bool, h
 		t, err = adapt(grpc.New(ctx, req))
 	case netHTTP:
 		t, err = adapt(std.New(req, name))
+	case quic:
+		t, err = adapt(h3.New(req, name))
 	default:
 		t, err = adapt(h1.New(req))
 	}

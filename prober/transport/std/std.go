@@ -57,28 +57,19 @@ type Client struct {
 	base   http.RoundTripper
 	shared bool
 	rts    wire.ConnSet[http.RoundTripper] // the Conns' own RoundTrippers
+
+	// take hands each Conn its RoundTripper instead (Over), and whether
+	// the Conn owns it; nil: net/http's. classify names a failure.
+	take     func() (rt http.RoundTripper, own bool)
+	classify func(error) result.Outcome
 }
 
 // New builds the client of req, a request of the probe name, which
 // config compiled. It does not dial.
 func New(req *plan.Request, name string) (*Client, error) {
-	tmpl, err := http.NewRequest(req.Method, req.URL.String(), nil)
+	c, err := newClient(req, name)
 	if err != nil {
 		return nil, err
-	}
-	if req.Header.Host != nil {
-		tmpl.Host, _ = req.Header.Host.Literal() // config keeps Host literal
-	}
-	payload, _ := req.Body.Literal()
-	aborted, abort := context.WithCancel(context.Background())
-	c := &Client{
-		aborted: aborted, abort: abort,
-		req:     req,
-		varying: wire.FixedHeaders(req.Header, tmpl.Header),
-		name:    name,
-		tmpl:    tmpl,
-		payload: []byte(payload),
-		shared:  req.Client.OAuth2 != nil,
 	}
 	c.opts = append(c.opts, commoncfg.WithDialContextFunc(func(ctx context.Context, _, addr string) (net.Conn, error) {
 		return wire.Dial(ctx, addr, time.Time{})
@@ -99,10 +90,51 @@ func New(req *plan.Request, name string) (*Client, error) {
 	return c, nil
 }
 
+// Over builds a client of req that sends over the RoundTrippers take
+// hands each Conn (HTTP/3's, package h3) instead of net/http's, and names
+// its failures with classify: the requests, bodies and responses are
+// net/http's types all the same.
+func Over(req *plan.Request, name string, take func() (rt http.RoundTripper, own bool), classify func(error) result.Outcome) (*Client, error) {
+	c, err := newClient(req, name)
+	if err != nil {
+		return nil, err
+	}
+	c.take, c.classify = take, classify
+	return c, nil
+}
+
+// newClient is what New and Over share: the request every attempt sends.
+func newClient(req *plan.Request, name string) (*Client, error) {
+	tmpl, err := http.NewRequest(req.Method, req.URL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if req.Header.Host != nil {
+		tmpl.Host, _ = req.Header.Host.Literal() // config keeps Host literal
+	}
+	payload, _ := req.Body.Literal()
+	aborted, abort := context.WithCancel(context.Background())
+	return &Client{
+		aborted: aborted, abort: abort,
+		req:      req,
+		varying:  wire.FixedHeaders(req.Header, tmpl.Header),
+		name:     name,
+		tmpl:     tmpl,
+		payload:  []byte(payload),
+		shared:   req.Client.OAuth2 != nil,
+		classify: wire.Classify,
+	}, nil
+}
+
 // NewConn returns one user's connection; vars are as on the lean client.
 func (c *Client) NewConn(vars *template.Vars) wire.Conn {
 	sc := &conn{c: c, rt: c.base, vars: vars}
-	if !c.shared {
+	switch {
+	case c.take != nil:
+		// A shared one too: Close releases it.
+		sc.rt, sc.own = c.take()
+		c.rts.Add(sc.rt)
+	case !c.shared:
 		// The settings were checked by newStdClient; should a file they
 		// name have gone since, the Conn falls back to sharing base.
 		if rt, err := commoncfg.NewRoundTripperFromConfig(c.req.Client, c.name, c.opts...); err == nil {
@@ -145,9 +177,14 @@ func (c *Client) getBody() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(c.payload)), nil
 }
 
+// closeIdle releases what rt holds: all of it when it can be closed (an
+// HTTP/3 transport's UDP socket), else its idle connections.
 func closeIdle(rt http.RoundTripper) {
-	if ci, ok := rt.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
+	switch rt := rt.(type) {
+	case io.Closer:
+		rt.Close()
+	case interface{ CloseIdleConnections() }:
+		rt.CloseIdleConnections()
 	}
 }
 
@@ -203,7 +240,7 @@ func (sc *conn) DoCapture(deadline time.Time, m *plan.Message, read wire.Read) (
 		resp, err = sc.rt.RoundTrip(req)
 	}
 	if err != nil {
-		return result.Code{}, failure(ctx, err)
+		return result.Code{}, sc.c.failure(ctx, err)
 	}
 	// The transport ends a body's reads at the request's deadline, but not
 	// those of a 101 response's, which is the bare connection: closing the
@@ -218,7 +255,7 @@ func (sc *conn) DoCapture(deadline time.Time, m *plan.Message, read wire.Read) (
 	stop()
 	resp.Body.Close()
 	if err != nil {
-		return result.Code{}, failure(ctx, err)
+		return result.Code{}, sc.c.failure(ctx, err)
 	}
 	o := wire.Outcome(sc.c.req, resp.StatusCode)
 	if read != nil {
@@ -248,11 +285,11 @@ func (sc *conn) Close() {
 
 // failure classifies err, except that once the attempt's own deadline has
 // passed, whatever broke was broken by it.
-func failure(ctx context.Context, err error) result.Outcome {
+func (c *Client) failure(ctx context.Context, err error) result.Outcome {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return result.Timeout
 	}
-	return wire.Classify(err)
+	return c.classify(err)
 }
 
 // drainBody reads a body to its end, or to the body limit: closing it unread

@@ -1,0 +1,175 @@
+package prober
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/result"
+)
+
+// h3Server serves h over HTTP/3 on loopback, and returns its address and
+// a CA file that trusts its certificate.
+func h3Server(t *testing.T, h http.Handler) (addr, caFile string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- target.ServeHandlerH3(ctx, "127.0.0.1:0", h, nil, func(a net.Addr, cert *x509.Certificate) {
+			addr, caFile = a.String(), certFile(t, cert.Raw)
+			close(ready)
+		})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("ServeH3: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeH3: %v", err)
+		}
+	})
+	return addr, caFile
+}
+
+// certFile writes a DER certificate as a PEM file of the test's.
+func certFile(t *testing.T, der []byte) string {
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The demo target's /work pool of 4 workers of 20 ms (200/s at 4) over
+// HTTP/3 and over https: both ramps find the knee at the pool's size.
+func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
+	opts := target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}
+	addr, ca := h3Server(t, target.New(opts))
+	tlsServer := httptest.NewUnstartedServer(target.New(opts))
+	tlsServer.StartTLS()
+	t.Cleanup(tlsServer.Close)
+	tcpCA := certFile(t, tlsServer.Certificate().Raw)
+	load := "concurrency: [2, 4, 8]\nstep_duration: 1s\nwarmup: 200ms"
+	for _, c := range []struct{ name, url, request string }{
+		{"h3", "https://" + addr + "/work", fmt.Sprintf("      http3: true\n      tls_config: {ca_file: %q}\n", ca)},
+		{"https", tlsServer.URL + "/work", fmt.Sprintf("      tls_config: {ca_file: %q}\n", tcpCA)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := mustRun(t, context.Background(), probeWith(t, c.url, c.request, load), Options{})
+			logRun(t, r)
+			if k := r.BreakingPoints.Knee; k == nil || k.Level != 4 {
+				t.Errorf("knee %+v, want 4 connections", k)
+			}
+			if !within(r.PeakThroughput, 200, 0.10) {
+				t.Errorf("peak %.1f/s, want within 10%% of 200/s", r.PeakThroughput)
+			}
+			for _, s := range r.Steps {
+				if s.ErrorRatio != 0 {
+					t.Errorf("level %g: error ratio %g, errors %v", s.Level, s.ErrorRatio, s.Errors)
+				}
+			}
+		})
+	}
+}
+
+// Each hostile HTTP/3 server ends every attempt in its outcome, within
+// the attempt's timeout.
+func TestH3HostileServers(t *testing.T) {
+	addr, _ := h3Server(t, target.New(target.Options{}))
+	resets, resetsCA := h3Server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if str, err := w.(http3.HTTPStreamer).HTTPStream(); err == nil {
+			str.CancelRead(quic.StreamErrorCode(http3.ErrCodeInternalError))
+			str.CancelWrite(quic.StreamErrorCode(http3.ErrCodeInternalError))
+		}
+	}))
+	negotiating := udpServer(t, versionNegotiation)
+	silent := udpServer(t, func([]byte) []byte { return nil })
+	for _, c := range []struct {
+		name, url, tls string
+		want           result.Outcome
+	}{
+		{"never answers", "https://" + silent + "/", "", result.Timeout},
+		{"untrusted certificate", "https://" + addr + "/noop", "", result.TLS},
+		{"resets every stream", "https://" + resets + "/", fmt.Sprintf("      tls_config: {ca_file: %q}\n", resetsCA), result.Reset},
+		{"version negotiation only", "https://" + negotiating + "/", "", result.Other},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			request := "      http3: true\n" + c.tls
+			p := probeWith(t, c.url, request, "concurrency: [2]\nstep_duration: 1500ms")
+			start := time.Now()
+			r := mustRun(t, context.Background(), p, Options{})
+			logRun(t, r)
+			s := r.Steps[0]
+			if s.Attempts == 0 || s.Errors[c.want.String()] != s.Attempts {
+				t.Errorf("%d attempts, errors %v: want every one %s", s.Attempts, s.Errors, c.want)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("the run took %v", took)
+			}
+		})
+	}
+}
+
+// udpServer answers each datagram with what answer makes of it (nothing
+// when nil), and returns its address.
+func udpServer(t *testing.T, answer func([]byte) []byte) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if out := answer(buf[:n]); out != nil {
+				pc.WriteTo(out, from)
+			}
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+// versionNegotiation answers a long-header packet with a Version
+// Negotiation packet (RFC 9000, 17.2.1) that offers only a reserved
+// version: no QUIC version the client speaks.
+func versionNegotiation(in []byte) []byte {
+	if len(in) < 7 || in[0]&0x80 == 0 {
+		return nil
+	}
+	dcidLen := int(in[5])
+	if len(in) < 7+dcidLen {
+		return nil
+	}
+	dcid := in[6 : 6+dcidLen]
+	scidLen := int(in[6+dcidLen])
+	if len(in) < 7+dcidLen+scidLen {
+		return nil
+	}
+	scid := in[7+dcidLen : 7+dcidLen+scidLen]
+	out := []byte{0x80 | 0x40, 0, 0, 0, 0, byte(len(scid))}
+	out = append(out, scid...)
+	out = append(out, byte(len(dcid)))
+	out = append(out, dcid...)
+	return append(out, 0x1a, 0x2a, 0x3a, 0x4a)
+}
