@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,12 +18,13 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/loadprobe/loadprobe/demo/target"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/result"
 )
 
 // h3Server serves h over HTTP/3 on loopback, and returns its address and
 // a CA file that trusts its certificate.
-func h3Server(t *testing.T, h http.Handler) (addr, caFile string) {
+func h3Server(t testing.TB, h http.Handler) (addr, caFile string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
@@ -48,7 +50,7 @@ func h3Server(t *testing.T, h http.Handler) (addr, caFile string) {
 }
 
 // certFile writes a DER certificate as a PEM file of the test's.
-func certFile(t *testing.T, der []byte) string {
+func certFile(t testing.TB, der []byte) string {
 	path := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
@@ -172,4 +174,47 @@ func versionNegotiation(in []byte) []byte {
 	out = append(out, byte(len(dcid)))
 	out = append(out, dcid...)
 	return append(out, 0x1a, 0x2a, 0x3a, 0x4a)
+}
+
+// BenchmarkHTTP3Attempt is one GET of /noop over HTTP/3 on a kept QUIC
+// connection to a quic-go server in the process: loadprobe's attempt, and
+// a plain loop over quic-go's http3.Transport beside it (the server's CPU
+// in both, the same for both).
+func BenchmarkHTTP3Attempt(b *testing.B) {
+	addr, ca := h3Server(b, target.New(target.Options{}))
+	url := "https://" + addr + "/noop"
+	p := probeWith(b, url, fmt.Sprintf("      http3: true\n      tls_config: {ca_file: %q}\n", ca), "concurrency: [1]")
+	b.Run("loadprobe", func(b *testing.B) {
+		w, err := newWorkload(context.Background(), p, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.close()
+		u := attempter{w.newUser()}
+		defer u.Close()
+		b.ReportAllocs()
+		cpu := testkit.CPUTime()
+		for b.Loop() {
+			if _, o := u.Do(time.Now().Add(5 * time.Second)); o != result.Success {
+				b.Fatalf("outcome %v", o)
+			}
+		}
+		testkit.ReportCPU(b, cpu)
+	})
+	b.Run("http3.Transport", func(b *testing.B) {
+		rt := &http3.Transport{TLSClientConfig: p.Request.TLS.Clone()}
+		defer rt.Close()
+		b.ReportAllocs()
+		cpu := testkit.CPUTime()
+		for b.Loop() {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		testkit.ReportCPU(b, cpu)
+	})
 }
