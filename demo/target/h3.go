@@ -40,7 +40,7 @@ func ServeHandlerH3(ctx context.Context, addr string, h http.Handler, logger *sl
 	if err := checkTargetAddr(addr); err != nil {
 		return err
 	}
-	cert, err := loopbackCertificate()
+	cert, err := LoopbackCertificate()
 	if err != nil {
 		return fmt.Errorf("demo target: %w", err)
 	}
@@ -75,9 +75,9 @@ func ServeHandlerH3(ctx context.Context, addr string, h http.Handler, logger *sl
 	return nil
 }
 
-// loopbackCertificate is a self-signed certificate for 127.0.0.1, ::1 and
-// localhost, valid for a day.
-func loopbackCertificate() (tls.Certificate, error) {
+// LoopbackCertificate is a self-signed certificate for 127.0.0.1, ::1 and
+// localhost, valid for a day, its Leaf parsed.
+func LoopbackCertificate() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
