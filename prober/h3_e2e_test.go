@@ -2,9 +2,9 @@ package prober
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
