@@ -15,7 +15,9 @@
 #   gobench    : go test -bench for the per-request cost of recording an
 #                attempt (BenchmarkRecordAttempt and its parts), and the CPU
 #                of the shop flow with templates and with a script
-#                (BenchmarkScriptedFlow, docs/scripts.md)
+#                (BenchmarkScriptedFlow, docs/scripts.md), and an HTTP/3
+#                attempt beside a bare http3.Transport loop
+#                (BenchmarkHTTP3Attempt, docs/http3.md)
 #   open       : issue 11's open loop, REPS rounds of: loadprobe's closed loop
 #                (CONNS connections, the reference), then loadprobe's open
 #                loop at each of OPEN_RATES and at OPEN_FRACTION x that round's
@@ -676,7 +678,7 @@ for sc in $SCENARIOS; do
   case $sc in
     gobench)
       log "go test -bench (the per-request cost of recording an attempt)"
-      (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord|ScriptedFlow' -benchmem ./prober \
+      (cd "$ROOT" && go test -run '^$' -bench 'RecordAttempt|StepRecorderRecord|ScriptedFlow|HTTP3Attempt' -benchmem ./prober \
         && go test -run '^$' -bench 'LiveAttempt' -benchmem ./collector) > "$GOBENCH" 2>&1 \
         || log "go test -bench failed (see $GOBENCH)" ;;
     throughput|rate|maxrate|open|conns|templated) use_nginx ;;&

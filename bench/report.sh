@@ -286,6 +286,8 @@ closed-loop worker (the in-flight gauge up and down, the clock read, \`observe\`
 \`BenchmarkScriptedFlow\` is the shop flow (login, list, detail) against the demo target on
 loopback, with templates and captures, then driven by a script on every step
 (docs/scripts.md): compare their \`cpu-ns/op\`, the process's CPU per iteration.
+\`BenchmarkHTTP3Attempt\` is one GET over HTTP/3 to a quic-go server in the process, through
+loadprobe's path and through a bare \`http3.Transport\` loop (docs/http3.md).
 
 \`\`\`
 $(grep -E '^(goos|goarch|cpu|Benchmark|FAIL|ok|---)' "$RUN/gobench.txt")
