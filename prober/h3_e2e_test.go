@@ -60,11 +60,13 @@ func certFile(t testing.TB, der []byte) string {
 	return path
 }
 
-// The demo target's /work pool of 4 workers of 20 ms (200/s at 4) over
+// The demo target's /work pool of 4 workers of 50 ms (80/s at 4) over
 // HTTP/3 and over https: a concurrency ramp finds the knee at the pool's
-// size, a rate ramp at its rate, on both.
+// size, a rate ramp at its rate, on both. (At 20 ms, the client's 1.2 ms
+// per request under the race detector read 4 connections 5.5% below the
+// pool's rate: not yet the knee.)
 func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
-	opts := target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}
+	opts := target.Options{Workers: 4, WorkTime: 50 * time.Millisecond}
 	addr, ca := h3Server(t, target.New(opts))
 	tlsServer := httptest.NewUnstartedServer(target.New(opts))
 	tlsServer.StartTLS()
@@ -77,15 +79,15 @@ func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
 		for _, l := range []struct {
 			load string
 			knee float64
-		}{{"concurrency: [2, 4, 8]", 4}, {"rate: [100, 200, 300]", 200}} {
+		}{{"concurrency: [2, 4, 8]", 4}, {"rate: [40, 80, 120]", 80}} {
 			t.Run(c.name+" "+l.load, func(t *testing.T) {
 				r := mustRun(t, context.Background(), probeWith(t, c.url, c.request, l.load+"\nstep_duration: 1s\nwarmup: 200ms"), Options{})
 				logRun(t, r)
 				if k := r.BreakingPoints.Knee; k == nil || k.Level != l.knee {
 					t.Errorf("knee %+v, want %g", k, l.knee)
 				}
-				if !within(r.PeakThroughput, 200, 0.10) {
-					t.Errorf("peak %.1f/s, want within 10%% of 200/s", r.PeakThroughput)
+				if !within(r.PeakThroughput, 80, 0.10) {
+					t.Errorf("peak %.1f/s, want within 10%% of 80/s", r.PeakThroughput)
 				}
 				if s := r.Steps[0]; s.ErrorRatio != 0 {
 					t.Errorf("level %g: error ratio %g, errors %v", s.Level, s.ErrorRatio, s.Errors)
