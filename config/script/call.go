@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -132,22 +133,13 @@ func setVars(call *plan.ScriptCall, d *starlark.Dict) error {
 		if !ok {
 			return fmt.Errorf("vars[%q]: %s is not a string", k, kv[1].Type())
 		}
-		i := indexOf(call.Names, k)
+		i := slices.Index(call.Names, k)
 		if i < 0 {
 			return fmt.Errorf("vars[%q]: not a name the probe knows (a capture, or a key a script assigns literally)", k)
 		}
 		call.Values[i] = v
 	}
 	return nil
-}
-
-func indexOf(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // request is before_request's req: every field assignable.
