@@ -38,6 +38,8 @@ import (
 //	  rpc Work(Request) returns (Reply);     // one of --workers slots for --work-time
 //	  rpc Shed(Request) returns (Reply);     // UNAVAILABLE above 8 in flight
 //	  rpc Limited(Request) returns (Reply);  // RESOURCE_EXHAUSTED above 400 per second
+//	  rpc Echo(stream Request) returns (stream Reply);  // each n echoed after Work's wait
+//	  rpc Tick(Request) returns (stream Reply);  // n replies a second, numbered
 //	}
 
 // GRPCService is the full name of the demo service.
@@ -56,6 +58,11 @@ var grpcFile = func() protoreflect.FileDescriptor {
 		return &descriptorpb.MethodDescriptorProto{Name: proto.String(name),
 			InputType: proto.String(".loadprobe.demo.v1.Request"), OutputType: proto.String(".loadprobe.demo.v1.Reply")}
 	}
+	streaming := func(name string, client bool) *descriptorpb.MethodDescriptorProto {
+		m := method(name)
+		m.ClientStreaming, m.ServerStreaming = proto.Bool(client), proto.Bool(true)
+		return m
+	}
 	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
 		Name:    proto.String("loadprobe/demo/v1/target.proto"),
 		Package: proto.String("loadprobe.demo.v1"),
@@ -65,8 +72,9 @@ var grpcFile = func() protoreflect.FileDescriptor {
 			{Name: proto.String("Reply"), Field: field()},
 		},
 		Service: []*descriptorpb.ServiceDescriptorProto{{
-			Name:   proto.String("Target"),
-			Method: []*descriptorpb.MethodDescriptorProto{method("Noop"), method("Work"), method("Shed"), method("Limited")},
+			Name: proto.String("Target"),
+			Method: []*descriptorpb.MethodDescriptorProto{method("Noop"), method("Work"), method("Shed"), method("Limited"),
+				streaming("Echo", true), streaming("Tick", false)},
 		}},
 	}, nil)
 	if err != nil {
@@ -134,7 +142,10 @@ func (t *Target) RegisterGRPC(s *grpc.Server) {
 	methods := grpcFile.Services().Get(0).Methods()
 	for i := range methods.Len() {
 		name := string(methods.Get(i).Name())
-		do := grpcMethods[name]
+		do, ok := grpcMethods[name]
+		if !ok {
+			continue // a stream (grpcStreams)
+		}
 		sd.Methods = append(sd.Methods, grpc.MethodDesc{
 			MethodName: name,
 			Handler: func(_ any, ctx context.Context, dec func(any) error, intercept grpc.UnaryServerInterceptor) (any, error) {
@@ -146,11 +157,7 @@ func (t *Target) RegisterGRPC(s *grpc.Server) {
 					if err := do(t, ctx); err != nil {
 						return nil, err
 					}
-					reply := dynamicpb.NewMessage(grpcReply)
-					if n := req.(*dynamicpb.Message).Get(grpcN).Int(); n != 0 {
-						reply.Set(grpcReplyN, protoreflect.ValueOfInt64(n))
-					}
-					return reply, nil
+					return reply(req.(*dynamicpb.Message).Get(grpcN).Int()), nil
 				}
 				if intercept == nil {
 					return handle(ctx, req)
@@ -160,6 +167,7 @@ func (t *Target) RegisterGRPC(s *grpc.Server) {
 			},
 		})
 	}
+	sd.Streams = t.grpcStreams()
 	s.RegisterService(sd, t)
 	hs := health.NewServer()
 	hs.SetServingStatus(GRPCService, healthpb.HealthCheckResponse_SERVING)
