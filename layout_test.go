@@ -30,7 +30,7 @@ var allowedImports = map[string][]string{
 	"prober/transport":     {"config/template", "plan", "prober/live", transportPkg + "grpc", transportPkg + "h1", transportPkg + "h3", transportPkg + "std", transportPkg + "ws", wirePkg},
 	transportPkg + "h1":    {"config/template", "plan", "result", transportPkg + "h2", wirePkg},
 	transportPkg + "h2":    {wirePkg},
-	transportPkg + "grpc":  {"config/template", "plan", "result", transportPkg + "h2", wirePkg},
+	transportPkg + "grpc":  {"config/template", "plan", "result", "prober/live", transportPkg + "h2", wirePkg},
 	transportPkg + "std":   {"config/template", "plan", "result", wirePkg},
 	transportPkg + "h3":    {"plan", "result", transportPkg + "std", wirePkg},
 	transportPkg + "ws":    {"config/template", "plan", "result", "prober/live", wirePkg},

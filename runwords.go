@@ -23,9 +23,9 @@ func wordsFor(p *plan.Probe, r result.Result) words {
 func (w words) webSocket() bool { return w.Protocol == plan.ProtocolWebSocket }
 
 // throughput heads the column of answers per second: a WebSocket probe's
-// are message replies.
+// are message replies, a gRPC stream probe's messages.
 func (w words) throughput() string {
-	if w.webSocket() {
+	if w.webSocket() || w.Protocol == plan.ProtocolGRPCStream {
 		return "msg/s"
 	}
 	return "rps"

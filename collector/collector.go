@@ -44,6 +44,7 @@ type Collector struct {
 	running     *prometheus.GaugeVec
 	waited      *prometheus.CounterVec
 	ws          *wsFamilies
+	streams     *streamFamilies
 	guards      *guardFamilies
 
 	mu    sync.Mutex
@@ -118,16 +119,18 @@ func New(reg prometheus.Registerer) *Collector {
 			Name:      "run_wait_seconds_total",
 			Help:      "Seconds runs spent waiting to start: for another probe against the same host to finish, or for room under max_concurrency / max_rate.",
 		}, []string{"probe"}),
-		ws:     newWSFamilies(),
-		guards: newGuardFamilies(),
-		live:   map[string]*Live{},
-		steps:  map[[2]string]*Live{},
+		ws:      newWSFamilies(),
+		streams: newStreamFamilies(),
+		guards:  newGuardFamilies(),
+		live:    map[string]*Live{},
+		steps:   map[[2]string]*Live{},
 	}
 	reg.MustRegister(
 		c.requests, c.responses, c.duration, c.inFlight, c.concurrency,
 		c.offeredRate, c.dropped, c.sendDelay, c.runs, c.running, c.waited,
 	)
 	reg.MustRegister(c.ws.collectors()...)
+	reg.MustRegister(c.streams.collectors()...)
 	reg.MustRegister(c.guards.collectors()...)
 	return c
 }
@@ -181,6 +184,7 @@ func (c *Collector) Forget(probe string) {
 	c.running.DeletePartialMatch(l)
 	c.waited.DeletePartialMatch(l)
 	c.ws.forget(l)
+	c.streams.forget(l)
 	c.guards.forget(l)
 }
 
@@ -219,6 +223,7 @@ func (c *Collector) newLive(probe, step string, status *codeLabels[result.Code],
 		dropped:      c.dropped.WithLabelValues(probe),
 		running:      c.running.WithLabelValues(probe),
 		ws:           wsLive{families: c.ws},
+		streams:      streamLive{families: c.streams},
 	}
 	l.durSuccess = c.duration.WithLabelValues(probe, result.Success.String(), step)
 	l.durHTTPErr = c.duration.WithLabelValues(probe, result.HTTPError.String(), step)
@@ -256,7 +261,8 @@ type Live struct {
 	sendDelayV *prometheus.HistogramVec
 	responses  *prometheus.CounterVec
 
-	ws wsLive // WebSocket probes only (websocket.go)
+	ws      wsLive     // WebSocket probes only (websocket.go)
+	streams streamLive // gRPC stream probes only (grpcstream.go)
 }
 
 type observerRef struct{ o prometheus.Observer }

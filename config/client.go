@@ -279,7 +279,7 @@ func pinProxies(hc *commoncfg.HTTPClientConfig, u *url.URL) error {
 // texts unless they vary per call), the descriptor set.
 func compileGRPC(g *GRPC, parts *requestParts) *plan.GRPC {
 	pg := &plan.GRPC{Method: g.Method, Health: g.Health, Descriptors: parts.set, Connections: g.Connections,
-		Message: template.Text(g.Message)}
+		Message: template.Text(g.Message), Stream: compileStream(g.Stream)}
 	if g.Health != nil {
 		pg.Method = plan.HealthMethod
 		pg.Message = template.Text(fmt.Sprintf(`{"service": %q}`, *g.Health))

@@ -64,6 +64,7 @@ var defaults = map[reflect.Type]func() any{
 	reflect.TypeFor[Compare]():              func() any { return defaultCompare },
 	reflect.TypeFor[plan.Search]():          func() any { return defaultSearch },
 	reflect.TypeFor[GRPC]():                 func() any { return defaultGRPC },
+	reflect.TypeFor[GRPCStream]():           func() any { return defaultGRPCStream },
 }
 
 // scalarForm is a mapping that may also be written as one scalar.

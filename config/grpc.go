@@ -16,8 +16,8 @@ import (
 	"github.com/loadprobe/loadprobe/plan"
 )
 
-// GRPC is a unary gRPC call (docs/grpc.md): request.grpc, with a grpc://
-// or grpcs:// URL.
+// GRPC is a gRPC call (docs/grpc.md): request.grpc, with a grpc:// or
+// grpcs:// URL; unary, or a stream with Stream.
 type GRPC struct {
 	// Method is package.Service/Method.
 	Method string `yaml:"method,omitempty"`
@@ -33,6 +33,8 @@ type GRPC struct {
 	// Health, when set, makes the call grpc.health.v1.Health/Check of this
 	// service ("" for the server as a whole), instead of Method and Message.
 	Health *string `yaml:"health,omitempty"`
+	// Stream makes each user a stream of a streaming method.
+	Stream *GRPCStream `yaml:"stream,omitempty"`
 }
 
 // Reflection is the descriptors value that asks the server for them.
@@ -98,6 +100,14 @@ func (v *validator) grpc(r *Request, parts *requestParts, rp keyPath, dir string
 	}
 	md, err := grpcdesc.Method(parts.set, method)
 	if err != nil {
+		v.errorf(gp.to("method"), "%v", err)
+		return
+	}
+	var kind, match string
+	if g.Stream != nil {
+		kind, match = g.Stream.Kind, g.Stream.Match
+	}
+	if err := grpcdesc.CheckStream(md, kind, match); err != nil {
 		v.errorf(gp.to("method"), "%v", err)
 		return
 	}

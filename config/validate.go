@@ -101,6 +101,7 @@ func (v *validator) probe(c *Config, p *Probe, pp keyPath, dir string) (named bo
 	v.compare(c, p, candidate, pp.to("compare"), dir, scope)
 	v.load(c, &p.Load, pp.to("load"))
 	v.webSocket(p, pp)
+	v.grpcStream(p, pp)
 	v.rules(&p.Rules, pp.to("rules"))
 	v.abort(&p.Abort, pp.to("abort"))
 	guardPrometheus(p)

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/loadprobe/loadprobe/collector"
+	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/result"
@@ -27,7 +30,9 @@ import (
 // that never fires; a ramp of /scale, which follows the scalability law,
 // so that the model's families are served; an open loop; a flow; a
 // WebSocket ramp past the 8 sessions /ws-limited holds, so that a close
-// code is counted; and a ramp compared with a copy of itself. The closed
+// code is counted; a ramp compared with a copy of itself; and a gRPC
+// stream whose 5 ms timeout ends it before Echo's 10 ms of work answers,
+// so that its end is counted (GRPC stands for the demo service). The closed
 // ramp reads its target's telemetry from a fake Prometheus (PROM), and
 // starts from a stored history whose capacity fell (capacityFell). A
 // family served only under another config needs a probe here that makes
@@ -66,6 +71,12 @@ probes:
     request: {url: "http://TARGET/noop"}
     load: {concurrency: [1, 2], step_duration: 300ms}
     compare: {candidate: "http://TARGET"}
+  - name: stream
+    request:
+      url: grpc://GRPC
+      timeout: 5ms
+      grpc: {method: loadprobe.demo.v1.Target/Echo, stream: {kind: bidi, messages_per_second: 100}}
+    load: {concurrency: [1], step_duration: 300ms}
 `
 
 // documented is one family as docs/metrics.md describes it.
@@ -143,11 +154,17 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 		"traffic": {func(time.Time) (float64, bool) { return 10, true }},
 		"workers": {func(time.Time) (float64, bool) { return 1, true }},
 	}, nil)
-	cfg := strings.NewReplacer("TARGET", strings.TrimPrefix(base, "http://"), "PROM", prom.URL).Replace(metricsDocConfig)
+	grpcAddr := make(chan string, 1)
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go func() {
+		_ = target.ServeGRPC(ctx, "127.0.0.1:0", target.Options{}, nil, func(a net.Addr) { grpcAddr <- a.String() })
+	}()
+	cfg := strings.NewReplacer("TARGET", strings.TrimPrefix(base, "http://"), "PROM", prom.URL, "GRPC", <-grpcAddr).Replace(metricsDocConfig)
 	storage := t.TempDir()
 	testkit.WriteFile(t, filepath.Join(storage, "results.json"), capacityFell(t))
 	td := startDaemonWith(t, cfg, daemonOptions{target: base, storage: storage})
-	for _, p := range []string{"closed", "scale", "open", "shop", "ws", "compared"} {
+	for _, p := range []string{"closed", "scale", "open", "shop", "ws", "compared", "stream"} {
 		td.waitRun(t, p, 1)
 	}
 	got := served(t, td.get(t, "/metrics"))

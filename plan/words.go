@@ -8,9 +8,10 @@ type Protocol string
 
 // The protocols. A flow speaks HTTP.
 const (
-	ProtocolHTTP      Protocol = "http"
-	ProtocolGRPC      Protocol = "grpc"
-	ProtocolWebSocket Protocol = "websocket"
+	ProtocolHTTP       Protocol = "http"
+	ProtocolGRPC       Protocol = "grpc"
+	ProtocolGRPCStream Protocol = "grpc_stream"
+	ProtocolWebSocket  Protocol = "websocket"
 )
 
 // Protocol is what p's requests speak.
@@ -18,6 +19,8 @@ func (p *Probe) Protocol() Protocol {
 	switch {
 	case p.Request == nil || p.Flow != nil:
 		return ProtocolHTTP
+	case p.Request.GRPC != nil && p.Request.GRPC.Stream != nil:
+		return ProtocolGRPCStream
 	case p.Request.GRPC != nil:
 		return ProtocolGRPC
 	case p.Request.WebSocket():
@@ -29,7 +32,8 @@ func (p *Probe) Protocol() Protocol {
 // Words name a run's levels as its load and its protocol have them, in run's
 // table, the status page and the diagnosis alike: an HTTP probe's
 // connections and req/s, a gRPC probe's streams (calls in flight) and
-// calls/s, a WebSocket probe's sessions and messages/s.
+// calls/s, a gRPC stream probe's streams and messages/s, a WebSocket
+// probe's sessions and messages/s.
 type Words struct {
 	Mode     Mode
 	Protocol Protocol
@@ -46,7 +50,7 @@ func (w Words) Unit() string {
 		return "sessions"
 	case w.Protocol == ProtocolWebSocket:
 		return "messages/s"
-	case w.Protocol == ProtocolGRPC && closed:
+	case (w.Protocol == ProtocolGRPC || w.Protocol == ProtocolGRPCStream) && closed:
 		return "streams"
 	case w.Protocol == ProtocolGRPC:
 		return "calls/s"

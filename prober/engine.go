@@ -91,8 +91,7 @@ type engine struct {
 // does not.
 func Run(ctx context.Context, p *plan.Probe, opts Options) (result.Result, error) {
 	started := time.Now()
-	handshakes, _ := opts.Live.(live.Handshakes)
-	work, err := newWorkload(ctx, p, handshakes)
+	work, err := newWorkload(ctx, p, opts.Live)
 	if err == nil && p.Candidate != nil {
 		opts.candidate, err = newCandidate(ctx, p, opts)
 	}
@@ -315,7 +314,7 @@ func (e *engine) runStage(i int, st stage) result.Step {
 	var dropped int64
 	cpu := startCPUWatch(e.cpu)
 	if closedLoop {
-		e.closedLoop(int(st.level), measureFrom, end)
+		dropped = e.closedLoop(int(st.level), measureFrom, end)
 	} else {
 		dropped = e.openLoop(st, start, measureFrom, end)
 	}
@@ -350,11 +349,13 @@ func (e *engine) runStage(i int, st stage) result.Step {
 }
 
 // closedLoop runs level workers, each sending its next request on its own
-// connection as soon as the last one ends, until end. Requests under way at
-// end are finished (bounded by the timeout), not cancelled, so every attempt
-// has an outcome; an attempt counts in the step when it started after
-// measureFrom.
-func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
+// connection as soon as the last one ends, until end, or streaming on its
+// own schedule (stream.go). Requests under way at end are finished
+// (bounded by the timeout), not cancelled, so every attempt has an
+// outcome; an attempt counts in the step when it started after
+// measureFrom. It returns the streams' messages dropped in the measured
+// window.
+func (e *engine) closedLoop(level int, measureFrom, end time.Time) (dropped int64) {
 	for len(e.users) < level {
 		e.users = append(e.users, e.work.newUser())
 	}
@@ -364,13 +365,18 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 	defer e.live.Concurrency(0)
 	if level == 0 {
 		e.idle(end) // a shard's share of a level below the replica count
-		return
+		return 0
 	}
 	var wg sync.WaitGroup
+	var drops atomic.Int64
 	wg.Add(level)
 	for w := 0; w < level; w++ {
 		go func(u user, rec *stepRecorder) {
 			defer wg.Done()
+			if s, ok := u.(streamer); ok {
+				e.stream(s, rec, measureFrom, end, &drops)
+				return
+			}
 			steps := e.stepObserver(rec, measureFrom)
 			now := time.Now()
 			for now.Before(end) && !e.canceled() {
@@ -384,6 +390,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) {
 		}(e.users[w], e.recorder(w))
 	}
 	wg.Wait()
+	return drops.Load()
 }
 
 // observe records one finished attempt (or a flow's iteration) in the

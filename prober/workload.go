@@ -52,11 +52,17 @@ type stepObserver func(i int, o result.Outcome, code result.Code, sent, finished
 
 // newWorkload is the workload of p: the flow of its steps, or its request,
 // each on the transport that speaks its protocol, built within ctx.
-// handshakes takes a WebSocket probe's handshakes and close codes.
-func newWorkload(ctx context.Context, p *plan.Probe, handshakes live.Handshakes) (workload, error) {
+// sink takes a WebSocket probe's handshakes and close codes, and a gRPC
+// stream probe's streams, when it implements live.Handshakes or
+// live.Streams.
+func newWorkload(ctx context.Context, p *plan.Probe, sink live.Sink) (workload, error) {
 	if len(p.Flow) > 0 {
 		return newFlow(ctx, p)
 	}
+	if p.Request.GRPC != nil && p.Request.GRPC.Stream != nil {
+		return newStreams(ctx, p, sink)
+	}
+	handshakes, _ := sink.(live.Handshakes)
 	t, _, err := transport.Choose(ctx, p.Name, p.Request, false, handshakes)
 	if err != nil {
 		return nil, err

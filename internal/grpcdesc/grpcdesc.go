@@ -44,8 +44,7 @@ func SplitMethod(method string) (service protoreflect.FullName, name protoreflec
 	return protoreflect.FullName(svc), protoreflect.Name(m), nil
 }
 
-// Method finds method ("package.Service/Method") among files; a
-// streaming method is an error, as only unary calls are probed.
+// Method finds method ("package.Service/Method") among files.
 func Method(files *protoregistry.Files, method string) (protoreflect.MethodDescriptor, error) {
 	svc, name, err := SplitMethod(method)
 	if err != nil {
@@ -60,13 +59,38 @@ func Method(files *protoregistry.Files, method string) (protoreflect.MethodDescr
 		return nil, fmt.Errorf("%s is not a service", svc)
 	}
 	md := sd.Methods().ByName(name)
-	switch {
-	case md == nil:
+	if md == nil {
 		return nil, fmt.Errorf("service %s has no method %s", svc, name)
-	case md.IsStreamingClient() || md.IsStreamingServer():
-		return nil, fmt.Errorf("%s is a streaming method: only unary methods are probed", method)
 	}
 	return md, nil
+}
+
+// CheckStream checks that md streams as kind says (bidi, client, server,
+// or "" for a unary call) and that match, when set, names a field of one
+// kind in both its input and its output: the field a reply echoes.
+func CheckStream(md protoreflect.MethodDescriptor, kind, match string) error {
+	streams := map[[2]bool]string{{false, false}: "", {true, true}: "bidi", {true, false}: "client", {false, true}: "server"}
+	switch has := streams[[2]bool{md.IsStreamingClient(), md.IsStreamingServer()}]; {
+	case has == kind:
+	case has == "":
+		return fmt.Errorf("%s is a unary method: grpc.stream applies to streaming methods", md.FullName())
+	case kind == "":
+		return fmt.Errorf("%s is a %s-streaming method: set grpc.stream", md.FullName(), has)
+	default:
+		return fmt.Errorf("%s is a %s-streaming method, not %s", md.FullName(), has, kind)
+	}
+	if match == "" {
+		return nil
+	}
+	in := md.Input().Fields().ByName(protoreflect.Name(match))
+	out := md.Output().Fields().ByName(protoreflect.Name(match))
+	switch {
+	case in == nil || out == nil:
+		return fmt.Errorf("grpc.stream.match: %s and %s must both have a field %q", md.Input().FullName(), md.Output().FullName(), match)
+	case in.Kind() != out.Kind() || in.Cardinality() == protoreflect.Repeated || out.Cardinality() == protoreflect.Repeated:
+		return fmt.Errorf("grpc.stream.match: field %q must be a single value of one type in %s and %s", match, md.Input().FullName(), md.Output().FullName())
+	}
+	return nil
 }
 
 // Encode writes the JSON text of a message of type in (protojson: field

@@ -49,6 +49,25 @@ type NopHandshakes struct{}
 func (NopHandshakes) Handshake(result.Outcome, float64) {}
 func (NopHandshakes) CloseCode(int)                     {}
 
+// Streams takes what only gRPC stream probes have. A Sink that also
+// implements it (the collector's does) gets every stream opened and every
+// stream that ended early; another gets nothing of them.
+type Streams interface {
+	// StreamOpened records one stream opening: success, or the transport
+	// failure.
+	StreamOpened(o result.Outcome)
+	// StreamEnded records a stream that ended before its step did: by the
+	// server's status (http_error with its code, or closed: OK before the
+	// end) or by a failure (timeout, reset…).
+	StreamEnded(o result.Outcome, code result.Code)
+}
+
+// NopStreams discards streams.
+type NopStreams struct{}
+
+func (NopStreams) StreamOpened(result.Outcome)             {}
+func (NopStreams) StreamEnded(result.Outcome, result.Code) {}
+
 // Guards takes the guards' evaluations. A Sink that also implements it
 // (the collector's does) gets them; another gets nothing of them.
 type Guards interface {

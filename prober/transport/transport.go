@@ -2,7 +2,7 @@
 // talks to a target, one package each: h1 (the lean HTTP client, HTTP/1.1
 // and, over TLS, HTTP/2 by ALPN on h2's connections), std (net/http, for
 // what only it sends), h3 (HTTP/3 over QUIC), ws (WebSocket sessions),
-// grpc (unary calls on h2's connections). Choose is the one switch that picks a request's transport;
+// grpc (unary calls on h2's connections, and streams). Choose is the one switch that picks a request's transport;
 // PathOf names the same choice without building it. No transport imports
 // the engine.
 package transport
@@ -41,6 +41,23 @@ type Transport interface {
 // Conn is one user's connection (wire.Conn).
 type Conn = wire.Conn
 
+// Streams hands each user a Stream of its own (docs/grpc.md, "Streams").
+type Streams interface {
+	// NewStream returns one user's stream, whose templated messages are
+	// written with vars; next, when not nil, sets vars to the values of
+	// the next message. It opens nothing: its Run does.
+	NewStream(vars *template.Vars, next func()) Stream
+	// Abort and Close are a Transport's.
+	Abort()
+	Close()
+}
+
+// Stream is one user's stream of messages (wire.Stream).
+type Stream = wire.Stream
+
+// Messages takes a stream's messages (wire.Messages).
+type Messages = wire.Messages
+
 // Capturer is a Conn that hands a response to a flow's captures
 // (wire.Capturer): every Conn of a transport chosen with capture is one.
 type Capturer = wire.Capturer
@@ -53,6 +70,7 @@ const (
 	netHTTP
 	webSocket
 	gRPC
+	gRPCStream
 	quic
 )
 
@@ -70,6 +88,8 @@ func PathOf(req *plan.Request, capture bool) Path {
 	switch {
 	case req.WebSocket():
 		return Path{kind: webSocket, req: req}
+	case req.GRPC != nil && req.GRPC.Stream != nil:
+		return Path{kind: gRPCStream, req: req}
 	case req.GRPC != nil:
 		return Path{kind: gRPC, req: req}
 	case req.HTTP3:
@@ -92,6 +112,8 @@ func (p Path) String() string {
 		return "WebSocket (gorilla/websocket)"
 	case p.kind == gRPC:
 		return fmt.Sprintf("gRPC (lean HTTP/2 client, connections: %d)", p.req.GRPC.Connections)
+	case p.kind == gRPCStream:
+		return fmt.Sprintf("gRPC %s streams (grpc-go, connections: %d)", p.req.GRPC.Stream.Kind, p.req.GRPC.Connections)
 	case p.kind == quic && p.req.HTTP3Connections > 0:
 		return fmt.Sprintf("HTTP/3 (QUIC, quic-go, connections: %d)", p.req.HTTP3Connections)
 	case p.kind == quic:
@@ -116,7 +138,7 @@ func (p Path) String() string {
 // pick HTTP/1.1.)
 func (p Path) Conns(n int) int {
 	switch {
-	case p.kind == gRPC:
+	case p.kind == gRPC || p.kind == gRPCStream:
 		return min(n, p.req.GRPC.Connections)
 	case p.kind == quic && p.req.HTTP3Connections > 0:
 		return min(n, p.req.HTTP3Connections)
@@ -145,6 +167,18 @@ func Choose(ctx context.Context, name string, req *plan.Request, capture bool, h
 		t, err = adapt(h1.New(req))
 	}
 	return t, path, err
+}
+
+// ChooseStreams builds the streams of req, whose grpc.stream is set, as
+// Choose builds a Transport; sink, when not nil, takes the streams opened
+// and ended.
+func ChooseStreams(ctx context.Context, req *plan.Request, sink live.Streams) (Streams, Path, error) {
+	path := PathOf(req, false)
+	s, err := grpc.NewStreams(ctx, req, sink)
+	if err != nil {
+		return nil, path, err
+	}
+	return s, path, nil
 }
 
 // client is what each transport package's client is.

@@ -64,9 +64,11 @@ func collapseCause(steps []result.Step) string {
 // its load but Little's law over the responses reads far below the level:
 // most attempts got no answer in time. That is the target's collapse (the
 // reference: 47 in flight at 512 connections), never the generator's
-// failure (docs/measurement.md, "Load held, and Little's law").
+// failure (docs/measurement.md, "Load held, and Little's law"). A gRPC
+// stream probe's level is streams, each with as many messages in flight
+// as its schedule puts there: Little's law does not read streams.
 func (a *analysis) targetCollapseLine() string {
-	if !a.r.Mode.ClosedLoop() {
+	if !a.r.Mode.ClosedLoop() || a.r.Protocol == plan.ProtocolGRPCStream {
 		return ""
 	}
 	var fell []result.Step

@@ -63,6 +63,33 @@ type Client struct {
 // reflection, asked of the server now, bounded by a few timeouts and by
 // ctx: a run whose method cannot be resolved fails before it sends any load.
 func New(ctx context.Context, req *plan.Request) (*Client, error) {
+	c, err := newClient(req)
+	if err != nil {
+		return nil, err
+	}
+	c.health = req.GRPC.Health != nil
+	c.fixed = c.header(req)
+	mdesc, err := c.method(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.input = mdesc.Input()
+	message, fixed := req.GRPC.Message.Literal()
+	if !fixed {
+		c.message = req.GRPC.Message
+		return c, nil
+	}
+	msg, err := grpcdesc.Encode(c.input, []byte(message))
+	if err != nil {
+		return nil, fmt.Errorf("grpc.message: %w", err)
+	}
+	c.body = appendGRPCFrame(nil, msg)
+	return c, nil
+}
+
+// newClient is the part of a client that dials: the server's address,
+// its TLS settings, and the abort every dial watches.
+func newClient(req *plan.Request) (*Client, error) {
 	g, u := req.GRPC, req.URL
 	if u.Host == "" {
 		return nil, fmt.Errorf("url %q: not grpc://host:port", u)
@@ -88,24 +115,25 @@ func New(ctx context.Context, req *plan.Request) (*Client, error) {
 		}
 	}
 	c.aborted, c.abort = context.WithCancel(context.Background())
-	c.health = g.Health != nil
-	c.fixed = c.header(req)
+	return c, nil
+}
+
+// method resolves the method req calls and checks that it streams as
+// grpc.stream says (a unary call without it).
+func (c *Client) method(ctx context.Context, req *plan.Request) (protoreflect.MethodDescriptor, error) {
+	g := req.GRPC
 	mdesc, err := c.resolve(ctx, req)
+	if err == nil {
+		var kind, match string
+		if s := g.Stream; s != nil {
+			kind, match = string(s.Kind), s.Match
+		}
+		err = grpcdesc.CheckStream(mdesc, kind, match)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("grpc method %s: %w", g.Method, err)
 	}
-	c.input = mdesc.Input()
-	message, fixed := g.Message.Literal()
-	if !fixed {
-		c.message = g.Message
-		return c, nil
-	}
-	msg, err := grpcdesc.Encode(c.input, []byte(message))
-	if err != nil {
-		return nil, fmt.Errorf("grpc.message: %w", err)
-	}
-	c.body = appendGRPCFrame(nil, msg)
-	return c, nil
+	return mdesc, nil
 }
 
 // header writes the fields every call sends, in grpc-go's order: the

@@ -165,26 +165,35 @@ func healthOutcome(body []byte) (result.Code, result.Outcome) {
 // healthStatus reads field 1 (status) of a grpc.health.v1
 // HealthCheckResponse.
 func healthStatus(b []byte) (int32, error) {
-	var status int32
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return 0, protowire.ParseError(n)
-		}
-		b = b[n:]
-		if num == 1 && typ == protowire.VarintType {
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return 0, protowire.ParseError(n)
-			}
-			status, b = int32(v), b[n:]
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
-			return 0, protowire.ParseError(n)
-		}
-		b = b[n:]
+	v, typ, err := findField(b, 1)
+	if err != nil || v == nil || typ != protowire.VarintType {
+		return 0, err
 	}
-	return status, nil
+	status, n := protowire.ConsumeVarint(v)
+	if n < 0 {
+		return 0, protowire.ParseError(n)
+	}
+	return int32(status), nil
+}
+
+// findField is the encoded value of field num in message b, the last one
+// when it repeats (as protobuf reads a singular field), and its wire type;
+// nil when b has none.
+func findField(b []byte, num protowire.Number) (value []byte, typ protowire.Type, err error) {
+	for len(b) > 0 {
+		n, t, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return nil, 0, protowire.ParseError(l)
+		}
+		b = b[l:]
+		l = protowire.ConsumeFieldValue(n, t, b)
+		if l < 0 {
+			return nil, 0, protowire.ParseError(l)
+		}
+		if n == num {
+			value, typ = b[:l], t
+		}
+		b = b[l:]
+	}
+	return value, typ, nil
 }

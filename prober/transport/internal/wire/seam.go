@@ -34,3 +34,27 @@ type Capturer interface {
 
 // Read is what reads a response for DoCapture.
 type Read func(o result.Outcome, status int, h http.Header, body []byte) result.Outcome
+
+// Stream is one user's stream of messages, each on its own schedule (a
+// gRPC stream, docs/grpc.md "Streams"): every message is an attempt.
+type Stream interface {
+	// Conn's Do makes one exchange on a stream of its own: one message
+	// and its answer, for the settle between steps.
+	Conn
+	// Run streams until until, then waits for the answers of the messages
+	// under way (each bounded by the probe's timeout), handing every
+	// message to m as it ends, from any goroutine.
+	Run(until time.Time, m Messages)
+}
+
+// Messages takes the messages of a stream as they end.
+type Messages interface {
+	// Message takes one message: its outcome and code, the time its
+	// latency runs from (its intended send time, or the arrival of the
+	// message before it) and when it ended.
+	Message(o result.Outcome, code result.Code, from, finished time.Time)
+	// Dropped takes a message due at due that was not sent: held back by
+	// flow control past its bound, or beyond the stream's bound of
+	// unanswered messages.
+	Dropped(due time.Time)
+}
