@@ -330,6 +330,12 @@ and on () loadprobe_headroom_ratio{job="loadprobe",probe="work"}`, len(configure
 		}
 	})
 
+	// The Prometheus with native histograms reads each step's p99 from its
+	// native histogram within 1% of the step's own, the summary's.
+	t.Run("native-step-histogram", func(t *testing.T) {
+		checkNativeStepQuantile(t, proms[1], evalAt)
+	})
+
 	// The steady-load rule (short windows) tells the canary from the ramps, though
 	// the canary waits its turn behind them.
 	// The telemetry of "work" reads the target's busy workers through the
@@ -757,6 +763,47 @@ func reduce(data json.RawMessage) (result, error) {
 		}
 	}
 	return r, nil
+}
+
+// levelValues is an instant query's value by level.
+func (p *prometheus) levelValues(t *testing.T, q string, at time.Time) map[string]float64 {
+	t.Helper()
+	data, _, err := p.api("/api/v1/query", url.Values{"query": {q}, "time": {promTime(at)}})
+	var d struct{ Result []series }
+	if err == nil {
+		err = json.Unmarshal(data, &d)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	values := map[string]float64{}
+	for _, s := range d.Result {
+		if str, ok := s.Value[1].(string); ok {
+			if f, err := strconv.ParseFloat(str, 64); err == nil {
+				values[s.Metric["level"]] = f
+			}
+		}
+	}
+	return values
+}
+
+// checkNativeStepQuantile checks that histogram_quantile over the sum of
+// a step's native histograms (one replica's: a fleet's sums the same
+// way) reads the step's p99 within 1%, at every level of the last run.
+func checkNativeStepQuantile(t *testing.T, p *prometheus, at time.Time) {
+	sel := fmt.Sprintf(`job=%q,probe=%q`, scrapeJobName, probeWork)
+	native := p.levelValues(t, `histogram_quantile(0.99, sum by (level) (loadprobe_step_latency_histogram_seconds{`+sel+`}))`, at)
+	exact := p.levelValues(t, `loadprobe_step_latency_seconds{`+sel+`,quantile="0.99"}`, at)
+	if len(exact) == 0 {
+		t.Fatalf("no step p99 of %s at %s", probeWork, at)
+	}
+	for level, want := range exact {
+		got, ok := native[level]
+		t.Logf("level %s: p99 %.4fms from the native histogram, %.4fms from the step", level, 1e3*got, 1e3*want)
+		if !ok || math.Abs(got-want) > 0.01*want {
+			t.Errorf("level %s: p99 %v (read: %v) from the native histogram, want within 1%% of the step's %v", level, got, ok, want)
+		}
+	}
 }
 
 func labelString(m map[string]string) string {

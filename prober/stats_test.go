@@ -395,3 +395,66 @@ func TestLoadHeldCountsHeldTime(t *testing.T) {
 		t.Errorf("an attempt inside the window held %v, want 1s", got)
 	}
 }
+
+// Three replicas' steps, their native buckets summed as Prometheus sums a
+// fleet's: the bucket where each quantile's rank falls holds the quantile
+// of all their samples as the step histograms read it (merged exactly),
+// and is narrow enough that Prometheus's estimate inside it (linear
+// interpolation, as histogram_quantile does) is within 1% of it, even
+// where every latency of a replica is one value, the worst case of the
+// interpolation.
+func TestStatsNativeBucketsHoldTheFleetsQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, c := range []struct {
+		name    string
+		latency func(replica int) time.Duration
+	}{
+		// Log-normal around 10, 20 and 40 ms: one replica slower.
+		{"spread", func(replica int) time.Duration {
+			return time.Duration(float64(10*time.Millisecond) * math.Exp(float64(replica)*math.Ln2+0.5*rng.NormFloat64()))
+		}},
+		{"one value each", func(replica int) time.Duration { return []time.Duration{10, 13, 17}[replica] * time.Millisecond }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			merged := newStepRecorder(0, false)
+			sum := map[int]int64{}
+			var n int64
+			for replica := range 3 {
+				r := newStepRecorder(0, false)
+				for i := range 30000 {
+					r.record(result.Success, result.HTTPStatus(200), c.latency(replica), time.Duration(i)*time.Microsecond)
+				}
+				b := r.summarize(3, "", time.Second, true).LatencyBuckets
+				if b == nil || b.Schema != nativeSchema || b.Zero != 0 {
+					t.Fatalf("replica %d: buckets %+v, want schema %d and no zero", replica, b, nativeSchema)
+				}
+				for i, c := range b.Buckets {
+					sum[i] += c
+					n += c
+				}
+				merged.merge(r)
+			}
+			if n != 90000 {
+				t.Fatalf("the buckets count %d latencies, want 90000", n)
+			}
+			base := math.Exp2(1.0 / (1 << nativeSchema))
+			indices := slices.Sorted(maps.Keys(sum))
+			for _, q := range []float64{0.1, 0.5, 0.9, 0.99, 0.999} {
+				want := float64(merged.success.hist.ValueAtQuantile(100*q)) / 1e9
+				rank, below := q*float64(n), int64(0)
+				for _, i := range indices {
+					if float64(below+sum[i]) < rank {
+						below += sum[i]
+						continue
+					}
+					lo, hi := math.Pow(base, float64(i-1)), math.Pow(base, float64(i))
+					est := lo + (hi-lo)*(rank-float64(below))/float64(sum[i])
+					if want <= lo || want > hi || !approx(est, want, 0.01) {
+						t.Errorf("q%v: bucket (%.6f, %.6f] estimates %.6f; the histograms read %.6f, want it inside and within 1%%", q, lo, hi, est, want)
+					}
+					break
+				}
+			}
+		})
+	}
+}

@@ -173,6 +173,10 @@ type Step struct {
 	Latency Latency `json:"latency_seconds"`
 	// ErrorLatency is over the http_error responses; nil when there were none.
 	ErrorLatency *Latency `json:"error_latency_seconds"`
+	// LatencyBuckets is Latency as a native histogram's buckets, for the
+	// step's series (docs/metrics.md, "Per step"); nil without a success,
+	// and in results read back from storage.
+	LatencyBuckets *NativeBuckets `json:"-"`
 	// Responses counts the responses by status code.
 	Responses Codes `json:"responses"`
 	// HTTPErrors counts the responses outside valid_status_codes (outcome
@@ -216,6 +220,24 @@ type Step struct {
 	// Flow holds a flow probe's figures of each of its steps (its Attempts
 	// and the figures above count iterations); absent for a single request.
 	Flow []FlowFigures `json:"flow,omitempty"`
+}
+
+// NativeBuckets are latencies in seconds as Prometheus's native histograms
+// count them: bucket i holds the values in (2^((i-1)/2^Schema),
+// 2^(i/2^Schema)], Zero those of 0.
+type NativeBuckets struct {
+	Schema  int32
+	Zero    uint64
+	Buckets map[int]int64
+}
+
+// Count is how many latencies the buckets hold.
+func (b *NativeBuckets) Count() uint64 {
+	n := b.Zero
+	for _, c := range b.Buckets {
+		n += uint64(c)
+	}
+	return n
 }
 
 // Latency is a latency distribution of a step's responses, in seconds.
