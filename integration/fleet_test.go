@@ -3,15 +3,21 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
 	lpresult "github.com/loadprobe/loadprobe/result"
@@ -108,9 +114,11 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 	}
 	promCfg := filepath.Join(dir, "prometheus-fleet.yml")
 	writeFile(t, promCfg, fmt.Sprintf(fleetPromConfig, `"`+strings.Join(addrs, `", "`)+`"`))
-	prom := &prometheus{mode: modes[0], base: "http://" + promAddr}
-	prom.proc = startProc(t, "prometheus", dir, promBin, "--config.file="+promCfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data-fleet"), "--web.listen-address="+promAddr)
+	// With native histograms on: replica 0 reads the fleet's latency from
+	// them.
+	prom := &prometheus{mode: modes[1], base: "http://" + promAddr}
+	prom.proc = startProc(t, "prometheus", dir, promBin, append([]string{"--config.file=" + promCfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data-fleet"), "--web.listen-address=" + promAddr}, modes[1].flags...)...)
 	for _, a := range append([]string{promAddr}, addrs...) {
 		waitHTTP(t, "http://"+a+"/-/ready")
 	}
@@ -155,6 +163,9 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 			}
 		}
 	})
+	t.Run("native-latency", func(t *testing.T) {
+		checkFleetNativeLatency(t, first, addrs)
+	})
 	t.Run("fleet-expressions", func(t *testing.T) {
 		checkFleetExpressions(t, prom, time.Now())
 	})
@@ -178,6 +189,115 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 		}
 	})
 	t.Logf("the fleet test took %.1fs", since(began))
+}
+
+// checkFleetNativeLatency checks that the fleet's run r read its latency
+// from the replicas' native histograms, and that at every level its p99
+// lies in the bucket where the p99's rank falls in the replicas' native
+// histograms, summed: the bucket (0.54% wide) that holds the p99 of all
+// their samples as their step histograms read it (prober's
+// TestStatsNativeBucketsHoldTheFleetsQuantiles), so within 1% of it. The
+// replicas still export r's steps: the next run starts 30 s after r.
+func checkFleetNativeLatency(t *testing.T, r lpresult.Result, addrs []string) {
+	f := r.Fleet
+	if f.LatencySource != lpresult.LatencyNative {
+		t.Fatalf("fleet latency from %q, want native_histograms", f.LatencySource)
+	}
+	sum := map[string]map[float64]float64{} // level → bucket upper bound → count
+	for _, a := range addrs {
+		for level, buckets := range nativeStepBuckets(t, a, r.Started) {
+			if sum[level] == nil {
+				sum[level] = map[float64]float64{}
+			}
+			for upper, n := range buckets {
+				sum[level][upper] += n
+			}
+		}
+	}
+	for _, s := range f.Steps {
+		level := strconv.FormatFloat(s.Level, 'f', -1, 64)
+		buckets := sum[level]
+		var total float64
+		for _, n := range buckets {
+			total += n
+		}
+		uppers := slices.Sorted(maps.Keys(buckets))
+		rank, below := 0.99*total, 0.0
+		for _, upper := range uppers {
+			if below += buckets[upper]; below >= rank {
+				lower := upper / math.Exp2(1.0/128)
+				t.Logf("level %s: fleet p99 %.4fms, in the summed histograms' bucket (%.4f, %.4f] ms", level, 1e3*s.Latency.P99, 1e3*lower, 1e3*upper)
+				if s.Latency.P99 < lower*0.9999 || s.Latency.P99 > upper*1.0001 {
+					t.Errorf("level %s: fleet p99 %v outside the bucket (%v, %v] that holds the p99 of every replica's samples", level, s.Latency.P99, lower, upper)
+				}
+				break
+			}
+		}
+		if total == 0 {
+			t.Errorf("level %s: no replica exported a native histogram of the run", level)
+		}
+	}
+}
+
+// nativeStepBuckets scrapes a replica's native step histograms of "work",
+// as Prometheus does (in protobuf), by level: each bucket's count by its
+// upper bound. It fails the test unless the replica still exports the
+// run that started at started.
+func nativeStepBuckets(t *testing.T, addr string, started time.Time) map[string]map[float64]float64 {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeProtoDelim)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
+	byLevel := map[string]map[float64]float64{}
+	first := math.Inf(1)
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["probe"] != "work" {
+				continue
+			}
+			switch mf.GetName() {
+			case "loadprobe_step_started_timestamp_seconds":
+				first = min(first, m.GetGauge().GetValue())
+			case "loadprobe_step_latency_histogram_seconds":
+				h := m.GetHistogram()
+				buckets := map[float64]float64{}
+				i, count := 0, int64(0)
+				deltas := h.GetPositiveDelta()
+				for _, span := range h.GetPositiveSpan() {
+					i += int(span.GetOffset())
+					for range span.GetLength() {
+						count += deltas[0]
+						deltas = deltas[1:]
+						buckets[math.Exp2(float64(i)/math.Exp2(float64(h.GetSchema())))] = float64(count)
+						i++
+					}
+				}
+				byLevel[labels["level"]] = buckets
+			}
+		}
+	}
+	if d := math.Abs(first - float64(started.UnixNano())/1e9); d > 1 {
+		t.Fatalf("replica %s exports steps that began at %v, not the run of %s", addr, first, started)
+	}
+	return byLevel
 }
 
 // runAlone runs the ramp once with one loadprobe and returns its result.

@@ -28,4 +28,29 @@ type Fleet struct {
 	// StepStartSkewSeconds is the largest spread of one step's start
 	// across the shards: how closely the replicas stepped together.
 	StepStartSkewSeconds float64 `json:"step_start_skew_seconds"`
+	// LatencySource says what the steps' latency quantiles were read from,
+	// and so their bound; "" when no step had a success.
+	LatencySource LatencySource `json:"latency_source,omitempty"`
+}
+
+// LatencySource is what a fleet's latency quantiles were read from.
+type LatencySource string
+
+// The sources: the shards' native histograms, summed (each quantile
+// within 1% of the exact one of all their samples), or their summaries,
+// mixed (each quantile between the shards' own; docs/fleet.md).
+const (
+	LatencyNative    LatencySource = "native_histograms"
+	LatencySummaries LatencySource = "summaries"
+)
+
+// Bound says, in words, how close the quantiles are to the exact ones.
+func (s LatencySource) Bound() string {
+	switch s {
+	case LatencyNative:
+		return "p99 ±1% (native histograms)"
+	case LatencySummaries:
+		return "p99 between the replicas' own (summaries)"
+	}
+	return ""
 }

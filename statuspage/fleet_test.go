@@ -16,7 +16,7 @@ import (
 func TestStatusPageShowsTheFleet(t *testing.T) {
 	now := time.Now()
 	whole := finished("work", now.Add(-time.Minute))
-	whole.Fleet = &result.Fleet{Shards: 3, Replicas: 3, Valid: true, PeakThroughput: 1200, StepStartSkewSeconds: 0.004,
+	whole.Fleet = &result.Fleet{Shards: 3, Replicas: 3, Valid: true, PeakThroughput: 1200, StepStartSkewSeconds: 0.004, LatencySource: result.LatencyNative,
 		BreakingPoints: result.BreakingPoints{Knee: &result.Point{Level: 12, Throughput: 1190}},
 		Capacity:       &result.Point{Level: 24, Throughput: 1200}}
 	broken := finished("shed", now.Add(-time.Minute))
@@ -33,7 +33,7 @@ func TestStatusPageShowsTheFleet(t *testing.T) {
 	}
 	strip := regexp.MustCompile(`<[^>]+>|\s+`)
 	text := func(s string) string { return strip.ReplaceAllString(s, " ") }
-	for _, want := range []string{"Fleet of 3", "knee 12 connections", "capacity 24 connections", "replicas 3 of 3", "valid yes", "skew 4ms"} {
+	for _, want := range []string{"Fleet of 3", "knee 12 connections", "capacity 24 connections", "replicas 3 of 3", "valid yes", "skew 4ms", "latency p99 ±1% (native histograms)"} {
 		if got := text(block("work")); !strings.Contains(strings.Join(strings.Fields(got), " "), want) {
 			t.Errorf("whole fleet: %q not in %q", want, strings.Join(strings.Fields(got), " "))
 		}

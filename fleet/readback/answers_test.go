@@ -41,7 +41,7 @@ func TestJudgeRejectsAValueThatIsNotANumber(t *testing.T) {
 			rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
 			var queries atomic.Int32
 			url := fakePrometheus(t, func() model.Vector {
-				v := vector(t, p, rs)
+				v := vector(t, p, rs, false)
 				for _, s := range v {
 					if string(s.Metric[model.MetricNameLabel]) == tc.series && s.Metric["level"] == "12" &&
 						s.Metric[model.InstanceLabel] == "replica-1:10471" && s.Metric["quantile"] != "0.5" {
@@ -212,7 +212,7 @@ func TestJudgeNamesAReplicaWithAnotherConfig(t *testing.T) {
 	}
 	rs[2].configHash = "ffeeddccbbaa9988"
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || !slices.Equal(f.MissingShards, []int{2}) {

@@ -61,6 +61,7 @@ type part struct {
 	started                                    float64 // Unix seconds; 0 when not exported
 	count, sum                                 float64 // the latency summary's
 	quantiles                                  map[float64]float64
+	native                                     *model.SampleHistogram // nil without native histograms
 	responses                                  map[result.Code]float64
 	errors                                     map[string]float64
 }
@@ -109,8 +110,12 @@ func partsOf(steps model.Vector, shards map[target]int) (parts, map[int]string) 
 			continue
 		}
 		name := s.Metric[model.MetricNameLabel]
-		if name == collector.StepLatencyName {
+		switch {
+		case name == collector.StepLatencyName:
 			quantiles = append(quantiles, s)
+			continue
+		case name == collector.StepLatencyHistogramName && s.Histogram != nil:
+			ps.at(shard, string(s.Metric["level"])).native = s.Histogram
 			continue
 		}
 		if !ps.put(shard, s) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
@@ -81,8 +83,10 @@ type states []state.Probe
 func (s states) Snapshot() []state.Probe { return s }
 
 // vector is what Prometheus would hold of the replicas' gauges and
-// summaries now, each series with its job and instance.
-func vector(t *testing.T, p *plan.Probe, rs []replica) model.Vector {
+// summaries now, each series with its job and instance; with native, of
+// their native histograms too, as a Prometheus with native histograms on
+// stores them.
+func vector(t *testing.T, p *plan.Probe, rs []replica, native bool) model.Vector {
 	t.Helper()
 	var v model.Vector
 	for i, r := range rs {
@@ -114,6 +118,10 @@ func vector(t *testing.T, p *plan.Probe, rs []replica) model.Vector {
 					v = append(v, &model.Sample{Metric: mm, Value: model.SampleValue(value)})
 				}
 				switch {
+				case m.Histogram != nil && native:
+					mm := base.Clone()
+					mm[model.MetricNameLabel] = model.LabelValue(mf.GetName())
+					v = append(v, &model.Sample{Metric: mm, Histogram: sampleHistogram(m.GetHistogram())})
 				case m.Gauge != nil:
 					add(mf.GetName(), m.GetGauge().GetValue())
 				case m.Summary != nil:
@@ -175,6 +183,26 @@ func reader(t *testing.T, url string, wait time.Duration) *Reader {
 	return r
 }
 
+// sampleHistogram is a native histogram as Prometheus's API answers it:
+// each bucket with its bounds and count.
+func sampleHistogram(h *dto.Histogram) *model.SampleHistogram {
+	sh := &model.SampleHistogram{Count: model.FloatString(h.GetSampleCount()), Sum: model.FloatString(h.GetSampleSum())}
+	base := math.Exp2(math.Exp2(-float64(h.GetSchema())))
+	i, count := 0, int64(0)
+	deltas := h.GetPositiveDelta()
+	for _, span := range h.GetPositiveSpan() {
+		i += int(span.GetOffset())
+		for range span.GetLength() {
+			count += deltas[0]
+			deltas = deltas[1:]
+			sh.Buckets = append(sh.Buckets, &model.HistogramBucket{
+				Lower: model.FloatString(math.Pow(base, float64(i-1))), Upper: model.FloatString(math.Pow(base, float64(i))), Count: model.FloatString(count)})
+			i++
+		}
+	}
+	return sh
+}
+
 func threeShards(steps func(i int) []result.Step) []replica {
 	var rs []replica
 	for i := range 3 {
@@ -189,7 +217,7 @@ func TestJudgeSumsEveryShard(t *testing.T) {
 	p := testProbe(t)
 	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	if !f.Valid || f.Replicas != 3 || len(f.Problems) != 0 || len(f.MissingShards) != 0 {
@@ -223,7 +251,7 @@ func TestJudgeKeepsASlowShardsTail(t *testing.T) {
 	p := testProbe(t)
 	rs := threeShards(func(i int) []result.Step { return shardSteps(runStart, i == 1) })
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	lat := f.Steps[3].Latency
@@ -232,6 +260,51 @@ func TestJudgeKeepsASlowShardsTail(t *testing.T) {
 	}
 	if lb := f.BreakingPoints.LatencyBudget; lb == nil || lb.Level != 24 || f.Capacity == nil || f.Capacity.Level != 12 {
 		t.Errorf("latency budget %+v, capacity %+v; want 24 and 12", lb, f.Capacity)
+	}
+}
+
+// With native histograms in Prometheus the fleet's quantiles are theirs,
+// summed: a slow shard whose tenth of the responses at level 24 took
+// 400 ms is a thirtieth of the fleet's, so the fleet's p99 is that
+// bucket's (within 1% of 400 ms) and its p90 the fast one's (10 ms),
+// where the summaries' mixture can only say it lies between the shards'
+// own quantiles. The result says which it read.
+func TestJudgeReadsNativeHistograms(t *testing.T) {
+	p := testProbe(t)
+	bucket := func(seconds float64) int { return int(math.Ceil(math.Log2(seconds) * 128)) }
+	rs := threeShards(func(i int) []result.Step {
+		steps := shardSteps(runStart, i == 1)
+		for j := range steps {
+			n := steps[j].Succeeded()
+			b := map[int]int64{bucket(0.01): n}
+			if i == 1 && steps[j].Level == 24 {
+				b = map[int]int64{bucket(0.01): n - n/10, bucket(0.4): n / 10}
+			}
+			steps[j].LatencyBuckets = &result.NativeBuckets{Schema: 7, Buckets: b}
+		}
+		return steps
+	})
+	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
+	for _, native := range []bool{true, false} {
+		var queries atomic.Int32
+		url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, native) }, &queries)
+		f := reader(t, url, time.Second).Judge(context.Background(), p, own)
+		lat := f.Steps[3].Latency
+		if !native {
+			if f.LatencySource != result.LatencySummaries || lat.P99 == 0.4 {
+				t.Errorf("without native histograms: source %q, p99 %g; want summaries, their mixture", f.LatencySource, lat.P99)
+			}
+			continue
+		}
+		if f.LatencySource != result.LatencyNative || f.LatencySource.Bound() != "p99 ±1% (native histograms)" {
+			t.Errorf("latency source %q (%q), want native_histograms", f.LatencySource, f.LatencySource.Bound())
+		}
+		if math.Abs(lat.P99-0.4) > 0.004 || math.Abs(lat.P90-0.01) > 0.0001 || lat.Max != 0.6 {
+			t.Errorf("level 24: p90 %g, p99 %g, max %g; want 10ms and 400ms within 1%%, the summaries' max 600ms", lat.P90, lat.P99, lat.Max)
+		}
+		if lb := f.BreakingPoints.LatencyBudget; lb == nil || lb.Level != 24 {
+			t.Errorf("latency budget %+v, want 24: the native p99 is above 100ms", lb)
+		}
 	}
 }
 
@@ -250,7 +323,7 @@ func TestJudgeLeavesOutAShardWithoutSuccesses(t *testing.T) {
 		return steps
 	})
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 	if lat := f.Steps[3].Latency; lat.P50 != 0.02 || lat.P99 != 0.025 || lat.Max != 0.04 || lat.Mean != 0.02 {
@@ -291,7 +364,7 @@ func TestJudgeNamesAMissingShard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := threeShards(tc.steps)
 			var queries atomic.Int32
-			url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+			url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 			own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 			f := reader(t, url, time.Second).Judge(context.Background(), p, own)
 			if f.Valid || !slices.Equal(f.MissingShards, tc.missing) || f.Replicas != 2 {
@@ -319,9 +392,9 @@ func TestJudgeWaitsForTheLastScrape(t *testing.T) {
 	var queries atomic.Int32
 	url := fakePrometheus(t, func() model.Vector {
 		if queries.Load() < 4 {
-			return vector(t, p, partial)
+			return vector(t, p, partial, false)
 		}
-		return vector(t, p, whole)
+		return vector(t, p, whole, false)
 	}, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 10*time.Second).Judge(context.Background(), p, own)
@@ -336,7 +409,7 @@ func TestJudgeNamesADuplicateShard(t *testing.T) {
 	rs := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
 	rs = append(rs, replica{shard: fleet.Shard{Index: 1, Count: 3}, steps: shardSteps(runStart, false)})
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || len(f.Problems) == 0 || !strings.Contains(f.Problems[0], "shard 1 of 3 runs twice") {
@@ -360,7 +433,7 @@ func TestJudgeSeesABusyShardGenerator(t *testing.T) {
 		return steps
 	})
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs) }, &queries)
+	url := fakePrometheus(t, func() model.Vector { return vector(t, p, rs, false) }, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 50*time.Millisecond).Judge(context.Background(), p, own)
 	if f.Valid || f.Steps[3].GeneratorCPURatio != 0.95 || f.Steps[2].GeneratorCPURatio != 0 {
@@ -403,7 +476,7 @@ probes:
 				return steps
 			}
 			rs := threeShards(steps)
-			url := fakePrometheus(t, func() model.Vector { return vector(t, tc.p, rs) }, new(atomic.Int32))
+			url := fakePrometheus(t, func() model.Vector { return vector(t, tc.p, rs, false) }, new(atomic.Int32))
 			own := result.Result{Name: tc.p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: steps(0)}
 			f := reader(t, url, time.Second).Judge(context.Background(), tc.p, own)
 			if len(f.Steps) != 4 {

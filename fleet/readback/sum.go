@@ -23,6 +23,7 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 	f := &result.Fleet{Shards: shards, Steps: []result.Step{}, MissingShards: []int{}, Problems: []string{}}
 	tolerance := time.Duration(p.Load.StepDuration).Seconds() / 2
 	missing := make([][]string, shards)
+	native, measured := true, false
 	for _, s := range own.Steps {
 		level := plan.FormatLevel(s.Level)
 		ownStart := float64(s.Started.UnixNano()) / 1e9
@@ -35,7 +36,10 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 			}
 			found = append(found, pt)
 		}
-		step, skew := merge(p, s, found)
+		step, skew, fromNative := merge(p, s, found)
+		if step.Succeeded() > 0 {
+			measured, native = true, native && fromNative
+		}
 		f.Steps = append(f.Steps, step)
 		f.StepStartSkewSeconds = max(f.StepStartSkewSeconds, skew)
 	}
@@ -52,6 +56,12 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 		f.Problems = append(f.Problems, fmt.Sprintf("shard %d of %d has no step in this run at %s %s: missing, dead or late during the run, so the fleet's sums lack its share",
 			i, shards, unit, strings.Join(levels, ", ")))
 	}
+	switch {
+	case measured && native:
+		f.LatencySource = result.LatencyNative
+	case measured:
+		f.LatencySource = result.LatencySummaries
+	}
 	f.Replicas = shards - len(f.MissingShards)
 	if len(f.MissingShards) > 0 {
 		return f // no figure a missing share would lower
@@ -63,10 +73,11 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 }
 
 // merge sums the shards' parts of one step into the fleet's step; own is
-// replica 0's step at that level. It returns the step and the spread of
-// the parts' starts, in seconds.
-func merge(p *plan.Probe, own result.Step, found []*part) (result.Step, float64) {
-	s := result.Step{
+// replica 0's step at that level. It returns the step, the spread of the
+// parts' starts, in seconds, and whether its latency quantiles are the
+// native histograms' (else the summaries' mixture).
+func merge(p *plan.Probe, own result.Step, found []*part) (s result.Step, skew float64, native bool) {
+	s = result.Step{
 		Level: own.Level, Name: own.Name, DurationSeconds: own.DurationSeconds,
 		Responses: result.Codes{}, HTTPErrors: result.Codes{}, Errors: map[string]int64{}, PerSecond: []result.Second{},
 	}
@@ -102,7 +113,7 @@ func merge(p *plan.Probe, own result.Step, found []*part) (result.Step, float64)
 		first, last = min(first, pt.started), max(last, pt.started)
 	}
 	if len(found) == 0 {
-		return s, 0
+		return s, 0, false
 	}
 	if s.Attempts > 0 {
 		s.ErrorRatio = float64(failed) / float64(s.Attempts)
@@ -114,10 +125,14 @@ func merge(p *plan.Probe, own result.Step, found []*part) (result.Step, float64)
 	}
 	if count > 0 {
 		s.Latency = mixture(found)
+		if l, ok := nativeLatency(found); ok {
+			l.Max, native = s.Latency.Max, true
+			s.Latency = l
+		}
 		s.Latency.Mean = latencySum / count
 	}
 	s.Started = time.Unix(0, int64(first*1e9))
-	return s, last - first
+	return s, last - first, native
 }
 
 // success reports whether a response of code is one of p's successes: OK

@@ -153,7 +153,7 @@ func (s *Streams) NewStream(vars *template.Vars, next func()) wire.Stream {
 // Abort cuts short every stream and dial under way and closes the
 // connections.
 func (s *Streams) Abort() {
-	s.c.Abort()
+	s.c.abort()
 	s.Close()
 }
 
