@@ -27,7 +27,7 @@ type state struct {
 	program *Program
 	call    *plan.ScriptCall
 	tick    uint64 // the watchdog's tick when the call began
-	heap    uint64 // and the heap's bytes then
+	allocs  uint64 // and the bytes the process had allocated then
 }
 
 func stateOf(t *starlark.Thread) *state { return t.Local("state").(*state) }

@@ -13,9 +13,12 @@ import (
 // The bounds a step budget cannot keep (docs/scripts.md, "Bounds"): one
 // step may be a builtin hashing a large string, or a string repeated or
 // joined to hundreds of megabytes. A watchdog runs while any call does,
-// and cancels a call that has run for TimeBound, or during which the heap
-// grew by MemoryBound (the garbage collector's goal follows the heap, so
-// it is no bound). The interpreter stops a cancelled call before its next
+// and cancels a call that has run for TimeBound, or during which the
+// process allocated MemoryBound (the garbage collector's goal follows the
+// heap, so it is no bound). Allocations count, not the heap's size: they
+// only grow, where the heap falls whenever a collection frees a cancelled
+// call's garbage, and a call measured from a heap that held it went
+// unseen until its time ran out. The interpreter stops a cancelled call before its next
 // step.
 const (
 	TimeBound   = 100 * time.Millisecond
@@ -30,24 +33,24 @@ type watchdog struct {
 	mu      sync.Mutex
 	calls   map[*starlark.Thread]*state
 	tick    uint64
-	heap    uint64 // the heap's bytes at the last tick
+	allocs  uint64 // the bytes the process allocated, at the last tick
 	running bool
 	sample  []metrics.Sample
 }
 
 var watch = &watchdog{
 	calls:  map[*starlark.Thread]*state{},
-	sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}},
+	sample: []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}},
 }
 
 func (w *watchdog) enter(t *starlark.Thread, st *state) {
 	w.mu.Lock()
 	if !w.running {
 		w.running = true
-		w.heap = w.read()
+		w.allocs = w.read()
 		go w.watch()
 	}
-	st.tick, st.heap = w.tick, w.heap
+	st.tick, st.allocs = w.tick, w.allocs
 	w.calls[t] = st
 	w.mu.Unlock()
 }
@@ -79,7 +82,7 @@ func (w *watchdog) watch() {
 func (w *watchdog) check() bool {
 	w.mu.Lock()
 	w.tick++
-	w.heap = w.read()
+	w.allocs = w.read()
 	overMemory := false
 	if len(w.calls) == 0 {
 		w.running = false
@@ -88,8 +91,8 @@ func (w *watchdog) check() bool {
 	}
 	for t, st := range w.calls {
 		switch {
-		case w.heap > st.heap+MemoryBound:
-			t.Cancel("the memory bound (the heap grew by " + mib(w.heap-st.heap) + ")")
+		case w.allocs > st.allocs+MemoryBound:
+			t.Cancel("the memory bound (" + mib(w.allocs-st.allocs) + " allocated)")
 			overMemory = true
 		case time.Duration(w.tick-st.tick)*tickEvery > TimeBound:
 			t.Cancel("the time bound (" + TimeBound.String() + ")")
@@ -97,8 +100,7 @@ func (w *watchdog) check() bool {
 	}
 	w.mu.Unlock()
 	if overMemory {
-		// What the cancelled calls held is garbage now: collect it before
-		// the next tick reads the heap again.
+		// What the cancelled calls held is garbage now: give it back.
 		runtime.GC()
 	}
 	return true
