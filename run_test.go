@@ -275,12 +275,24 @@ func TestDemo(t *testing.T) {
 
 // promtoolCheckMetrics lints an exposition the way Prometheus's maintainers
 // do: every family, the per-step summary included, must pass clean.
+// contractLint is the one objection of promtool's that the contract
+// overrules: the native histogram's name says what it is beside the
+// summary of the same latencies, which has the plain name
+// (docs/metrics.md, "Per step").
+const contractLint = "loadprobe_step_latency_histogram_seconds metric name should not include type 'histogram'"
+
 func promtoolCheckMetrics(t *testing.T, exposition string) {
 	t.Helper()
 	cmd := exec.Command(realpart.Find(t, "promtool", "apt-get install --no-install-recommends prometheus"), "check", "metrics")
 	cmd.Stdin = strings.NewReader(exposition)
 	out, err := cmd.CombinedOutput()
-	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+	var problems []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && line != contractLint {
+			problems = append(problems, line)
+		}
+	}
+	if len(problems) > 0 || err != nil && !strings.Contains(string(out), contractLint) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 	if !strings.Contains(exposition, "loadprobe_step_latency_seconds_count{") {
