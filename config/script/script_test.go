@@ -119,7 +119,10 @@ func TestCompileErrorsNameFileAndLine(t *testing.T) {
 // leave the heap as they found it.
 func TestHostileScriptsEndWithinTheirBounds(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
-		{"endless loop", "while True:\n        pass", "too many steps"},
+		// The step budget or the time bound, whichever comes first: under
+		// the race detector 1 000 000 steps can take longer than 100 ms
+		// (TestPreciseStepBudgetEndsAnEndlessLoop).
+		{"endless loop", "while True:\n        pass", "Starlark computation cancelled"},
 		{"1 GiB string", `req.body = "x" * (1 << 30)`, "excessive repeat"},
 		{"doubling to 4 GiB", "s = \"x\" * (1 << 28)\n    for i in range(4):\n        s = s + s\n    req.body = s", "memory bound"},
 		{"deep recursion", "def f(n):\n        return f(n + 1)\n    f(0)", "called recursively"},
@@ -141,6 +144,17 @@ func TestHostileScriptsEndWithinTheirBounds(t *testing.T) {
 				t.Errorf("heap %d MiB after the call", heap>>20)
 			}
 		})
+	}
+}
+
+// The step budget ends an endless loop: 1 000 000 steps take milliseconds,
+// well within the time bound, without the race detector (the Makefile's
+// PLAIN_TESTS), whose instrumentation can slow them past it.
+func TestPreciseStepBudgetEndsAnEndlessLoop(t *testing.T) {
+	p := compile(t, "def before_request(req, vars):\n    while True:\n        pass\n")
+	err := p.BeforeRequest(newCall(), &plan.Message{Method: "GET", Target: "/"})
+	if err == nil || !strings.Contains(err.Error(), "too many steps") {
+		t.Fatalf("error %v, want the step budget's: too many steps", err)
 	}
 }
 
