@@ -47,8 +47,11 @@ const (
 	rateInterval = "10s"
 
 	// Bounds of the polls.
-	startTimeout  = 30 * time.Second // a process answers, the first sample is queryable
-	rampTimeout   = 90 * time.Second // a ramp of "work" completed and was scraped
+	startTimeout = 30 * time.Second // a process answers, the first sample is queryable
+	// A ramp of "work" completed and was scraped. Its headroom needs its
+	// second run, which follows the other nine probes' runs: 88 s after
+	// the wait began here, and a CI run missed a bound of 90 s.
+	rampTimeout   = 150 * time.Second
 	alertTimeout  = 75 * time.Second // after the restart: the drift alert fires
 	buildTimeout  = 5 * time.Minute
 	queryTimeout  = 10 * time.Second
@@ -330,8 +333,8 @@ and on () loadprobe_headroom_ratio{job="loadprobe",probe="work"}`, len(configure
 		}
 	})
 
-	// The Prometheus with native histograms reads each step's p99 from its
-	// native histogram within 1% of the step's own, the summary's.
+	// The Prometheus with native histograms reads each step's median from
+	// its native histogram within 1% of the step's own, the summary's.
 	t.Run("native-step-histogram", func(t *testing.T) {
 		checkNativeStepQuantile(t, proms[1], evalAt)
 	})
@@ -789,19 +792,23 @@ func (p *prometheus) levelValues(t *testing.T, q string, at time.Time) map[strin
 
 // checkNativeStepQuantile checks that histogram_quantile over the sum of
 // a step's native histograms (one replica's: a fleet's sums the same
-// way) reads the step's p99 within 1%, at every level of the last run.
+// way) reads the step's p50 within 1%, at every level of the last run.
+// Not its p99: histogram_quantile takes the sample of rank ⌈qN⌉, the
+// step's HDR the one of rank round(qN), and in the sparse tail of a
+// step of a few hundred samples those two differ by several percent
+// (docs/metrics.md, "Per step"); the median's neighbours do not.
 func checkNativeStepQuantile(t *testing.T, p *prometheus, at time.Time) {
 	sel := fmt.Sprintf(`job=%q,probe=%q`, scrapeJobName, probeWork)
-	native := p.levelValues(t, `histogram_quantile(0.99, sum by (level) (loadprobe_step_latency_histogram_seconds{`+sel+`}))`, at)
-	exact := p.levelValues(t, `loadprobe_step_latency_seconds{`+sel+`,quantile="0.99"}`, at)
+	native := p.levelValues(t, `histogram_quantile(0.5, sum by (level) (loadprobe_step_latency_histogram_seconds{`+sel+`}))`, at)
+	exact := p.levelValues(t, `loadprobe_step_latency_seconds{`+sel+`,quantile="0.5"}`, at)
 	if len(exact) == 0 {
-		t.Fatalf("no step p99 of %s at %s", probeWork, at)
+		t.Fatalf("no step p50 of %s at %s", probeWork, at)
 	}
 	for level, want := range exact {
 		got, ok := native[level]
-		t.Logf("level %s: p99 %.4fms from the native histogram, %.4fms from the step", level, 1e3*got, 1e3*want)
+		t.Logf("level %s: p50 %.4fms from the native histogram, %.4fms from the step", level, 1e3*got, 1e3*want)
 		if !ok || math.Abs(got-want) > 0.01*want {
-			t.Errorf("level %s: p99 %v (read: %v) from the native histogram, want within 1%% of the step's %v", level, got, ok, want)
+			t.Errorf("level %s: p50 %v (read: %v) from the native histogram, want within 1%% of the step's %v", level, got, ok, want)
 		}
 	}
 }
