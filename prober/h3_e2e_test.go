@@ -64,7 +64,10 @@ func certFile(t testing.TB, der []byte) string {
 // HTTP/3 and over https: a concurrency ramp finds the knee at the pool's
 // size, a rate ramp at its rate, on both. (At 20 ms, the client's 1.2 ms
 // per request under the race detector read 4 connections 5.5% below the
-// pool's rate: not yet the knee.)
+// pool's rate: not yet the knee. With 1 s steps, a worker finished 15 or
+// 16 requests of 51 ms in the 0.8 s measured, so 4 connections read 75/s
+// or 80/s: 94% of the peak in one CI run, short of the knee rule's 95%.
+// 2 s steps read at least 97%.)
 func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
 	opts := target.Options{Workers: 4, WorkTime: 50 * time.Millisecond}
 	addr, ca := h3Server(t, target.New(opts))
@@ -81,7 +84,7 @@ func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
 			knee float64
 		}{{"concurrency: [2, 4, 8]", 4}, {"rate: [40, 80, 120]", 80}} {
 			t.Run(c.name+" "+l.load, func(t *testing.T) {
-				r := mustRun(t, context.Background(), probeWith(t, c.url, c.request, l.load+"\nstep_duration: 1s\nwarmup: 200ms"), Options{})
+				r := mustRun(t, context.Background(), probeWith(t, c.url, c.request, l.load+"\nstep_duration: 2s\nwarmup: 200ms"), Options{})
 				logRun(t, r)
 				if k := r.BreakingPoints.Knee; k == nil || k.Level != l.knee {
 					t.Errorf("knee %+v, want %g", k, l.knee)
