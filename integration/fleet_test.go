@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/loadprobe/loadprobe/internal/realpart"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	lpresult "github.com/loadprobe/loadprobe/result"
 )
 
@@ -279,16 +280,8 @@ func nativeStepBuckets(t *testing.T, addr string, started time.Time) map[string]
 			case "loadprobe_step_latency_histogram_seconds":
 				h := m.GetHistogram()
 				buckets := map[float64]float64{}
-				i, count := 0, int64(0)
-				deltas := h.GetPositiveDelta()
-				for _, span := range h.GetPositiveSpan() {
-					i += int(span.GetOffset())
-					for range span.GetLength() {
-						count += deltas[0]
-						deltas = deltas[1:]
-						buckets[math.Exp2(float64(i)/math.Exp2(float64(h.GetSchema())))] = float64(count)
-						i++
-					}
+				for i, n := range testkit.NativeBuckets(h) {
+					buckets[math.Exp2(float64(i)/math.Exp2(float64(h.GetSchema())))] = float64(n)
 				}
 				byLevel[labels["level"]] = buckets
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 	"github.com/loadprobe/loadprobe/collector"
 	"github.com/loadprobe/loadprobe/config"
 	"github.com/loadprobe/loadprobe/fleet"
+	"github.com/loadprobe/loadprobe/internal/testkit"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/schedule/state"
@@ -188,17 +190,10 @@ func reader(t *testing.T, url string, wait time.Duration) *Reader {
 func sampleHistogram(h *dto.Histogram) *model.SampleHistogram {
 	sh := &model.SampleHistogram{Count: model.FloatString(h.GetSampleCount()), Sum: model.FloatString(h.GetSampleSum())}
 	base := math.Exp2(math.Exp2(-float64(h.GetSchema())))
-	i, count := 0, int64(0)
-	deltas := h.GetPositiveDelta()
-	for _, span := range h.GetPositiveSpan() {
-		i += int(span.GetOffset())
-		for range span.GetLength() {
-			count += deltas[0]
-			deltas = deltas[1:]
-			sh.Buckets = append(sh.Buckets, &model.HistogramBucket{
-				Lower: model.FloatString(math.Pow(base, float64(i-1))), Upper: model.FloatString(math.Pow(base, float64(i))), Count: model.FloatString(count)})
-			i++
-		}
+	buckets := testkit.NativeBuckets(h)
+	for _, i := range slices.Sorted(maps.Keys(buckets)) {
+		sh.Buckets = append(sh.Buckets, &model.HistogramBucket{
+			Lower: model.FloatString(math.Pow(base, float64(i-1))), Upper: model.FloatString(math.Pow(base, float64(i))), Count: model.FloatString(buckets[i])})
 	}
 	return sh
 }

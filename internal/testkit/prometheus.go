@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Series is a time series a fake Prometheus answers with: its value at a
@@ -61,4 +63,23 @@ func FakePrometheus(t testing.TB, queries map[string][]Series, asked *atomic.Int
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// NativeBuckets are a native histogram's positive buckets as counts by
+// index, its spans and deltas undone: bucket i holds the values in
+// (2^((i-1)/2^schema), 2^(i/2^schema)].
+func NativeBuckets(h *dto.Histogram) map[int]int64 {
+	buckets := map[int]int64{}
+	i, count := 0, int64(0)
+	deltas := h.GetPositiveDelta()
+	for _, span := range h.GetPositiveSpan() {
+		i += int(span.GetOffset())
+		for range span.GetLength() {
+			count += deltas[0]
+			deltas = deltas[1:]
+			buckets[i] = count
+			i++
+		}
+	}
+	return buckets
 }
