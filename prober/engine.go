@@ -381,8 +381,16 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) (dropped int6
 			now := time.Now()
 			for now.Before(end) && !e.canceled() {
 				e.live.InFlight(1)
-				code, o, think := u.do(now.Add(timeout), steps)
+				deadline := now.Add(timeout)
+				code, o, think := u.do(deadline, steps)
 				finished := time.Now()
+				if e.steps == nil && o.Responded() && !finished.Before(deadline) {
+					// An answer handed over at or past the deadline is
+					// late, however late the worker woke to read it: no
+					// success measures longer than the timeout
+					// (docs/configuration.md, "timeout").
+					code, o = result.Code{}, result.Timeout
+				}
 				e.live.InFlight(-1)
 				e.observe(rec, o, code, now, finished, measureFrom, think, heldWithin(now, finished, measureFrom, end))
 				now = finished

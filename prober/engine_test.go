@@ -20,6 +20,7 @@ import (
 	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
+	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
 
@@ -206,6 +207,47 @@ step_duration: 2s`)
 	s := r.Steps[0]
 	if s.Attempts < 2 || s.Errors["timeout"] != s.Attempts || len(s.Responses) != 0 {
 		t.Errorf("%d attempts, errors %v, responses %v; want every attempt a timeout", s.Attempts, s.Errors, s.Responses)
+	}
+}
+
+// handsOver is a transport whose every answer is a 200 that reaches the
+// worker after took, whatever its deadline: a response that came off the
+// wire in time, read by a worker that woke late.
+type handsOver struct{ took time.Duration }
+
+func (h handsOver) NewConn(*template.Vars) transport.Conn { return h }
+func (handsOver) Abort()                                  {}
+func (handsOver) Close()                                  {}
+
+func (h handsOver) Do(time.Time) (result.Code, result.Outcome) {
+	time.Sleep(h.took)
+	return result.HTTPStatus(http.StatusOK), result.Success
+}
+
+// An answer handed over at or past the 1s timeout is a timeout, however
+// early it came off the wire; one a moment before it is a success.
+func TestRunAnswerHandedOverLateIsATimeout(t *testing.T) {
+	t.Parallel()
+	p := probeFor(t, "http://127.0.0.1:1/", `concurrency: [2]
+step_duration: 5s`)
+	for _, c := range []struct {
+		took    time.Duration
+		timeout bool
+	}{{time.Second - time.Millisecond, false}, {time.Second, true}, {time.Second + time.Millisecond, true}} {
+		var r result.Result
+		synctest.Test(t, func(*testing.T) {
+			r = run(context.Background(), p, Options{noAlarm: true, cpu: func() time.Duration { return 0 }},
+				&request{t: handsOver{c.took}, req: p.Request}, time.Now())
+		})
+		s := r.Steps[0]
+		switch {
+		case s.Attempts < 8:
+			t.Errorf("handed over after %v: %d attempts in 5s at 2 in flight", c.took, s.Attempts)
+		case c.timeout && (s.Errors["timeout"] != s.Attempts || len(s.Responses) != 0):
+			t.Errorf("handed over after %v: errors %v, responses %v; want every attempt a timeout", c.took, s.Errors, s.Responses.Named())
+		case !c.timeout && (s.Responses[result.HTTPStatus(http.StatusOK)] != s.Attempts || s.Latency.Max != c.took.Seconds()):
+			t.Errorf("handed over after %v: responses %v, slowest %vs; want every attempt a success that took it", c.took, s.Responses.Named(), s.Latency.Max)
+		}
 	}
 }
 
