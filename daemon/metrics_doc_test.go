@@ -27,7 +27,9 @@ import (
 // metricsDocConfig runs one short probe of each kind against the test's
 // demo target (TARGET stands for its host and port): a closed-loop ramp
 // past the knee of /work's 4 workers, with an expectation and a live guard
-// that never fires; a ramp of /scale, which follows the scalability law,
+// that never fires (three levels past the knee: were the last level the
+// first near the peak, the ramp would have no knee, and its bottleneck,
+// which only a breaking point bounds, would not be served); a ramp of /scale, which follows the scalability law,
 // so that the model's families are served; an open loop; a flow; a
 // WebSocket ramp past the 8 sessions /ws-limited holds, so that a close
 // code is counted; a ramp compared with a copy of itself; and a gRPC
@@ -41,7 +43,7 @@ const metricsDocConfig = `allowed_targets: [127.0.0.1]
 probes:
   - name: closed
     request: {url: "http://TARGET/work"}
-    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 300ms}
+    load: {concurrency: [1, 2, 4, 8, 16, 32], step_duration: 300ms}
     expect: {min_capacity: 1}
     guard: {window: 100ms, error_ratio: 0.99}
     telemetry:
@@ -187,10 +189,15 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 			t.Errorf("%s: docs/metrics.md lists labels %v, /metrics serves %v", name, d.labels, got[name].labels)
 		}
 	}
+	missing := false
 	for _, name := range slices.Sorted(maps.Keys(docs)) {
 		if _, ok := got[name]; !ok {
 			t.Errorf("%s is documented in docs/metrics.md but not served", name)
+			missing = true
 		}
+	}
+	if missing {
+		t.Logf("the runs that did not serve it:\n%s", td.get(t, "/api/v1/results"))
 	}
 }
 
