@@ -388,7 +388,7 @@ func (e *engine) closedLoop(level int, measureFrom, end time.Time) (dropped int6
 					// An answer handed over at or past the deadline is
 					// late, however late the worker woke to read it: no
 					// success measures longer than the timeout
-					// (docs/configuration.md, "timeout").
+					// (docs/configuration.md, "probes[].request").
 					code, o = result.Code{}, result.Timeout
 				}
 				e.live.InFlight(-1)
