@@ -29,8 +29,10 @@ import (
 // past the knee of /work's 4 workers, with an expectation and a live guard
 // that never fires (three levels past the knee: were the last level the
 // first near the peak, the ramp would have no knee, and its bottleneck,
-// which only a breaking point bounds, would not be served); a ramp of /scale, which follows the scalability law,
-// so that the model's families are served; an open loop; a flow; a
+// which only a breaking point bounds, would not be served); a ramp of
+// /scale, which follows the scalability law, so that the model's families
+// are served (steps of 1s: of 300ms, a busy machine's stalls moved levels
+// by up to 30% and the fit was refused as poor); an open loop; a flow; a
 // WebSocket ramp past the 8 sessions /ws-limited holds, so that a close
 // code is counted; a ramp compared with a copy of itself; and a gRPC
 // stream whose 5 ms timeout ends it before Echo's 10 ms of work answers,
@@ -52,7 +54,7 @@ probes:
       saturation: [{name: workers, query: workers}]
   - name: scale
     request: {url: "http://TARGET/scale"}
-    load: {concurrency: [1, 2, 4, 8, 16, 24, 32, 48], step_duration: 300ms}
+    load: {concurrency: [1, 2, 4, 8, 16, 24, 32, 48], step_duration: 1s}
   - name: open
     request: {url: "http://TARGET/noop"}
     load: {rate: [20, 40], step_duration: 300ms}
