@@ -60,16 +60,16 @@ func certFile(t testing.TB, der []byte) string {
 	return path
 }
 
-// The demo target's /work pool of 4 workers of 50 ms (80/s at 4) over
+// The demo target's /work pool of 4 workers of 100 ms (40/s at 4) over
 // HTTP/3 and over https: a concurrency ramp finds the knee at the pool's
-// size, a rate ramp at its rate, on both. (At 20 ms, the client's 1.2 ms
-// per request under the race detector read 4 connections 5.5% below the
-// pool's rate: not yet the knee. With 1 s steps, a worker finished 15 or
-// 16 requests of 51 ms in the 0.8 s measured, so 4 connections read 75/s
-// or 80/s: 94% of the peak in one CI run, short of the knee rule's 95%.
-// 2 s steps read at least 97%.)
+// size, a rate ramp at its rate, on both. At 4 connections each worker
+// also waits for the client's own time per request, which under the race
+// detector is 2–2.6 ms over QUIC: with 50 ms of work, 4 connections read
+// 76/s, 95.0% of the peak, where the knee rule needs 95% (CI, stop 45).
+// With 100 ms it costs 2.5%, and 3 s steps keep the count of requests a
+// worker finishes in the measured window from costing more than 1.5%.
 func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
-	opts := target.Options{Workers: 4, WorkTime: 50 * time.Millisecond}
+	opts := target.Options{Workers: 4, WorkTime: 100 * time.Millisecond}
 	addr, ca := h3Server(t, target.New(opts))
 	tlsServer := httptest.NewUnstartedServer(target.New(opts))
 	tlsServer.StartTLS()
@@ -82,15 +82,15 @@ func TestH3FindsTheKneeAsHTTPSDoes(t *testing.T) {
 		for _, l := range []struct {
 			load string
 			knee float64
-		}{{"concurrency: [2, 4, 8]", 4}, {"rate: [40, 80, 120]", 80}} {
+		}{{"concurrency: [2, 4, 8]", 4}, {"rate: [20, 40, 60]", 40}} {
 			t.Run(c.name+" "+l.load, func(t *testing.T) {
-				r := mustRun(t, context.Background(), probeWith(t, c.url, c.request, l.load+"\nstep_duration: 2s\nwarmup: 200ms"), Options{})
+				r := mustRun(t, context.Background(), probeWith(t, c.url, c.request, l.load+"\nstep_duration: 3s\nwarmup: 200ms"), Options{})
 				logRun(t, r)
 				if k := r.BreakingPoints.Knee; k == nil || k.Level != l.knee {
 					t.Errorf("knee %+v, want %g", k, l.knee)
 				}
-				if !within(r.PeakThroughput, 80, 0.10) {
-					t.Errorf("peak %.1f/s, want within 10%% of 80/s", r.PeakThroughput)
+				if !within(r.PeakThroughput, 40, 0.10) {
+					t.Errorf("peak %.1f/s, want within 10%% of 40/s", r.PeakThroughput)
 				}
 				if s := r.Steps[0]; s.ErrorRatio != 0 {
 					t.Errorf("level %g: error ratio %g, errors %v", s.Level, s.ErrorRatio, s.Errors)
