@@ -66,11 +66,15 @@ func ChangePoints(xs []float64) []int {
 	var split func(lo, hi int)
 	split = func(lo, hi int) {
 		seg := xs[lo:hi]
-		at, q := bestSplit(seg)
+		qs := energies(seg)
+		at, q := bestOf(qs)
 		if at < 0 || !significant(seg, q, rng) {
 			return
 		}
 		split(lo, lo+at)
+		if hi == len(xs) && unripe(qs, at) {
+			return // seen once its changeMinRuns-th run has come
+		}
 		points = append(points, lo+at)
 		split(lo+at, hi)
 	}
@@ -94,16 +98,36 @@ func significant(xs []float64, q float64, rng *rand.Rand) bool {
 }
 
 // bestSplit returns the split of xs, at least changeMinRuns from either
-// end, whose two sides lie furthest apart by the energy statistic
-// Q(τ) = τ(n−τ)/n · (2·mean|x−y| − mean|x−x'| − mean|y−y'|), and that
-// statistic; -1 when xs is too short to split.
+// end, whose two sides lie furthest apart by the energy statistic, and
+// that statistic; -1 when xs is too short to split.
 func bestSplit(xs []float64) (int, float64) {
-	n := len(xs)
+	return bestOf(energies(xs))
+}
+
+// bestOf is bestSplit of the series whose energies are qs.
+func bestOf(qs []float64) (int, float64) {
+	n := len(qs)
 	if n < 2*changeMinRuns {
 		return -1, 0
 	}
-	// within[0]: sum of |xi−xk| over pairs left of τ; within[1]: right of
-	// it; total: over all pairs. Moving xs[τ] left updates both in O(n).
+	best := changeMinRuns
+	for t := best + 1; t <= n-changeMinRuns; t++ {
+		if qs[t] > qs[best] {
+			best = t
+		}
+	}
+	return best, qs[best]
+}
+
+// energies returns, at each τ in [1, n), the energy statistic of the split
+// of xs before xs[τ],
+// Q(τ) = τ(n−τ)/n · (2·mean|x−y| − mean|x−x'| − mean|y−y'|), a side of
+// one value having no spread; qs[0] is unused.
+func energies(xs []float64) []float64 {
+	n := len(xs)
+	qs := make([]float64, n)
+	// left: sum of |xi−xk| over pairs left of τ; right: right of it;
+	// total: over all pairs. Moving xs[τ−1] left updates both in O(n).
 	var total, left float64
 	for i := range n {
 		for k := i + 1; k < n; k++ {
@@ -111,7 +135,12 @@ func bestSplit(xs []float64) (int, float64) {
 		}
 	}
 	right := total
-	best, bestQ := -1, math.Inf(-1)
+	within := func(sum, k float64) float64 {
+		if k < 2 {
+			return 0
+		}
+		return sum / (k * (k - 1) / 2)
+	}
 	for t := 1; t < n; t++ {
 		m := t - 1 // moves from the right side to the left
 		for i := range m {
@@ -120,17 +149,20 @@ func bestSplit(xs []float64) (int, float64) {
 		for j := m + 1; j < n; j++ {
 			right -= math.Abs(xs[m] - xs[j])
 		}
-		if t < changeMinRuns || n-t < changeMinRuns {
-			continue
-		}
 		between := total - left - right
 		a, b := float64(t), float64(n-t)
-		e := 2*between/(a*b) - left/(a*(a-1)/2) - right/(b*(b-1)/2)
-		if q := a * b / (a + b) * e; q > bestQ {
-			best, bestQ = t, q
-		}
+		qs[t] = a * b / (a + b) * (2*between/(a*b) - within(left, a) - within(right, b))
 	}
-	return best, bestQ
+	return qs
+}
+
+// unripe reports whether the split at of a series with energies qs lies at
+// the last place a split may, while a later one, leaving fewer than
+// changeMinRuns on the right, would part the series further: a change
+// whose changeMinRuns-th run has not come yet, which the split would place
+// too early, with runs from before it on its side.
+func unripe(qs []float64, at int) bool {
+	return at == len(qs)-changeMinRuns && slices.Max(qs[at+1:]) > qs[at]
 }
 
 func mean(xs []float64) float64 {

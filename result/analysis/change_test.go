@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -86,6 +87,26 @@ func TestLatestChange(t *testing.T) {
 	}
 	if c := LatestChange([]float64{1000, 1000, 500, 500, 500}); c != nil {
 		t.Errorf("5 runs: change %+v, want none (3 runs a side at least)", c)
+	}
+}
+
+// A fall two runs old is not yet seen, rather than placed a run early
+// with a run from before it on its side (CI, stop 45: a ratio of 0.7 for a
+// fall to 0.5); an older change stays the latest until the fall's third
+// run.
+func TestLatestChangeWaitsForAFallsThirdRun(t *testing.T) {
+	t.Parallel()
+	quiet := func(rng *rand.Rand) float64 { return 0.01 * rng.NormFloat64() }
+	steady := history(7, 20, 20, 0, quiet)
+	if c := LatestChange(append(slices.Clone(steady), 500, 498)); c != nil {
+		t.Errorf("a fall 2 runs old: change %+v, want none yet", c)
+	}
+	if c := LatestChange(append(slices.Clone(steady), 500, 498, 503)); c == nil || c.RunsAgo != 3 || c.Ratio() < 0.49 || c.Ratio() > 0.51 {
+		t.Errorf("a fall 3 runs old: change %+v, want 3 runs ago at about 0.5 of before", c)
+	}
+	older := append(slices.Clone(steady), 700, 702, 698, 701, 699, 700, 350, 351)
+	if c := LatestChange(older); c == nil || c.RunsAgo != 8 {
+		t.Errorf("a change 8 runs ago and a fall 2 runs old: latest change %+v, want the one 8 runs ago", c)
 	}
 }
 
