@@ -44,7 +44,7 @@ var allowedImports = map[string][]string{
 	"config/template":      {},
 	"collector":            {"config", "plan", "result", "prober/live", "schedule/state", "fleet"},
 	"fleet":                {"plan"},
-	"fleet/readback":       {"config", "plan", "result", "result/analysis", "collector", "schedule/state"},
+	"fleet/readback":       {"config", "plan", "result", "result/analysis", "collector", "schedule/state", "fleet"},
 	"statuspage":           {"plan", "result", "result/analysis", "schedule/state"},
 	"demo/target":          {},
 	"internal/finitejson":  {},

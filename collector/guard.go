@@ -1,8 +1,11 @@
 package collector
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 )
@@ -13,6 +16,7 @@ type guardFamilies struct {
 	value    *prometheus.GaugeVec
 	breaches *prometheus.CounterVec
 	errors   *prometheus.CounterVec
+	stopped  *prometheus.GaugeVec
 }
 
 func newGuardFamilies() *guardFamilies {
@@ -32,17 +36,22 @@ func newGuardFamilies() *guardFamilies {
 			Name:      "guard_errors_total",
 			Help:      "Evaluations of a Prometheus guard that gave no value: the query failed, timed out or returned no sample.",
 		}, []string{"probe", "guard"}),
+		stopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: fleet.StoppedMetric,
+			Help: "The start of the probe's last run that a guard of this replica stopped, in Unix seconds (a fleet's run: its aligned start); 0 before any. The fleet's other replicas read it to stop that run too.",
+		}, []string{"probe"}),
 	}
 }
 
 func (f *guardFamilies) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.value, f.breaches, f.errors}
+	return []prometheus.Collector{f.value, f.breaches, f.errors, f.stopped}
 }
 
 func (f *guardFamilies) forget(l prometheus.Labels) {
 	f.value.DeletePartialMatch(l)
 	f.breaches.DeletePartialMatch(l)
 	f.errors.DeletePartialMatch(l)
+	f.stopped.DeletePartialMatch(l)
 }
 
 // DeclareGuards creates the counters of p's guards at 0, so that
@@ -64,6 +73,9 @@ func (c *Collector) DeclareGuards(p *plan.Probe) {
 		c.guards.breaches.WithLabelValues(p.Name, name)
 		c.guards.errors.WithLabelValues(p.Name, name)
 	}
+	if len(names) > 0 {
+		c.guards.stopped.WithLabelValues(p.Name)
+	}
 }
 
 var _ live.Guards = (*Live)(nil)
@@ -79,6 +91,11 @@ func (l *Live) Guard(name string, value float64, breached bool) {
 // GuardError records an evaluation of a guard that gave no value.
 func (l *Live) GuardError(name string) {
 	l.c.guards.errors.WithLabelValues(l.probe, name).Inc()
+}
+
+// Stopped records the start of the run a guard of the probe stopped.
+func (l *Live) Stopped(run time.Time) {
+	l.c.guards.stopped.WithLabelValues(l.probe).Set(float64(run.UnixMilli()) / 1e3)
 }
 
 // RegisterPaused registers loadprobe_paused on reg, read from paused at

@@ -8,6 +8,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 )
 
@@ -85,9 +86,12 @@ func (v *validator) prometheusGuard(c *Config, g *plan.PrometheusGuard, p keyPat
 	names := map[string]int{}
 	for i, q := range g.Queries {
 		ip := qp.to(i)
-		if q.Name == plan.GuardErrorRatio || q.Name == plan.GuardLatency {
+		switch q.Name {
+		case plan.GuardErrorRatio, plan.GuardLatency:
 			v.errorf(ip.to("name"), "%q is the name of a live guard", q.Name)
-		} else {
+		case fleet.GuardName:
+			v.errorf(ip.to("name"), "%q is the name of the guard by which a fleet's replicas stop together", q.Name)
+		default:
 			v.uniqueName(ip.to("name"), "guard", q.Name, names, "queries", i)
 		}
 		if strings.TrimSpace(q.Query) == "" {

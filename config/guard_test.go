@@ -52,6 +52,8 @@ func TestGuardBadConfigs(t *testing.T) {
 			"g.yml:13: probes[0].guard.prometheus.queries[0].max: must not be below min (2)"},
 		{"live guard's name", "      prometheus:\n        url: http://prom:9090\n        queries:\n          - {name: latency, query: up, max: 1}\n",
 			`g.yml:13: probes[0].guard.prometheus.queries[0].name: "latency" is the name of a live guard`},
+		{"fleet guard's name", "      prometheus:\n        url: http://prom:9090\n        queries:\n          - {name: fleet, query: up, max: 1}\n",
+			`g.yml:13: probes[0].guard.prometheus.queries[0].name: "fleet" is the name of the guard by which a fleet's replicas stop together`},
 		{"duplicate name", "      prometheus:\n        url: http://prom:9090\n        queries:\n          - {name: a, query: up, max: 1}\n          - {name: a, query: up, max: 2}\n",
 			`g.yml:14: probes[0].guard.prometheus.queries[1].name: duplicate guard name "a" (first used by queries[0])`},
 		{"client settings checked", "      prometheus:\n        url: http://prom:9090\n        tls_config: {ca_file: missing.pem}\n        queries: [{name: a, query: up, max: 1}]\n",

@@ -90,7 +90,11 @@ func New(o Options) (*Daemon, error) {
 			return nil, err
 		}
 	}
-	judge, err := d.fleetJudge()
+	prom, err := d.fleetPrometheus()
+	if err != nil {
+		return nil, err
+	}
+	judge, err := d.fleetJudge(prom)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +106,7 @@ func New(o Options) (*Daemon, error) {
 	d.stop = stop
 	d.sched, err = schedule.New(ctx, schedule.Options{
 		Run: prober.Run, Observer: d.coll, Store: store, Logger: o.Logger,
-		Shard: o.Shard, FleetJudge: judge,
+		Shard: o.Shard, FleetJudge: judge, Fleet: prom,
 	})
 	if err != nil {
 		stop()

@@ -6,12 +6,16 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/fleet/readback"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/schedule"
 )
 
-// FleetOptions say where the replica with ordinal 0 of a fleet reads the
-// fleet's runs back (docs/fleet.md, "Fleet figures (replica 0)").
+// FleetOptions say where the replicas of a fleet read one another: the
+// replica with ordinal 0 reads the fleet's runs back, and each replica its
+// peers' guards (docs/fleet.md, "Fleet figures (replica 0)", "Fleet
+// guards").
 type FleetOptions struct {
 	PrometheusURL  string        // empty: no fleet figures
 	HTTPConfigFile string        // prometheus/common HTTP client config for it; empty: none
@@ -19,11 +23,12 @@ type FleetOptions struct {
 	Wait           time.Duration // longest wait for every shard's steps to be scraped
 }
 
-// fleetJudge is what judges every run as its fleet's: on the replica with
-// ordinal 0 given a Prometheus, the fleet reader; else nil.
-func (d *Daemon) fleetJudge() (schedule.FleetJudge, error) {
+// fleetPrometheus is where the replicas of a fleet read one another: the
+// Prometheus of --fleet.prometheus-url, nil without one. (A lone daemon's
+// runs are not aligned, and watch no peers.)
+func (d *Daemon) fleetPrometheus() (*fleet.Prometheus, error) {
 	o := d.opts.Fleet
-	if o.PrometheusURL == "" || d.opts.Shard.Index != 0 {
+	if o.PrometheusURL == "" {
 		return nil, nil
 	}
 	if err := readback.CheckSelector(o.Selector); err != nil {
@@ -37,10 +42,16 @@ func (d *Daemon) fleetJudge() (schedule.FleetJudge, error) {
 		}
 		httpCfg = *c
 	}
-	r, err := readback.New(readback.Options{
-		URL: o.PrometheusURL, HTTP: httpCfg, Selector: o.Selector,
-		Shards: d.opts.Shard.Replicas(), Wait: o.Wait,
-	}, d.logger)
+	return &fleet.Prometheus{Prometheus: plan.Prometheus{URL: o.PrometheusURL, HTTPClientConfig: httpCfg}, Selector: o.Selector}, nil
+}
+
+// fleetJudge is what judges every run as its fleet's: on the replica with
+// ordinal 0 given the fleet's Prometheus, the fleet reader; else nil.
+func (d *Daemon) fleetJudge(prom *fleet.Prometheus) (schedule.FleetJudge, error) {
+	if prom == nil || d.opts.Shard.Index != 0 {
+		return nil, nil
+	}
+	r, err := readback.New(readback.Options{Prometheus: *prom, Shards: d.opts.Shard.Replicas(), Wait: d.opts.Fleet.Wait}, d.logger)
 	if err != nil {
 		return nil, err
 	}

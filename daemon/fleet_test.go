@@ -14,8 +14,8 @@ import (
 // The fleet flags are read when the daemon is built: an HTTP client
 // configuration that does not load stops it at start, naming the flag;
 // so does a --fleet.selector that does not parse (braces, an unquoted
-// value); a good one, or a replica other than 0 (which reads nothing
-// back), starts.
+// value), on every replica, since each reads its peers' guards there; a
+// good one starts.
 func TestFleetFlags(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "client.yml")
@@ -35,7 +35,8 @@ func TestFleetFlags(t *testing.T) {
 		{fleet.Shard{Index: 0, Count: 3}, filepath.Join(dir, "missing.yml"), "", "--fleet.http-config.file"},
 		{fleet.Shard{Index: 0, Count: 3}, good, `{job="loadprobe"}`, `--fleet.selector "{job=\"loadprobe\"}": write the label matchers without braces`},
 		{fleet.Shard{Index: 0, Count: 3}, good, `job=loadprobe`, `--fleet.selector "job=loadprobe": label job`},
-		{fleet.Shard{Index: 1, Count: 3}, bad, "", ""},
+		{fleet.Shard{Index: 1, Count: 3}, good, `job="loadprobe"`, ""},
+		{fleet.Shard{Index: 1, Count: 3}, bad, "", "--fleet.http-config.file"},
 	} {
 		_, err := New(Options{
 			ConfigFile: cfg, Shard: tc.shard, Logger: promslog.NewNopLogger(),

@@ -180,12 +180,12 @@ func (e *engine) run() result.Result {
 	p := e.probe
 	r := newResult(p, e.started)
 	r.Ended = result.ResultCompleted
-	watcher, err := e.watchPrometheus()
+	stopWatching, err := e.watchPrometheus()
 	if err != nil {
 		r.Ended, r.Error = result.ResultFailed, result.Reason(err.Error())
 		return r
 	}
-	defer watcher.Stop()
+	defer stopWatching()
 	var settleWithin time.Duration
 	st, more := e.plan.next(r.Steps)
 	for i := 0; more; i++ {
@@ -244,7 +244,7 @@ func (e *engine) run() result.Result {
 	if len(r.Steps) > 1 && r.Ended != result.ResultCanceled && mayOweBacklog(r.Steps[len(r.Steps)-1]) && !recovery.Recovered {
 		e.settle(settleWithin, e.plan.most())
 	}
-	if watcher.Stop(); r.Ended == result.ResultCompleted && e.canceled() {
+	if stopWatching(); r.Ended == result.ResultCompleted && e.canceled() {
 		e.endStopped(&r, nil) // a guard fired during the last settle
 	}
 	r.DurationSeconds = time.Since(e.started).Seconds()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loadprobe/loadprobe/config"
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/live"
 	"github.com/loadprobe/loadprobe/result"
@@ -66,6 +67,7 @@ type guardLive struct {
 	values   map[string][]float64
 	breaches map[string]int
 	errors   map[string]int
+	stopped  []time.Time
 }
 
 func newGuardLive() *guardLive {
@@ -85,6 +87,12 @@ func (l *guardLive) GuardError(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.errors[name]++
+}
+
+func (l *guardLive) Stopped(run time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = append(l.stopped, run)
 }
 
 func TestLiveGuardsStopTheLoadWithinAWindow(t *testing.T) {
@@ -285,6 +293,61 @@ guard:
 			}
 			if a := r.Abort; a == nil || a.By != result.ByPrometheus || a.Value != tc.wantValue || a.Level != 1 {
 				t.Errorf("abort %+v (errors %v): want by prometheus at %g, naming the first level", a, live.errors, tc.wantValue)
+			}
+		})
+	}
+}
+
+// On a replica of a fleet, a run stops within one guard interval plus a
+// second once a peer's stop of it shows in the fleet's Prometheus (the
+// fleet guard, named so in the abort), and a run its own guard stops is
+// exported under its aligned start for the peers to read.
+func TestFleetGuardStopsWithItsPeers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		peerStopsAt   time.Duration // after the first request; 0: never
+		targetFailsAt time.Duration // after the first request; 0: never
+		wantBy        result.AbortBy
+		wantGuard     string
+	}{
+		{"a peer's guard", 2 * time.Second, 0, result.ByPrometheus, fleet.GuardName},
+		{"its own guard", 0, 2 * time.Second, result.ByLive, plan.GuardErrorRatio},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tt := &turningTarget{after: time.Hour, turn: func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }}
+			if tc.targetFailsAt > 0 {
+				tt.after = tc.targetFailsAt
+			}
+			srv := httptest.NewServer(tt)
+			defer srv.Close()
+			prom := &standInPrometheus{value: func() string {
+				if first := tt.first.Load(); tc.peerStopsAt > 0 && first != 0 && time.Since(time.Unix(0, first)) >= tc.peerStopsAt {
+					return "1"
+				}
+				return "0"
+			}}
+			promSrv := httptest.NewServer(prom)
+			defer promSrv.Close()
+			p := guardedProbe(t, srv.URL, `load: {concurrency: [2], step_duration: 10s}
+guard: {window: 200ms, error_ratio: 0.5}`)
+			align := time.Now().Truncate(time.Millisecond)
+			live := newGuardLive()
+			r := mustRun(t, context.Background(), p, Options{Live: live, Align: align,
+				Fleet: &fleet.Prometheus{Prometheus: plan.Prometheus{URL: promSrv.URL}}})
+
+			if a := r.Abort; r.Ended != result.ResultAborted || a == nil || a.By != tc.wantBy || a.Guard != tc.wantGuard {
+				t.Fatalf("result %s, abort %+v (%s): want aborted by the %s guard %s", r.Ended, a, r.Error, tc.wantBy, tc.wantGuard)
+			}
+			if tc.peerStopsAt > 0 {
+				after := time.Unix(0, tt.last.Load()).Sub(time.Unix(0, tt.first.Load()).Add(tc.peerStopsAt))
+				if t.Logf("last request %s after the peer's stop showed; %d queries", after, prom.queries.Load()); after > 1200*time.Millisecond {
+					t.Errorf("last request %s after the peer's stop showed, want within 1.2s (one 200ms guard interval plus a second)", after)
+				}
+			}
+			if len(live.stopped) == 0 || !live.stopped[0].Equal(align) {
+				t.Errorf("stops exported %v, want the run's aligned start %v", live.stopped, align)
 			}
 		})
 	}

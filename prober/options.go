@@ -14,6 +14,10 @@ type Options struct {
 	Progress func(Progress)      // called about twice a second while a step runs
 	OnStep   func(result.Result) // called after each step with the run so far
 	Shard    fleet.Shard         // this replica's part of a fleet; zero: all of every level
+	// Fleet, on a replica of a fleet, is where an aligned run watches its
+	// peers' guards, to stop when one of theirs stops it (docs/fleet.md,
+	// "Fleet guards"); nil: none.
+	Fleet *fleet.Prometheus
 	// Align is the wall-clock boundary an aligned run starts at, its steps
 	// at fixed offsets from it (docs/fleet.md, "Aligned runs and steps");
 	// zero: each step starts as soon as the last one has settled.

@@ -19,8 +19,15 @@ import (
 // marked cut. Any other end (a reload, SIGTERM) cancels it: a canceled run
 // is no result, and its step under way is dropped.
 
-// stopRun stops the load at once for a guard.
-func (e *engine) stopRun(a result.Abort) { e.cancel(&result.Stop{Abort: a}) }
+// stopRun stops the load at once for a guard, and says so to the fleet.
+func (e *engine) stopRun(a result.Abort) {
+	e.cancel(&result.Stop{Abort: a})
+	run := e.opts.Align
+	if run.IsZero() {
+		run = e.started
+	}
+	e.guardLive().Stopped(run)
+}
 
 // markStop returns when the load stopped: the first time it is asked
 // after the run's context ended, which the engine does at once.
@@ -82,17 +89,31 @@ func (e *engine) guardLive() live.Guards {
 	return live.NopGuards{}
 }
 
-// watchPrometheus starts the probe's Prometheus guards, nil without any;
-// their first evaluation is done when it returns, before any load.
-func (e *engine) watchPrometheus() (*telemetry.Watcher, error) {
-	g := e.probe.Guard.Prometheus
-	if g == nil {
-		return nil, nil
+// watchPrometheus starts the probe's Prometheus guards and, on a replica
+// of a fleet, the guard that stops it with its peers; their first
+// evaluations are done when it returns, before any load. stop ends them.
+func (e *engine) watchPrometheus() (stop func(), err error) {
+	guards := []*plan.PrometheusGuard{e.probe.Guard.Prometheus}
+	if f := e.opts.Fleet; f != nil && !e.opts.Align.IsZero() {
+		guards = append(guards, f.Guard(e.probe.Name, e.probe.Guard, e.opts.Align))
 	}
-	w, err := telemetry.NewWatcher(g, e.guardLive())
-	if err != nil {
-		return nil, err
+	var watchers []*telemetry.Watcher
+	stop = func() {
+		for _, w := range watchers {
+			w.Stop()
+		}
 	}
-	w.Start(e.ctx, e.stopRun)
-	return w, nil
+	for _, g := range guards {
+		if g == nil {
+			continue
+		}
+		w, err := telemetry.NewWatcher(g, e.guardLive())
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		w.Start(e.ctx, e.stopRun)
+		watchers = append(watchers, w)
+	}
+	return stop, nil
 }

@@ -55,9 +55,10 @@ type Scheduler struct {
 	run    prober.Runner
 	obs    Observer
 	logger *slog.Logger
-	store  *Store      // nil: results are not kept across restarts
-	shard  fleet.Shard // this replica's part of a fleet
-	judge  FleetJudge  // nil: runs are not judged as a fleet's (fleet.go)
+	store  *Store            // nil: results are not kept across restarts
+	shard  fleet.Shard       // this replica's part of a fleet
+	fleet  *fleet.Prometheus // nil: runs do not watch their peers' guards
+	judge  FleetJudge        // nil: runs are not judged as a fleet's (fleet.go)
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -130,6 +131,9 @@ type Options struct {
 	// counted on to see them, and a fixed canary load has no breaking
 	// points to find. The daemon sets it on the replica with ordinal 0.
 	FleetJudge FleetJudge
+	// Fleet, when set, is the Prometheus where every run of a replica
+	// watches its peers' guards (docs/fleet.md, "Fleet guards").
+	Fleet *fleet.Prometheus
 }
 
 // New returns a scheduler whose runs stop when ctx ends. With a store, it
@@ -142,7 +146,7 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 	store := o.Store
 	s := &Scheduler{
 		run: o.Run, obs: o.Observer, logger: logger, store: store, ctx: ctx,
-		shard: o.Shard, judge: o.FleetJudge,
+		shard: o.Shard, judge: o.FleetJudge, fleet: o.Fleet,
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
@@ -408,7 +412,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *p
 	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Protocol: p.Protocol(), Ended: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	align := s.alignAt(l)
-	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Align: align, Overlapping: overlapping, OnStep: func(partial result.Result) {
+	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Fleet: s.fleet, Align: align, Overlapping: overlapping, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}, Progress: func(pr prober.Progress) { s.setDoing(l, pr.Search) }}
@@ -419,7 +423,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *p
 		// the same server, right after the probe.
 		ctl = &prober.Control{
 			Probe:   control,
-			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Align: controlAlign(align, p), Overlapping: overlapping},
+			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Fleet: s.fleet, Align: controlAlign(align, p), Overlapping: overlapping},
 			Started: func(shown result.Result) {
 				restamp(&shown)
 				shown.Ended = result.ResultRunning

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/internal/promapi"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
@@ -24,13 +24,9 @@ import (
 
 // Options say where the fleet's series are and how long to wait for them.
 type Options struct {
-	// URL is the Prometheus that scrapes every replica.
-	URL string
-	// HTTP is how to reach it: TLS, basic auth, bearer tokens, OAuth2.
-	HTTP commoncfg.HTTPClientConfig
-	// Selector holds label matchers that pick this fleet's series among
-	// others the Prometheus holds, e.g. `job="loadprobe"`; empty: none.
-	Selector string
+	// Prometheus scrapes every replica; its selector picks this fleet's
+	// series among the others it holds.
+	fleet.Prometheus
 	// Shards is the fleet's size N.
 	Shards int
 	// Wait bounds how long after its own run replica 0 waits for every
@@ -54,7 +50,7 @@ type Reader struct {
 // New returns a Reader for the Prometheus o names; check Options.Selector
 // with CheckSelector first.
 func New(o Options, logger *slog.Logger) (*Reader, error) {
-	query, _, err := promapi.New(o.URL, o.HTTP, "fleet", promapi.MaxAnswerBytes)
+	query, _, err := promapi.New(o.URL, o.HTTPClientConfig, "fleet", promapi.MaxAnswerBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +101,11 @@ func (r *Reader) read(ctx context.Context, p *plan.Probe, own result.Result) (*r
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	now := time.Now()
-	info, err := r.query(ctx, fmt.Sprintf(`loadprobe_shard_info{shards="%d"%s}`, r.opts.Shards, r.selector()), now)
+	info, err := r.query(ctx, fmt.Sprintf(`loadprobe_shard_info{shards="%d"%s}`, r.opts.Shards, r.opts.Matchers()), now)
 	if err != nil {
 		return nil, err
 	}
-	steps, err := r.query(ctx, fmt.Sprintf(`{__name__=~"loadprobe_step_.+",probe=%q%s}`, p.Name, r.selector()), now)
+	steps, err := r.query(ctx, fmt.Sprintf(`{__name__=~"loadprobe_step_.+",probe=%q%s}`, p.Name, r.opts.Matchers()), now)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +125,6 @@ func (r *Reader) read(ctx context.Context, p *plan.Probe, own result.Result) (*r
 	f.Problems = append(problems, f.Problems...)
 	f.Valid = f.Valid && len(f.Problems) == 0
 	return f, nil
-}
-
-func (r *Reader) selector() string {
-	if r.opts.Selector == "" {
-		return ""
-	}
-	return "," + r.opts.Selector
 }
 
 func (r *Reader) query(ctx context.Context, q string, at time.Time) (model.Vector, error) {

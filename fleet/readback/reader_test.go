@@ -174,10 +174,10 @@ func fakePrometheus(t *testing.T, now func() model.Vector, queries *atomic.Int32
 
 func reader(t *testing.T, url string, wait time.Duration) *Reader {
 	t.Helper()
-	r, err := New(Options{
-		URL: url, Selector: `job="loadprobe"`, Shards: 3, Wait: wait,
-		HTTP: commoncfg.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "fleet", Password: "secret"}},
-	}, nil)
+	r, err := New(Options{Prometheus: fleet.Prometheus{
+		Prometheus: plan.Prometheus{URL: url, HTTPClientConfig: commoncfg.HTTPClientConfig{BasicAuth: &commoncfg.BasicAuth{Username: "fleet", Password: "secret"}}},
+		Selector:   `job="loadprobe"`,
+	}, Shards: 3, Wait: wait}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

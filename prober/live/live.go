@@ -4,7 +4,11 @@
 // whoever implements it does not import the engine.
 package live
 
-import "github.com/loadprobe/loadprobe/result"
+import (
+	"time"
+
+	"github.com/loadprobe/loadprobe/result"
+)
 
 // Sink takes every attempt as it happens; the collector implements it with
 // pre-resolved metric children, so each call is a few atomic adds.
@@ -77,6 +81,10 @@ type Guards interface {
 	// GuardError records an evaluation that gave no value: a failed,
 	// timed-out or empty query.
 	GuardError(name string)
+	// Stopped records that a guard stopped the run that started at run (a
+	// fleet's run: its aligned start), for the fleet's other replicas to
+	// stop it too.
+	Stopped(run time.Time)
 }
 
 // NopGuards discards the guards' evaluations.
@@ -84,3 +92,4 @@ type NopGuards struct{}
 
 func (NopGuards) Guard(string, float64, bool) {}
 func (NopGuards) GuardError(string)           {}
+func (NopGuards) Stopped(time.Time)           {}
