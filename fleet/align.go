@@ -44,3 +44,14 @@ func AlignedLength(l plan.Load) time.Duration {
 	starts := StepStarts(at, l)
 	return starts[len(starts)-1].Sub(at)
 }
+
+// Boundary is the first multiple of grid since the Unix epoch at or after
+// t: where replicas that agree on grid start a run together.
+func Boundary(t time.Time, grid time.Duration) time.Time {
+	ns := t.UnixNano()
+	b := ns - ns%int64(grid)
+	if b < ns {
+		b += int64(grid)
+	}
+	return time.Unix(0, b)
+}

@@ -26,16 +26,6 @@ const triggerGrid = 10 * time.Second
 // aligned reports whether this scheduler's runs start on boundaries.
 func (s *Scheduler) aligned() bool { return s.shard.Replicas() > 1 }
 
-// boundary is the first multiple of grid since the Unix epoch at or after t.
-func boundary(t time.Time, grid time.Duration) time.Time {
-	ns := t.UnixNano()
-	b := ns - ns%int64(grid)
-	if b < ns {
-		b += int64(grid)
-	}
-	return time.Unix(0, b)
-}
-
 // grid is the spacing of p's aligned runs: its interval, or for a
 // continuous probe the aligned length of one run and of its control, so
 // that runs follow one another on every replica alike.
@@ -56,7 +46,7 @@ func (s *Scheduler) firstRun(p *plan.Probe, now time.Time) time.Time {
 	if !s.aligned() {
 		return now
 	}
-	return boundary(now, s.grid(p))
+	return fleet.Boundary(now, s.grid(p))
 }
 
 // triggeredRun is when a run asked for by hand at now starts.
@@ -64,7 +54,7 @@ func (s *Scheduler) triggeredRun(now time.Time) time.Time {
 	if !s.aligned() {
 		return now
 	}
-	return boundary(now, triggerGrid)
+	return fleet.Boundary(now, triggerGrid)
 }
 
 // nextRun is when p's next run is due after a run that started at started
@@ -91,7 +81,7 @@ func (s *Scheduler) nextRun(p *plan.Probe, started, now time.Time, outcome resul
 		if next.Before(now) {
 			next = now
 		}
-		next = boundary(next, s.grid(p))
+		next = fleet.Boundary(next, s.grid(p))
 	}
 	return next
 }

@@ -151,20 +151,3 @@ func TestAlignedRunsStartOnBoundaries(t *testing.T) {
 		})
 	}
 }
-
-func TestBoundaryIsEpochAligned(t *testing.T) {
-	for _, tc := range []struct {
-		at   time.Time
-		grid time.Duration
-		want time.Time
-	}{
-		{time.Unix(100, 0), 7 * time.Second, time.Unix(105, 0)},
-		{time.Unix(105, 0), 7 * time.Second, time.Unix(105, 0)},
-		{time.Unix(105, 1), 7 * time.Second, time.Unix(112, 0)},
-		{time.Date(2026, 12, 1, 0, 59, 59, 0, time.UTC), time.Hour, time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)},
-	} {
-		if got := boundary(tc.at, tc.grid); !got.Equal(tc.want) {
-			t.Errorf("boundary(%s, %s) = %s, want %s", tc.at, tc.grid, got, tc.want)
-		}
-	}
-}
