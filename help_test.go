@@ -20,7 +20,9 @@ func TestCommandHelpShowsItsOwnFlagsFirst(t *testing.T) {
 		want      []string
 		lacks     []string
 	}{
-		{[]string{"run", "--help"}, 40, []string{"usage: loadprobe run", "--config.file", "--probe", "--output", "--shard", "--url", "--concurrency", "--search", "--header"}, daemonOnly},
+		// A one-shot fleet's replica serves its metrics and reads its peers.
+		{[]string{"run", "--help"}, 70, []string{"usage: loadprobe run", "--config.file", "--probe", "--output", "--shard", "--url", "--concurrency", "--search", "--header",
+			"--fleet.prometheus-url", "--web.listen-address"}, []string{"--web.enable-lifecycle", "--storage.path"}},
 		{[]string{"target", "--help"}, 10, []string{"usage: loadprobe target", "--listen", "--workers", "--work-time", "--work="}, append(daemonOnly, "--config.file")},
 		{[]string{"demo", "--help"}, 12, []string{"usage: loadprobe demo", "127.0.0.1:10471", "--web.listen-address=127.0.0.1:10471"}, []string{"--config.file", "--fleet.", "--shard"}},
 		{[]string{"--help"}, 12, []string{"usage: loadprobe [<flags>]", "With no command, loadprobe is the daemon", "Daemon flags (no command):", "--config.file"}, nil},

@@ -52,6 +52,8 @@ type commands struct {
 	runProbes                *[]string
 	runOutput                *string
 	runShard                 *fleet.Shard
+	runFleet                 *daemon.FleetOptions
+	runListen                *string
 	target                   *kingpin.CmdClause
 	targetAt                 *string
 	targetOpts               target.Options
@@ -88,6 +90,8 @@ func newCommands() *commands {
 	c.runOutput = c.run.Flag("output", "Result format: table, json, or html (one self-contained page with the charts, to attach to a pull request).").Default("table").Enum("table", "json", "html")
 	c.runShard = addShardFlag(c.run)
 	c.runURL = addURLFlags(c.run)
+	c.runFleet = addFleetFlags(c.run)
+	c.runListen = c.run.Flag("web.listen-address", "With --shard and --fleet.prometheus-url, this run is a replica of a one-shot fleet: the address it serves /metrics on while it lasts, for that Prometheus to scrape (docs/fleet.md). Default: none.").String()
 
 	c.compare = c.app.Command("compare", "Judge a candidate's results against its baseline's, two results files of the same probes (run --output=json or /api/v1/results): exit 1 when a candidate lost capacity, 2 on a usage error.")
 	c.compareBase = c.compare.Arg("baseline", "Results file of the baseline.").Required().String()
@@ -142,7 +146,12 @@ func run() int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		source := probeSource{file: *c.runConfig, fileSet: c.runConfigSet, url: c.runURL, stdin: os.Stdin}
-		return runOnce(ctx, source, *c.runProbes, *c.runOutput, *c.runShard, os.Stdout, os.Stderr)
+		fl, err := newOneShot(*c.runShard, *c.runFleet, *c.runListen)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return exitUsageErr
+		}
+		return runOnce(ctx, source, *c.runProbes, *c.runOutput, *c.runShard, fl, os.Stdout, os.Stderr)
 	case c.compare.FullCommand():
 		if r := c.compareRules; !(r.Confidence > 0 && r.Confidence < 1) || !(r.MaxLoss >= 0 && r.MaxLoss < 1) || !(r.MaxLatencyGain >= 0) {
 			fmt.Fprintf(os.Stderr, "loadprobe compare: --confidence must be in (0, 1), --max-loss in [0, 1) and --max-latency-gain 0 or more (got %g, %g and %g)\n",

@@ -38,8 +38,9 @@ const (
 // runs them (prober.Runner.WithControl), and prints their results on
 // stdout. Progress goes to stderr. When ctx ends, the run under way ends
 // canceled within seconds and is printed; the probes after it do not run.
-// With a shard of a fleet, each run sends the shard's share of its levels.
-func runOnce(ctx context.Context, source probeSource, names []string, output string, shard fleet.Shard, stdout, stderr io.Writer) int {
+// With a shard of a fleet, each run sends the shard's share of its levels;
+// with fl, this process is a replica of a one-shot fleet (runfleet.go).
+func runOnce(ctx context.Context, source probeSource, names []string, output string, shard fleet.Shard, fl *oneShot, stdout, stderr io.Writer) int {
 	if output != "table" && output != "json" && output != "html" {
 		fmt.Fprintf(stderr, "loadprobe run: --output must be table, json or html, not %q\n", output)
 		return exitUsageErr
@@ -60,37 +61,86 @@ func runOnce(ctx context.Context, source probeSource, names []string, output str
 	for _, n := range prober.FileNeeds(probes, shard) {
 		fmt.Fprintln(stderr, "warning:", n)
 	}
-	progress := newProgressPrinter(stderr)
 	// Every attempt is recorded in the live metrics too, as in the daemon,
-	// though nobody scrapes this registry: a one-off run then pays the same
-	// per-request cost as a scheduled one, and `make bench` measures the
-	// generator as it runs in production, not a lighter one.
+	// though nobody scrapes this registry (but a one-shot fleet's
+	// Prometheus): a one-off run then pays the same per-request cost as a
+	// scheduled one, and `make bench` measures the generator as it runs in
+	// production, not a lighter one.
 	reg := prometheus.NewRegistry()
 	coll := collector.New(reg)
+	var align time.Time
+	if fl != nil {
+		stop, err := fl.serve(reg, probes, cfg.Hash())
+		if err == nil {
+			defer stop()
+			align, err = fl.gather(ctx, stderr)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitExpect
+		}
+	}
+	results := runProbes(ctx, cfg, probes, coll, shard, fl, align, stderr)
+	shown, code := results, exitOK
+	if fl != nil {
+		fl.finish(ctx, probes, results)
+		shown, code = make([]result.Result, len(results)), fl.code(probes, results)
+		for i, r := range results {
+			shown[i] = fleetView(r)
+		}
+	} else {
+		for i, r := range results {
+			if !expectationsHold(probes[i], r) {
+				code = exitExpect
+			}
+		}
+	}
+	return printRuns(stdout, stderr, output, reg, probes, results, shown, code)
+}
+
+// runProbes runs probes one after the other, each followed by its
+// control; on a replica of a one-shot fleet, each at its turn from align.
+func runProbes(ctx context.Context, cfg *config.Config, probes []*plan.Probe, coll *collector.Collector, shard fleet.Shard, fl *oneShot, align time.Time, stderr io.Writer) []result.Result {
+	progress := newProgressPrinter(stderr)
 	results := make([]result.Result, 0, len(probes))
 	run := prober.Runner(prober.Run)
-	for _, p := range probes {
+	for i, p := range probes {
 		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p))
+		opts := prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}
 		var control *prober.Control
+		var controlProbe *plan.Probe
 		if p.Control != "" { // looked up only when named: most probes have none
 			if c, ok := cfg.Plan(p.Control); ok {
+				controlProbe = c
 				control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
 			}
 		}
-		r := run.WithControl(ctx, p, prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}, control)
+		if fl != nil {
+			opts.Align, opts.Fleet = align, fl.prom
+			opts.OnStep = func(partial result.Result) { fl.results.set(i, partial, true) }
+			if control != nil {
+				control.Options.Align, control.Options.Fleet = align.Add(fleet.AlignedLength(p.Load)), fl.prom
+			}
+			align = nextAlign(align, p, controlProbe)
+		}
+		r := run.WithControl(ctx, p, opts, control)
 		progress.done()
+		if fl != nil {
+			fl.results.set(i, r, false)
+		}
 		results = append(results, r)
 		if ctx.Err() != nil {
 			break
 		}
 	}
+	return results
+}
 
-	code := exitOK
-	for i, r := range results {
-		if !expectationsHold(probes[i], r) {
-			code = exitExpect
-		}
-	}
+// printRuns prints the runs in output's format, shown as the table's (a
+// one-shot fleet's replica 0 shows its fleet's), and returns code, or 1
+// when they could not be written.
+func printRuns(stdout, stderr io.Writer, output string, reg *prometheus.Registry, probes []*plan.Probe, results, shown []result.Result, code int) int {
+	var err error
 	switch output {
 	case "json":
 		err = finitejson.WriteIndented(stdout, struct {
@@ -107,14 +157,22 @@ func runOnce(ctx context.Context, source probeSource, names []string, output str
 		fmt.Fprintln(stderr, err)
 		return exitExpect
 	}
+	tables := stdout
 	if output != "table" {
-		return code
-	}
-	for i, r := range results {
-		if i > 0 {
-			fmt.Fprintln(stdout)
+		// A one-shot fleet's replica 0 shows the fleet's table in its log too.
+		if !slices.ContainsFunc(results, func(r result.Result) bool { return r.Fleet != nil }) {
+			return code
 		}
-		writeTable(stdout, probes[i], r, closeCodes(reg, r.Name))
+		tables = stderr
+	}
+	for i, r := range shown {
+		if i > 0 {
+			fmt.Fprintln(tables)
+		}
+		if f := results[i].Fleet; f != nil {
+			fmt.Fprintf(tables, "fleet of %d replicas (%d found at every level), summed in Prometheus:\n", f.Shards, f.Replicas)
+		}
+		writeTable(tables, probes[i], r, closeCodes(reg, r.Name))
 	}
 	return code
 }

@@ -90,7 +90,7 @@ func New(o Options) (*Daemon, error) {
 			return nil, err
 		}
 	}
-	prom, err := d.fleetPrometheus()
+	prom, err := o.Fleet.Prometheus()
 	if err != nil {
 		return nil, err
 	}

@@ -23,11 +23,11 @@ type FleetOptions struct {
 	Wait           time.Duration // longest wait for every shard's steps to be scraped
 }
 
-// fleetPrometheus is where the replicas of a fleet read one another: the
-// Prometheus of --fleet.prometheus-url, nil without one. (A lone daemon's
-// runs are not aligned, and watch no peers.)
-func (d *Daemon) fleetPrometheus() (*fleet.Prometheus, error) {
-	o := d.opts.Fleet
+// Prometheus is where the replicas of a fleet read one another: the
+// Prometheus of --fleet.prometheus-url with its client settings and
+// selector, checked; nil without one. (A lone loadprobe's runs are not
+// aligned, and watch no peers.)
+func (o FleetOptions) Prometheus() (*fleet.Prometheus, error) {
 	if o.PrometheusURL == "" {
 		return nil, nil
 	}

@@ -51,18 +51,25 @@ func render(t *testing.T) fleet { return renderDir(t, kustomization) }
 // renderDir renders the kustomization in dir, as render does.
 func renderDir(t *testing.T, dir string) fleet {
 	t.Helper()
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
 	var f fleet
-	targets := map[string]any{
+	renderInto(t, dir, map[string]any{
 		"v1/Namespace":                            &f.namespace,
 		"apps/v1/StatefulSet":                     &f.statefulSet,
 		"v1/Service":                              &f.service,
 		"v1/ConfigMap":                            &f.configMap,
 		"monitoring.coreos.com/v1/PodMonitor":     &f.podMonitor,
 		"monitoring.coreos.com/v1/PrometheusRule": &f.rule,
+	})
+	return f
+}
+
+// renderInto renders the kustomization in dir, as kubectl apply -k does,
+// and decodes each object strictly into the target of its kind: one each.
+func renderInto(t *testing.T, dir string, targets map[string]any) {
+	t.Helper()
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
 	var kinds []string
 	for _, r := range resources.Resources() {
@@ -90,7 +97,6 @@ func renderDir(t *testing.T, dir string) fleet {
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("rendered %v, want one each of %v", kinds, want)
 	}
-	return f
 }
 
 // decodeStrict decodes YAML as the API server's strict field validation

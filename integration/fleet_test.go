@@ -74,16 +74,28 @@ scrape_configs:
       - targets: [%s]
 `
 
-func TestFleetAgainstPrometheus(t *testing.T) {
-	promBin := realpart.Find(t, "prometheus", "apt-get install --no-install-recommends prometheus")
-	began := time.Now()
-	dir := t.TempDir()
-	bin := buildLoadprobe(t, dir)
-	target := startProc(t, "target (12 workers of 50ms)", dir, bin, "target", "--listen=127.0.0.1:0",
+// fleetBench is what the fleet tests share: Prometheus's binary, a
+// directory, loadprobe built there, and its config file there, whose TARGET
+// is the address of a demo target of fleetWorkers workers of
+// fleetWorkTime.
+type fleetBench struct{ promBin, dir, bin, cfgFile string }
+
+func newFleetBench(t *testing.T, config string) fleetBench {
+	t.Helper()
+	b := fleetBench{promBin: realpart.Find(t, "prometheus", "apt-get install --no-install-recommends prometheus"), dir: t.TempDir()}
+	b.bin = buildLoadprobe(t, b.dir)
+	target := startProc(t, "target (12 workers of 50ms)", b.dir, b.bin, "target", "--listen=127.0.0.1:0",
 		fmt.Sprint("--workers=", fleetWorkers), "--work-time="+fleetWorkTime)
 	targetAddr := target.waitLogAddr(t, `msg="demo target listening" address=(\S+)`)
-	cfgFile := filepath.Join(dir, "loadprobe.yml")
-	writeFile(t, cfgFile, strings.ReplaceAll(fleetConfig, "TARGET", targetAddr))
+	b.cfgFile = filepath.Join(b.dir, "loadprobe.yml")
+	writeFile(t, b.cfgFile, strings.ReplaceAll(config, "TARGET", targetAddr))
+	return b
+}
+
+func TestFleetAgainstPrometheus(t *testing.T) {
+	began := time.Now()
+	b := newFleetBench(t, fleetConfig)
+	promBin, dir, bin, cfgFile := b.promBin, b.dir, b.bin, b.cfgFile
 
 	// One loadprobe alone, first: the figures the fleet must find again.
 	alone := runAlone(t, dir, bin, cfgFile)
