@@ -14,7 +14,7 @@ func addFleetFlags(app flagGroup) *daemon.FleetOptions {
 	app.Flag("fleet.selector", `Label matchers that pick this fleet's series among others in that Prometheus, e.g. job="loadprobe",namespace="capacity".`).
 		Default("").StringVar(&o.Selector)
 	app.Flag("fleet.wait", "Longest wait after a run for every shard's last step to be scraped; a shard still missing then makes the fleet's run invalid. "+
-		"A one-shot fleet (run) also starts this long after its last replica started, so that each sees them all first.").
+		"A one-shot fleet (run) also starts this long after its last replica was first scraped, so that each sees them all first.").
 		Default("1m").DurationVar(&o.Wait)
 	return o
 }

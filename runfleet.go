@@ -13,7 +13,6 @@ import (
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 
@@ -92,7 +91,6 @@ func (o *oneShot) serve(reg *prometheus.Registry, probes []*plan.Probe, configHa
 	for i, p := range probes {
 		o.results.probes[i].Probe = p
 	}
-	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	collector.RegisterResults(reg, &o.results)
 	collector.RegisterFleet(reg, &o.results, o.shard)
 	collector.RegisterShard(reg, o.shard, func() string { return configHash })
@@ -109,13 +107,17 @@ func (o *oneShot) serve(reg *prometheus.Registry, probes []*plan.Probe, configHa
 
 // gather waits until the fleet's Prometheus holds every replica, and
 // returns the start of the fleet's first run: the first boundary of
-// fleetGrid at least --fleet.wait after the latest replica started, which
-// every replica computes alike once it sees them all. A replica that sees
-// them all only after that start fails: it would start late.
+// fleetGrid at least --fleet.wait after the last replica was first
+// scraped, which every replica computes alike once it sees them all. A
+// replica that sees them all only after that start fails: it would start
+// late.
 func (o *oneShot) gather(ctx context.Context, stderr io.Writer) (time.Time, error) {
 	n, m := o.shard.Replicas(), o.prom.Matchers()
 	count := fmt.Sprintf(`count(loadprobe_shard_info{shards="%d"%s})`, n, m)
-	latest := fmt.Sprintf(`max(process_start_time_seconds and on (job, instance) loadprobe_shard_info{shards="%d"%s})`, n, m)
+	// Each replica's first scrape: a time every replica reads alike from
+	// Prometheus, where a process's start time read from /proc can lie
+	// seconds off the wall clock on a VM.
+	latest := fmt.Sprintf(`max(min_over_time(timestamp(loadprobe_shard_info{shards="%d"%s})[%s:1s]))`, n, m, model.Duration(gatherFor+5*time.Minute))
 	fmt.Fprintf(stderr, "replica %s: waiting for the fleet's %d replicas in %s\n", o.shard, n, o.prom.URL)
 	giveUp := time.Now().Add(gatherFor)
 	var seen float64
@@ -125,9 +127,11 @@ func (o *oneShot) gather(ctx context.Context, stderr io.Writer) (time.Time, erro
 		if err == nil && c >= float64(n) {
 			var started float64
 			if started, err = o.scalar(ctx, latest); err == nil {
-				at := fleet.Boundary(time.UnixMilli(int64(started*1e3)).Add(o.wait), fleetGrid)
+				latest := time.UnixMilli(int64(started * 1e3))
+				at := fleet.Boundary(latest.Add(o.wait), fleetGrid)
 				if time.Until(at) <= 0 {
-					return time.Time{}, fmt.Errorf("the fleet's start at %s passed before this replica saw every replica: --fleet.wait (%s) must outlast a scrape", at.Format(time.RFC3339), o.wait)
+					return time.Time{}, fmt.Errorf("the fleet's start at %s passed before this replica saw every replica, %.1fs after the last was first scraped: --fleet.wait (%s) must outlast a scrape and a query",
+						at.Format(time.RFC3339), time.Since(latest).Seconds(), o.wait)
 				}
 				return at, nil
 			}
