@@ -117,7 +117,7 @@ func (o *oneShot) gather(ctx context.Context, stderr io.Writer) (time.Time, erro
 	// Each replica's first scrape: a time every replica reads alike from
 	// Prometheus, where a process's start time read from /proc can lie
 	// seconds off the wall clock on a VM.
-	latest := fmt.Sprintf(`max(min_over_time(timestamp(loadprobe_shard_info{shards="%d"%s})[%s:1s]))`, n, m, model.Duration(gatherFor+5*time.Minute))
+	lastScraped := fmt.Sprintf(`max(min_over_time(timestamp(loadprobe_shard_info{shards="%d"%s})[%s:1s]))`, n, m, model.Duration(gatherFor+5*time.Minute))
 	fmt.Fprintf(stderr, "replica %s: waiting for the fleet's %d replicas in %s\n", o.shard, n, o.prom.URL)
 	giveUp := time.Now().Add(gatherFor)
 	var seen float64
@@ -125,13 +125,13 @@ func (o *oneShot) gather(ctx context.Context, stderr io.Writer) (time.Time, erro
 		c, err := o.scalar(ctx, count)
 		seen = max(seen, c)
 		if err == nil && c >= float64(n) {
-			var started float64
-			if started, err = o.scalar(ctx, latest); err == nil {
-				latest := time.UnixMilli(int64(started * 1e3))
-				at := fleet.Boundary(latest.Add(o.wait), fleetGrid)
+			var scraped float64
+			if scraped, err = o.scalar(ctx, lastScraped); err == nil {
+				last := time.UnixMilli(int64(scraped * 1e3))
+				at := fleet.Boundary(last.Add(o.wait), fleetGrid)
 				if time.Until(at) <= 0 {
 					return time.Time{}, fmt.Errorf("the fleet's start at %s passed before this replica saw every replica, %.1fs after the last was first scraped: --fleet.wait (%s) must outlast a scrape and a query",
-						at.Format(time.RFC3339), time.Since(latest).Seconds(), o.wait)
+						at.Format(time.RFC3339), time.Since(last).Seconds(), o.wait)
 				}
 				return at, nil
 			}
