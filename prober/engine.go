@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,7 +232,11 @@ func (e *engine) run() result.Result {
 			break
 		}
 		if e.opts.OnStep != nil && more {
+			// The partial run goes to readers (the collector) while the run
+			// goes on writing its steps: the saturation read after the run,
+			// the cut step. It gets steps of its own.
 			partial := r
+			partial.Steps = slices.Clone(r.Steps)
 			partial.Ended = result.ResultRunning
 			partial.DurationSeconds = time.Since(e.started).Seconds()
 			analysis.Analyze(&partial, p.Rules)

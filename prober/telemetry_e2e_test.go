@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,9 +62,11 @@ func (r *busyRecord) saturation(t time.Time) (float64, bool) {
 
 // A ramp against a pool of 4 whose Prometheus reads its busy workers names
 // them the bottleneck at the knee, reads the levels below it unsaturated,
-// and sets the capacity against a live traffic of 50/s. It goes two levels
-// past the pool's size: 4 connections' goodput once read 7.5% below 8's,
-// and a knee at the last level is not reached.
+// and sets the capacity against a live traffic of 50/s. It goes past the
+// pool's size: 4 connections' goodput once read 7.5% below 8's, and a knee
+// at the last level is not reached. Six levels, so that the run handed
+// over after the fifth shares the array of its steps with the result that
+// the sixth is appended to, unless the engine copies it.
 func TestTelemetryNamesThePoolAndTheHeadroom(t *testing.T) {
 	t.Parallel()
 	tg := target.New(target.Options{Workers: 4, WorkTime: 20 * time.Millisecond})
@@ -79,7 +82,7 @@ func TestTelemetryNamesThePoolAndTheHeadroom(t *testing.T) {
 probes:
   - name: p
     request: {url: ` + url + `/work, timeout: 1s}
-    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 2s, warmup: 200ms}
+    load: {concurrency: [1, 2, 4, 8, 16, 24], step_duration: 2s, warmup: 200ms}
     telemetry:
       prometheus: {url: ` + prom.URL + `}
       traffic: sum(rate(live_requests_total[1m]))
@@ -91,9 +94,19 @@ probes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := mustRun(t, t.Context(), cfg.Plans()[0], Options{})
-	if r.Ended != result.ResultCompleted || len(r.Steps) != 5 {
+	var partials []result.Result
+	r := mustRun(t, t.Context(), cfg.Plans()[0], Options{OnStep: func(p result.Result) { partials = append(partials, p) }})
+	if r.Ended != result.ResultCompleted || len(r.Steps) != 6 {
 		t.Fatalf("result %s with levels %v: %s", r.Ended, levels(r), r.Error)
+	}
+	// The runs handed to OnStep, which the collector reads while the run
+	// goes on, stay as they were handed: the saturation read after the
+	// run reaches the result alone (the race detector caught the collector
+	// reading a step as the engine wrote it).
+	for _, p := range partials {
+		if sat := saturations(p); slices.ContainsFunc(sat, func(m map[string]float64) bool { return m != nil }) {
+			t.Errorf("the run handed over at %d steps changed after it: saturation %v", len(p.Steps), sat)
+		}
 	}
 	for _, s := range r.Steps[:2] {
 		if v, ok := s.Saturation["workers"]; !ok || v > 0.6 {
