@@ -39,9 +39,14 @@ probes:
         - {name: workers, query: 'max(workers_busy{job="pool"} / workers{job="pool"})'}
 `
 
+// headroomPromConfig scrapes every 500ms: a step's saturation is the most
+// busy of the samples in its window, and at the pool's size (12 of 12)
+// a sample can catch connections between requests; with 1s scrapes a
+// window held two samples, and once both read 9 of 12, leaving the knee
+// without its bottleneck.
 const headroomPromConfig = `global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 500ms
+  scrape_timeout: 500ms
 scrape_configs:
   - job_name: pool
     static_configs: [{targets: [%q]}]
