@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,15 +231,7 @@ func (e *engine) run() result.Result {
 			break
 		}
 		if e.opts.OnStep != nil && more {
-			// The partial run goes to readers (the collector) while the run
-			// goes on writing its steps: the saturation read after the run,
-			// the cut step. It gets steps of its own.
-			partial := r
-			partial.Steps = slices.Clone(r.Steps)
-			partial.Ended = result.ResultRunning
-			partial.DurationSeconds = time.Since(e.started).Seconds()
-			analysis.Analyze(&partial, p.Rules)
-			e.opts.OnStep(partial)
+			e.handOver(r)
 		}
 	}
 	recovery := e.recover(&r)

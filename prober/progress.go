@@ -1,6 +1,23 @@
 package prober
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"github.com/loadprobe/loadprobe/result"
+	"github.com/loadprobe/loadprobe/result/analysis"
+)
+
+// handOver gives OnStep the run so far, r, as a run under way. It gets
+// steps of its own: readers (the collector) read it while the run goes on
+// writing its steps (the saturation read after the run, the cut step).
+func (e *engine) handOver(r result.Result) {
+	r.Steps = slices.Clone(r.Steps)
+	r.Ended = result.ResultRunning
+	r.DurationSeconds = time.Since(e.started).Seconds()
+	analysis.Analyze(&r, e.probe.Rules)
+	e.opts.OnStep(r)
+}
 
 // report calls the progress callback about twice a second until done.
 func (e *engine) report(i int, st stage, stepStart time.Time, done <-chan struct{}) {
