@@ -312,7 +312,7 @@ func TestRunTableShowsTelemetry(t *testing.T) {
 probes:
   - name: work
     request: {url: "%s/work"}
-    load: {concurrency: [1, 2, 4, 8], step_duration: 500ms}
+    load: {concurrency: [1, 2, 4, 8, 16], step_duration: 500ms}
     telemetry:
       prometheus: {url: "%s"}
       traffic: traffic
@@ -326,7 +326,12 @@ probes:
 		"gen cpu  cpu\n",
 		"%  0.3\n", // the generator CPU column, then the resource
 		"over a live peak of 40.0/s in the last 7d; 40.0/s now)",
-		"no declared resource (cpu) reached its limit at or below the knee (4 connections): none explains it",
+		// The knee lies at the pool's 4 or past it: at 4 a step of 500ms
+		// counts 23 or 24 requests of 21ms a connection, 184/s or 192/s,
+		// and at 184 it is not yet 95% of the peak (CI, this stop). A
+		// level past 8 keeps the knee from falling on the last one.
+		"no declared resource (cpu) reached its limit at or below the knee (",
+		"connections): none explains it",
 	)
 }
 
