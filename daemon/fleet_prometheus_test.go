@@ -146,6 +146,7 @@ func TestFleetPrometheusThatCannotBeRead(t *testing.T) {
 			}})
 			daemonURL.Store(&td.url)
 			var fleet *result.Fleet
+			var own result.Result
 			testkit.WaitFor(t, "the fleet's run judged", func() bool {
 				body := td.get(t, "/api/v1/results")
 				var got struct{ Probes []result.Result }
@@ -153,14 +154,18 @@ func TestFleetPrometheusThatCannotBeRead(t *testing.T) {
 					t.Fatalf("/api/v1/results is no JSON (%d bytes): %v", len(body), err)
 				}
 				if len(got.Probes) == 1 {
-					fleet = got.Probes[0].Fleet
+					own, fleet = got.Probes[0], got.Probes[0].Fleet
 				}
 				return fleet != nil
 			})
 			m := td.get(t, "/metrics")
 			if tc.problem == "" {
-				if !fleet.Valid || len(fleet.Problems) != 0 {
-					t.Errorf("fleet valid %v, problems %q; want the whole run", fleet.Valid, fleet.Problems)
+				// The whole run read: every shard, no problem. Its validity
+				// is the rules' verdict on the steps, which a busy machine
+				// can make "no" for a load not held (CI, this stop), as it
+				// can the replica's own.
+				if fleet.Replicas != 1 || len(fleet.Problems) != 0 || len(fleet.MissingShards) != 0 || len(fleet.Steps) != len(own.Steps) {
+					t.Errorf("fleet of %d replicas, %d of %d steps, missing %v, problems %q; want the whole run", fleet.Replicas, len(fleet.Steps), len(own.Steps), fleet.MissingShards, fleet.Problems)
 				}
 				testkit.Contains(t, "/metrics", m, `loadprobe_fleet_shard_complete{probe="work",shard="0"} 1`, `loadprobe_fleet_peak_throughput{probe="work"}`)
 			} else {
