@@ -108,10 +108,10 @@ func runProbes(ctx context.Context, cfg *config.Config, probes []*plan.Probe, co
 		fmt.Fprintf(stderr, "probe %s: %s\n", p.Name, prober.ClientPath(p))
 		opts := prober.Options{Live: coll.Live(p.Name), Progress: progress.print, Shard: shard}
 		var control *prober.Control
-		var controlProbe *plan.Probe
+		var controlLoad *plan.Load
 		if p.Control != "" { // looked up only when named: most probes have none
 			if c, ok := cfg.Plan(p.Control); ok {
-				controlProbe = c
+				controlLoad = &c.Load
 				control = &prober.Control{Probe: c, Options: prober.Options{Live: coll.Live(c.Name), Progress: progress.print, Shard: shard}}
 			}
 		}
@@ -119,9 +119,11 @@ func runProbes(ctx context.Context, cfg *config.Config, probes []*plan.Probe, co
 			opts.Align, opts.Fleet = align, fl.prom
 			opts.OnStep = func(partial result.Result) { fl.results.set(i, partial, true) }
 			if control != nil {
-				control.Options.Align, control.Options.Fleet = align.Add(fleet.AlignedLength(p.Load)), fl.prom
+				control.Options.Align, control.Options.Fleet = fleet.ControlStart(align, p.Load), fl.prom
 			}
-			align = nextAlign(align, p, controlProbe)
+			// The next probe's run starts on the first boundary after
+			// this one's and its control's.
+			align = fleet.Boundary(align.Add(fleet.PairLength(p.Load, controlLoad)), fleetGrid)
 		}
 		r := run.WithControl(ctx, p, opts, control)
 		progress.done()

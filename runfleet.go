@@ -160,16 +160,6 @@ func (o *oneShot) scalar(ctx context.Context, q string) (float64, error) {
 	return float64(vec[0].Value), nil
 }
 
-// nextAlign is where the run after one of p aligned at at starts, with its
-// control's: the first boundary after both.
-func nextAlign(at time.Time, p *plan.Probe, control *plan.Probe) time.Time {
-	end := at.Add(fleet.AlignedLength(p.Load))
-	if control != nil {
-		end = end.Add(fleet.AlignedLength(control.Load))
-	}
-	return fleet.Boundary(end, fleetGrid)
-}
-
 // finish judges the fleet's runs on replica 0, each read back from
 // Prometheus into its result's fleet; the other replicas serve their
 // steps until replica 0 is gone from Prometheus, for at most twice

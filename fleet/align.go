@@ -45,6 +45,26 @@ func AlignedLength(l plan.Load) time.Duration {
 	return starts[len(starts)-1].Sub(at)
 }
 
+// ControlStart is when the control of a run of l aligned at at starts:
+// after the run's last step and its settle allowance. Zero for a run that
+// is not aligned.
+func ControlStart(at time.Time, l plan.Load) time.Time {
+	if at.IsZero() {
+		return at
+	}
+	return at.Add(AlignedLength(l))
+}
+
+// PairLength is how long an aligned run of l takes with its control's
+// (of load control; nil: none) after it, to the start of the next run.
+func PairLength(l plan.Load, control *plan.Load) time.Duration {
+	d := AlignedLength(l)
+	if control != nil {
+		d += AlignedLength(*control)
+	}
+	return d
+}
+
 // Boundary is the first multiple of grid since the Unix epoch at or after
 // t: where replicas that agree on grid start a run together.
 func Boundary(t time.Time, grid time.Duration) time.Time {

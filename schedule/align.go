@@ -33,11 +33,11 @@ func (s *Scheduler) grid(p *plan.Probe) time.Duration {
 	if !p.Schedule.Continuous {
 		return time.Duration(p.Schedule.Interval)
 	}
-	d := fleet.AlignedLength(p.Load)
-	if control, ok := s.control(p); ok {
-		d += fleet.AlignedLength(control.Load)
+	var control *plan.Load
+	if c, ok := s.control(p); ok {
+		control = &c.Load
 	}
-	return d
+	return fleet.PairLength(p.Load, control)
 }
 
 // firstRun is when a probe's first run is due: at once for a lone
@@ -99,13 +99,4 @@ func (s *Scheduler) alignAt(l *probeLoop) time.Time {
 		return time.Time{}
 	}
 	return l.due
-}
-
-// controlAlign is when the control of a run aligned at at starts: on the
-// boundary after the probe's last step and its settle allowance.
-func controlAlign(at time.Time, p *plan.Probe) time.Time {
-	if at.IsZero() {
-		return at
-	}
-	return at.Add(fleet.AlignedLength(p.Load))
 }

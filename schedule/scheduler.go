@@ -423,7 +423,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *p
 		// the same server, right after the probe.
 		ctl = &prober.Control{
 			Probe:   control,
-			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Fleet: s.fleet, Align: controlAlign(align, p), Overlapping: overlapping},
+			Options: prober.Options{Live: s.obs.Live(control.Name), Shard: s.shard, Fleet: s.fleet, Align: fleet.ControlStart(align, p.Load), Overlapping: overlapping},
 			Started: func(shown result.Result) {
 				restamp(&shown)
 				shown.Ended = result.ResultRunning
