@@ -58,17 +58,23 @@ scrape_configs:
   - job_name: loadprobe
     static_configs: [{targets: ["%s"]}]
 `, strings.Join(addrs, `", "`)))
-	startProc(t, "prometheus", dir, promBin, "--config.file="+promCfg,
+	prom := &prometheus{mode: modes[0], base: "http://" + promAddr}
+	prom.proc = startProc(t, "prometheus", dir, promBin, "--config.file="+promCfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
 	for _, a := range append([]string{promAddr}, addrs...) {
 		waitHTTP(t, "http://"+a+"/-/ready")
 	}
-	t.Logf("3 replicas and Prometheus ready (%.1fs after start)", since(began))
+	// Prometheus scrapes nothing for up to 5s after it starts (its first
+	// reload of targets), so a run that begins before every replica has
+	// been scraped is no test of how quickly the fleet hears of a guard.
+	prom.waitData(t, fmt.Sprintf("count(up == 1) == %d", fleetReplicas), fleetTimeout)
+	scraped := time.Now()
+	t.Logf("3 replicas and Prometheus ready, every replica scraped (%.1fs after start)", since(began))
 
 	runs := make([]lpresult.Result, fleetReplicas)
 	deadline := time.Now().Add(fleetTimeout)
 	for i, a := range addrs {
-		for runs[i] = lastRun(t, a, began); runs[i].Ended == ""; runs[i] = lastRun(t, a, began) {
+		for runs[i] = lastRun(t, a, scraped); runs[i].Ended == ""; runs[i] = lastRun(t, a, scraped) {
 			if time.Now().After(deadline) {
 				t.Fatalf("replica %d ended no run within %s", i, fleetTimeout)
 			}
