@@ -25,7 +25,9 @@ LDFLAGS     := -X $(VERSION_PKG).Version=$(or $(VERSION),unknown) \
 # precision tests run without the detector instead, whose instrumentation
 # allocates (the TLS client: 4 per request under it, 2 without) and slows
 # a gRPC stream's message path several-fold, with a noise larger than the
-# 10% a precision test allows.
+# 10% a precision test allows. They too run one package at a time: the
+# other packages' test binaries, built beside a precision test, would take
+# the cores it measures with.
 TEST_FLAGS  ?= -race -count=1 -p 1 -timeout=20m
 PLAIN_TESTS := ZeroAllocs|Precise
 
@@ -68,7 +70,7 @@ deps: ## install promtool, Prometheus and Chromium with apt-get when missing (ro
 test: deps lint ## deps, lint, every test under the race detector, the allocation counts and precision tests without it, every benchmark once, the deploy module
 	CGO_ENABLED=1 $(GO) test $(TEST_FLAGS) -skip '$(PLAIN_TESTS)' $(PKGS)
 	$(DEPLOY) CGO_ENABLED=1 $(GO) test $(TEST_FLAGS) ./...
-	$(GO) test -count=1 -run '$(PLAIN_TESTS)' $(PKGS)
+	$(GO) test -count=1 -p 1 -run '$(PLAIN_TESTS)' $(PKGS)
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x $(PKGS)
 
 fmt-check: ## fail when gofmt -l lists a file
