@@ -65,16 +65,36 @@ func New(o Options, logger *slog.Logger) (*Reader, error) {
 // or Options.Wait has passed (or ctx ends): then a shard still missing
 // makes the run invalid, named in Problems.
 func (r *Reader) Judge(ctx context.Context, p *plan.Probe, own result.Result) *result.Fleet {
-	giveUp := time.Now().Add(r.opts.Wait)
+	return r.until(ctx, p, own, time.Now().Add(r.opts.Wait), r.poll)
+}
+
+// stepPollEvery is how often Step asks again: a search's next step starts
+// a settle allowance after the last, often two or three seconds.
+const stepPollEvery = 200 * time.Millisecond
+
+// Step reads the fleet's sum of own, a step of p this replica has just
+// measured, for a fleet's search to choose its next level from (docs/fleet.md,
+// "Fleet search"). It asks until every shard's figures of the step are in
+// Prometheus or by has passed (or ctx ends): then a shard still missing is
+// named in Problems. The figures of a finished step do not change, so
+// every replica that reads them all reads the same sums.
+func (r *Reader) Step(ctx context.Context, p *plan.Probe, own result.Step, by time.Time) *result.Fleet {
+	run := result.Result{Name: p.Name, Mode: p.Load.Mode(), Protocol: p.Protocol(), Steps: []result.Step{own}}
+	return r.until(ctx, p, run, by, min(r.poll, stepPollEvery))
+}
+
+// until reads own's fleet run, asking every poll until no shard is
+// missing or giveUp.
+func (r *Reader) until(ctx context.Context, p *plan.Probe, own result.Result, giveUp time.Time, poll time.Duration) *result.Fleet {
 	for {
 		f, err := r.read(ctx, p, own)
 		if err != nil {
 			f = unread(r.opts.Shards, err)
 		}
-		if f.Valid || len(f.Problems) == 0 || !time.Now().Add(r.poll).Before(giveUp) {
+		if f.Valid || len(f.Problems) == 0 || !time.Now().Add(poll).Before(giveUp) {
 			return f
 		}
-		t := time.NewTimer(r.poll)
+		t := time.NewTimer(poll)
 		select {
 		case <-ctx.Done():
 			t.Stop()

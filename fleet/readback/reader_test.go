@@ -382,20 +382,27 @@ func TestJudgeNamesAMissingShard(t *testing.T) {
 // waited for.
 func TestJudgeWaitsForTheLastScrape(t *testing.T) {
 	p := testProbe(t)
-	whole := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
-	partial := threeShards(func(int) []result.Step { return shardSteps(runStart, false)[:3] })
 	var queries atomic.Int32
-	url := fakePrometheus(t, func() model.Vector {
-		if queries.Load() < 4 {
-			return vector(t, p, partial, false)
-		}
-		return vector(t, p, whole, false)
-	}, &queries)
+	url := lastStepScrapedLate(t, p, &queries)
 	own := result.Result{Name: p.Name, Mode: plan.ModeConcurrency, Ended: result.ResultCompleted, Steps: shardSteps(runStart, false)}
 	f := reader(t, url, 10*time.Second).Judge(context.Background(), p, own)
 	if !f.Valid || f.Replicas != 3 {
 		t.Errorf("valid %v with %d replicas, problems %q; want valid once the last step is scraped", f.Valid, f.Replicas, f.Problems)
 	}
+}
+
+// lastStepScrapedLate is a fake Prometheus of three shards whose last
+// step comes with the reader's second read (its third and fourth query).
+func lastStepScrapedLate(t *testing.T, p *plan.Probe, queries *atomic.Int32) string {
+	t.Helper()
+	partial := threeShards(func(int) []result.Step { return shardSteps(runStart, false)[:3] })
+	whole := threeShards(func(int) []result.Step { return shardSteps(runStart, false) })
+	return fakePrometheus(t, func() model.Vector {
+		if queries.Load() < 4 {
+			return vector(t, p, partial, false)
+		}
+		return vector(t, p, whole, false)
+	}, queries)
 }
 
 // Two replicas that say they are one shard sent its share twice.

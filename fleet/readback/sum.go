@@ -3,6 +3,7 @@ package readback
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,8 +63,46 @@ func sum(p *plan.Probe, own result.Result, shards int, ps parts, rejected map[in
 	case measured:
 		f.LatencySource = result.LatencySummaries
 	}
-	f.Replicas = shards - len(f.MissingShards)
-	if len(f.MissingShards) > 0 {
+	return conclude(p, own, f)
+}
+
+// Join is the fleet's run of p made of the steps read one at a time while
+// it ran (a fleet's search, Reader.Step), own being this replica's run:
+// judged as Judge judges a run read back whole. A level a search measured
+// twice keeps both readings, as own does, where a run read back whole
+// could only find the last.
+func (*Reader) Join(p *plan.Probe, own result.Result, reads []*result.Fleet) *result.Fleet {
+	f := &result.Fleet{Steps: []result.Step{}, MissingShards: []int{}, Problems: []string{}}
+	missing := map[int]bool{}
+	sources := map[result.LatencySource]bool{}
+	for _, read := range reads {
+		f.Shards = read.Shards
+		f.Steps = append(f.Steps, read.Steps...)
+		f.Problems = append(f.Problems, read.Problems...)
+		f.StepStartSkewSeconds = max(f.StepStartSkewSeconds, read.StepStartSkewSeconds)
+		for _, i := range read.MissingShards {
+			if !missing[i] {
+				missing[i] = true
+				f.MissingShards = append(f.MissingShards, i)
+			}
+		}
+		sources[read.LatencySource] = true
+	}
+	slices.Sort(f.MissingShards)
+	switch {
+	case sources[result.LatencySummaries]:
+		f.LatencySource = result.LatencySummaries
+	case sources[result.LatencyNative]:
+		f.LatencySource = result.LatencyNative
+	}
+	return conclude(p, own, f)
+}
+
+// conclude counts the shards found at every level of f and, when none is
+// missing and nothing went wrong, judges f's steps with p's rules.
+func conclude(p *plan.Probe, own result.Result, f *result.Fleet) *result.Fleet {
+	f.Replicas = f.Shards - len(f.MissingShards)
+	if len(f.MissingShards) > 0 || len(f.Problems) > 0 {
 		return f // no figure a missing share would lower
 	}
 	r := result.Result{Name: p.Name, Mode: own.Mode, Protocol: own.Protocol, Steps: f.Steps}
