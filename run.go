@@ -47,7 +47,7 @@ func runOnce(ctx context.Context, source probeSource, names []string, output str
 	}
 	cfg, file, err := source.load()
 	if err == nil {
-		err = cfg.CheckShard(file, shard)
+		err = cfg.CheckShard(file, shard, fl != nil)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -116,7 +116,7 @@ func runProbes(ctx context.Context, cfg *config.Config, probes []*plan.Probe, co
 			}
 		}
 		if fl != nil {
-			opts.Align, opts.Fleet = align, fl.prom
+			opts.Align, opts.Fleet, opts.FleetSteps = align, fl.prom, fl.reader
 			opts.OnStep = func(partial result.Result) { fl.results.set(i, partial, true) }
 			if control != nil {
 				control.Options.Align, control.Options.Fleet = fleet.ControlStart(align, p.Load), fl.prom

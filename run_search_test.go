@@ -64,14 +64,14 @@ func TestRunPrintsTheSearchTable(t *testing.T) {
 	}
 }
 
-// A fleet's replicas step together on a plan each computes alone: a
-// search, whose next level depends on the fleet's figures, is refused with
-// the line of its key.
-func TestRunRefusesToSearchOnAFleet(t *testing.T) {
+// A fleet's search chooses each level from the fleet's figures, read from
+// the fleet's Prometheus: a replica without one is refused with the line
+// of the search's key.
+func TestRunRefusesToSearchOnAFleetWithoutItsPrometheus(t *testing.T) {
 	file := searchConfig(t, "http://127.0.0.1:1")
 	code, _, stderr := loadprobe(t, "run", "--config.file="+file, "--shard=0/2")
 	if code != exitUsageErr {
 		t.Errorf("exit %d, want %d", code, exitUsageErr)
 	}
-	testkit.Contains(t, "the error", stderr, file+":6: probes[0].load.search: a fleet (--shard 0/2) cannot search yet")
+	testkit.Contains(t, "the error", stderr, file+":6: probes[0].load.search: a fleet (--shard 0/2) searches by reading every shard's steps from the fleet's Prometheus, and this replica has no --fleet.prometheus-url")
 }

@@ -50,7 +50,7 @@ type oneShot struct {
 	wait    time.Duration // --fleet.wait
 	listen  string        // --web.listen-address
 	api     v1.API
-	reader  *readback.Reader // replica 0's
+	reader  *readback.Reader // the fleet's steps for a search; replica 0 judges the runs
 	results runResults
 }
 
@@ -76,10 +76,8 @@ func newOneShot(shard fleet.Shard, o daemon.FleetOptions, listen string) (*oneSh
 		return nil, fmt.Errorf("loadprobe run: %w", err)
 	}
 	fl := &oneShot{shard: shard, prom: prom, wait: o.Wait, listen: listen, api: api}
-	if shard.Index == 0 {
-		if fl.reader, err = readback.New(readback.Options{Prometheus: *prom, Shards: shard.Replicas(), Wait: o.Wait}, nil); err != nil {
-			return nil, fmt.Errorf("loadprobe run: %w", err)
-		}
+	if fl.reader, err = readback.New(readback.Options{Prometheus: *prom, Shards: shard.Replicas(), Wait: o.Wait}, nil); err != nil {
+		return nil, fmt.Errorf("loadprobe run: %w", err)
 	}
 	return fl, nil
 }
@@ -165,9 +163,11 @@ func (o *oneShot) scalar(ctx context.Context, q string) (float64, error) {
 // steps until replica 0 is gone from Prometheus, for at most twice
 // --fleet.wait and a minute.
 func (o *oneShot) finish(ctx context.Context, probes []*plan.Probe, results []result.Result) {
-	if o.reader != nil {
-		for i := range results {
-			results[i].Fleet = o.reader.Judge(ctx, probes[i], results[i])
+	if o.shard.Index == 0 {
+		for i, r := range results {
+			if r.Fleet == nil { // a fleet's search read its fleet's run as it went
+				results[i].Fleet = o.reader.Judge(ctx, probes[i], r)
+			}
 		}
 		return
 	}

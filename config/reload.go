@@ -13,9 +13,11 @@ import (
 type SafeConfig struct {
 	mu sync.RWMutex
 	c  *Config
-	// Shard is the replica the config must suit (CheckShard); set it
-	// before the first load.
-	Shard fleet.Shard
+	// Shard is the replica the config must suit, and ReadsFleet whether
+	// it reads its fleet from Prometheus (CheckShard); set both before the
+	// first load.
+	Shard      fleet.Shard
+	ReadsFleet bool
 
 	configReloadSuccess prometheus.Gauge
 	configReloadSeconds prometheus.Gauge
@@ -47,7 +49,7 @@ func NewSafeConfig(reg prometheus.Registerer) *SafeConfig {
 func (sc *SafeConfig) ReloadConfig(filename string, logger *slog.Logger) error {
 	c, err := loadFile(filename, sc.Get())
 	if err == nil {
-		err = c.CheckShard(filename, sc.Shard)
+		err = c.CheckShard(filename, sc.Shard, sc.ReadsFleet)
 	}
 	if err != nil {
 		sc.configReloadSuccess.Set(0)

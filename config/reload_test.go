@@ -106,7 +106,7 @@ func TestReloadOnAFleetRefusesASearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := sc.ReloadConfig(file, nil)
-	if err == nil || !strings.Contains(err.Error(), file+":5: probes[0].load.search: a fleet (--shard 0/2) cannot search yet") {
+	if err == nil || !strings.Contains(err.Error(), file+":5: probes[0].load.search: a fleet (--shard 0/2) searches by reading every shard's steps from the fleet's Prometheus, and this replica has no --fleet.prometheus-url") {
 		t.Errorf("reload: %v, want the search refused with its line", err)
 	}
 	if p, _ := sc.Get().Probe("work"); p.Load.Search != nil {

@@ -58,18 +58,19 @@ func (v *validator) searchRange(r plan.SearchRange, p keyPath, limit float64, li
 }
 
 // CheckShard reports the probes of c that shard cannot run: a fleet
-// (--shard i/N with N > 1) cannot search yet, since its replicas step
-// together on a plan each computes alone, and a search's next level depends
-// on the fleet's figures (docs/search.md). file names the config in the
+// (--shard i/N with N > 1) searches by reading every shard's steps from
+// the fleet's Prometheus after each step (docs/fleet.md, "Fleet search"),
+// so a replica that cannot read it (readsFleet false: no
+// --fleet.prometheus-url) cannot search. file names the config in the
 // error, "file:line: path: message" as load errors read.
-func (c *Config) CheckShard(file string, shard fleet.Shard) error {
-	if shard.Replicas() <= 1 {
+func (c *Config) CheckShard(file string, shard fleet.Shard, readsFleet bool) error {
+	if shard.Replicas() <= 1 || readsFleet {
 		return nil
 	}
 	for i, p := range c.Probes {
 		if s := p.Load.Search; s != nil {
 			return &lineError{File: file, Line: s.Line, Path: fmt.Sprintf("probes[%d].load.search", i),
-				Msg: fmt.Sprintf("a fleet (--shard %s) cannot search yet: its replicas step together on a fixed plan; give probe %q a concurrency or rate ramp, or run it on one loadprobe", shard, p.Name)}
+				Msg: fmt.Sprintf("a fleet (--shard %s) searches by reading every shard's steps from the fleet's Prometheus, and this replica has no --fleet.prometheus-url; give it one, give probe %q a concurrency or rate ramp, or run it on one loadprobe", shard, p.Name)}
 		}
 	}
 	return nil

@@ -36,12 +36,15 @@ probes:
 		if l.Mode() != tc.mode || l.Key() != plan.ModeSearch || l.Peak() != tc.peak {
 			t.Errorf("%s: mode %s, key %s, peak %g; want %s, search, %g", tc.search, l.Mode(), l.Key(), l.Peak(), tc.mode, tc.peak)
 		}
-		if err := c.CheckShard("x.yml", fleet.Shard{}); err != nil {
+		if err := c.CheckShard("x.yml", fleet.Shard{}, false); err != nil {
 			t.Errorf("a lone loadprobe may search: %v", err)
 		}
-		want := `x.yml:6: probes[0].load.search: a fleet (--shard 1/3) cannot search yet: its replicas step together on a fixed plan; give probe "work" a concurrency or rate ramp, or run it on one loadprobe`
-		if err := c.CheckShard("x.yml", fleet.Shard{Index: 1, Count: 3}); err == nil || err.Error() != want {
-			t.Errorf("on a fleet:\n got: %v\nwant: %s", err, want)
+		if err := c.CheckShard("x.yml", fleet.Shard{Index: 1, Count: 3}, true); err != nil {
+			t.Errorf("a fleet's replica that reads the fleet from Prometheus may search: %v", err)
+		}
+		want := `x.yml:6: probes[0].load.search: a fleet (--shard 1/3) searches by reading every shard's steps from the fleet's Prometheus, and this replica has no --fleet.prometheus-url; give it one, give probe "work" a concurrency or rate ramp, or run it on one loadprobe`
+		if err := c.CheckShard("x.yml", fleet.Shard{Index: 1, Count: 3}, false); err == nil || err.Error() != want {
+			t.Errorf("on a fleet without its Prometheus:\n got: %v\nwant: %s", err, want)
 		}
 	}
 }

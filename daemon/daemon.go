@@ -82,7 +82,7 @@ func New(o Options) (*Daemon, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	d.sc = config.NewSafeConfig(d.reg)
-	d.sc.Shard = o.Shard
+	d.sc.Shard, d.sc.ReadsFleet = o.Shard, o.Fleet.PrometheusURL != ""
 	var store *schedule.Store
 	if o.StoragePath != "" {
 		var err error
@@ -94,20 +94,16 @@ func New(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	judge, err := d.fleetJudge(prom)
-	if err != nil {
-		return nil, err
-	}
 	// The live families first: the collector is the scheduler's Observer.
 	// The families of the results are the scheduler's, read at scrape time.
 	d.coll = collector.New(d.reg)
 	// Runs outlive no daemon: Run ends them when its context ends.
 	ctx, stop := context.WithCancel(context.Background())
 	d.stop = stop
-	d.sched, err = schedule.New(ctx, schedule.Options{
-		Run: prober.Run, Observer: d.coll, Store: store, Logger: o.Logger,
-		Shard: o.Shard, FleetJudge: judge, Fleet: prom,
-	})
+	so := schedule.Options{Run: prober.Run, Observer: d.coll, Store: store, Logger: o.Logger, Shard: o.Shard}
+	if err = d.withFleet(&so, prom); err == nil {
+		d.sched, err = schedule.New(ctx, so)
+	}
 	if err != nil {
 		stop()
 		return nil, err

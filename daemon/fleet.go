@@ -45,15 +45,20 @@ func (o FleetOptions) Prometheus() (*fleet.Prometheus, error) {
 	return &fleet.Prometheus{Prometheus: plan.Prometheus{URL: o.PrometheusURL, HTTPClientConfig: httpCfg}, Selector: o.Selector}, nil
 }
 
-// fleetJudge is what judges every run as its fleet's: on the replica with
-// ordinal 0 given the fleet's Prometheus, the fleet reader; else nil.
-func (d *Daemon) fleetJudge(prom *fleet.Prometheus) (schedule.FleetJudge, error) {
-	if prom == nil || d.opts.Shard.Index != 0 {
-		return nil, nil
+// withFleet sets o's readers of the fleet in prom: every replica's reader
+// of its fleet's steps (a search), and on the replica with ordinal 0 the
+// judge of every run as its fleet's. Neither without a Prometheus.
+func (d *Daemon) withFleet(o *schedule.Options, prom *fleet.Prometheus) error {
+	if prom == nil {
+		return nil
 	}
 	r, err := readback.New(readback.Options{Prometheus: *prom, Shards: d.opts.Shard.Replicas(), Wait: d.opts.Fleet.Wait}, d.logger)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return r.Judge, nil
+	o.Fleet, o.FleetSteps = prom, r
+	if d.opts.Shard.Index == 0 {
+		o.FleetJudge = r.Judge
+	}
+	return nil
 }

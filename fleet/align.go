@@ -26,13 +26,22 @@ func SettleAllowance(l plan.Load) time.Duration {
 // StepStarts is when each step of an aligned run of l starts, from its
 // boundary at, followed by the end of the last step's settle allowance:
 // where the next aligned run (its control, or the next run of a
-// continuous probe) starts.
+// continuous probe) starts. A search's steps are max_steps steps of
+// step_duration, whichever levels it chooses.
 func StepStarts(at time.Time, l plan.Load) []time.Time {
-	steps := l.Steps()
-	starts := make([]time.Time, 0, len(steps)+1)
-	for _, st := range steps {
+	lengths := make([]time.Duration, 0, len(l.Steps()))
+	for _, st := range l.Steps() {
+		lengths = append(lengths, st.Duration)
+	}
+	if s := l.Search; s != nil {
+		for range s.MaxSteps {
+			lengths = append(lengths, time.Duration(l.StepDuration))
+		}
+	}
+	starts := make([]time.Time, 0, len(lengths)+1)
+	for _, d := range lengths {
 		starts = append(starts, at)
-		at = at.Add(st.Duration + SettleAllowance(l))
+		at = at.Add(d + SettleAllowance(l))
 	}
 	return append(starts, at)
 }

@@ -22,13 +22,19 @@ func TestAlignedLengthCountsEveryStepAndAllowance(t *testing.T) {
 		// Phases keep their own lengths; the allowance is half a step_duration.
 		{"phases", plan.Load{Phases: []plan.Phase{{Name: "a", Duration: d("3s"), Rate: 1}, {Name: "b", Duration: d("1s"), Rate: 2}},
 			StepDuration: d("4s"), SettleTimeout: d("30s")}, 8 * time.Second},
+		// A search takes max_steps steps at most, whatever levels it chooses.
+		{"a search", plan.Load{Search: &plan.Search{MaxSteps: 5}, StepDuration: d("2s"), SettleTimeout: d("30s")}, 15 * time.Second},
 	} {
 		if got := AlignedLength(tc.load); got != tc.want {
 			t.Errorf("%s: AlignedLength %s, want %s", tc.name, got, tc.want)
 		}
 		at := time.Unix(1000, 0)
 		starts := StepStarts(at, tc.load)
-		if len(starts) != len(tc.load.Steps())+1 || !starts[0].Equal(at) || starts[len(starts)-1].Sub(at) != tc.want {
+		steps := len(tc.load.Steps())
+		if s := tc.load.Search; s != nil {
+			steps = s.MaxSteps
+		}
+		if len(starts) != steps+1 || !starts[0].Equal(at) || starts[len(starts)-1].Sub(at) != tc.want {
 			t.Errorf("%s: StepStarts %v from %v, want the first at the boundary and the last %s after it", tc.name, starts, at, tc.want)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/loadprobe/loadprobe/internal/realpart"
 	lpresult "github.com/loadprobe/loadprobe/result"
 )
@@ -26,6 +28,30 @@ probes:
     schedule: {interval: 30s}
     guard: {window: 500ms, latency: {quantile: 0.5, max: LIMIT}}
 `
+
+// scrapeFleet starts a Prometheus at promAddr, in mode m, that scrapes the
+// replicas at addrs every interval, and returns once it and every replica
+// are ready and every replica has been scraped. Prometheus scrapes nothing
+// for up to 5s after it starts (its first reload of targets), and a
+// fleet's run that begins before then cannot hear of its peers: the test
+// judges a run that begins after the time returned.
+func scrapeFleet(t *testing.T, dir, promBin, promAddr string, m mode, interval time.Duration, addrs []string) time.Time {
+	t.Helper()
+	cfg := filepath.Join(dir, "prometheus-"+m.name+".yml")
+	writeFile(t, cfg, fmt.Sprintf(`global: {scrape_interval: %s, scrape_timeout: %[1]s}
+scrape_configs:
+  - job_name: loadprobe
+    static_configs: [{targets: ["%s"]}]
+`, model.Duration(interval), strings.Join(addrs, `", "`)))
+	prom := &prometheus{mode: m, base: "http://" + promAddr}
+	prom.proc = startProc(t, "prometheus", dir, promBin, append([]string{"--config.file=" + cfg,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data-"+m.name), "--web.listen-address=" + promAddr}, m.flags...)...)
+	for _, a := range append([]string{promAddr}, addrs...) {
+		waitHTTP(t, "http://"+a+"/-/ready")
+	}
+	prom.waitData(t, fmt.Sprintf("count(up == 1) == %d", len(addrs)), fleetTimeout)
+	return time.Now()
+}
 
 // A guard that fires on one replica of three stops the other two within
 // one guard interval plus a second, through a real Prometheus that
@@ -52,23 +78,7 @@ func TestFleetGuardStopsEveryReplica(t *testing.T) {
 		startProc(t, fmt.Sprintf("replica %d", i), dir, bin, "--config.file="+cfg, "--web.listen-address="+addrs[i],
 			fmt.Sprintf("--shard=%d/%d", i, fleetReplicas), "--fleet.prometheus-url=http://"+promAddr)
 	}
-	promCfg := filepath.Join(dir, "prometheus.yml")
-	writeFile(t, promCfg, fmt.Sprintf(`global: {scrape_interval: 500ms, scrape_timeout: 500ms}
-scrape_configs:
-  - job_name: loadprobe
-    static_configs: [{targets: ["%s"]}]
-`, strings.Join(addrs, `", "`)))
-	prom := &prometheus{mode: modes[0], base: "http://" + promAddr}
-	prom.proc = startProc(t, "prometheus", dir, promBin, "--config.file="+promCfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
-	for _, a := range append([]string{promAddr}, addrs...) {
-		waitHTTP(t, "http://"+a+"/-/ready")
-	}
-	// Prometheus scrapes nothing for up to 5s after it starts (its first
-	// reload of targets), so a run that begins before every replica has
-	// been scraped is no test of how quickly the fleet hears of a guard.
-	prom.waitData(t, fmt.Sprintf("count(up == 1) == %d", fleetReplicas), fleetTimeout)
-	scraped := time.Now()
+	scraped := scrapeFleet(t, dir, promBin, promAddr, modes[0], guardWindow, addrs)
 	t.Logf("3 replicas and Prometheus ready, every replica scraped (%.1fs after start)", since(began))
 
 	runs := make([]lpresult.Result, fleetReplicas)

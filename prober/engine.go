@@ -39,7 +39,8 @@ type engine struct {
 	total    *stepRecorder   // the merge
 	attempts atomic.Int64    // attempts so far in the run, for progress
 	plan     planner
-	align    alignment // the stages' aligned starts (align.go); nil when not aligned
+	align    alignment    // the stages' aligned starts (align.go); nil when not aligned
+	fleet    *fleetSearch // a fleet's search (fleetsearch.go); nil for any other run
 	started  time.Time
 	// ctx ends the run. The engine asks it, never a flag set when it ends:
 	// a flag set by a goroutine watching ctx lags behind it, and a step cut
@@ -156,8 +157,9 @@ func newEngine(ctx context.Context, cancel context.CancelCauseFunc, p *plan.Prob
 		// of a fleet share the sessions as they share connections.
 		e.pool.max = min(max(opts.Shard.Connections(s), 1), e.pool.max)
 	}
-	if _, ok := e.plan.(fixedPlan); ok {
-		// Only a fixed plan is known in advance; a fleet cannot search.
+	e.fleet = newFleetSearch(p, opts)
+	if _, ok := e.plan.(fixedPlan); ok || e.fleet != nil {
+		// Only a fixed plan, or a fleet's search, steps with a fleet.
 		e.align = newAlignment(opts.Align, p.Load)
 	}
 	if e.live == nil {
@@ -219,7 +221,11 @@ func (e *engine) run() result.Result {
 		e.mu.Lock()
 		e.finished = append(e.finished, step)
 		e.mu.Unlock()
-		st, more = e.plan.next(r.Steps)
+		done, ok := e.decideFrom(&r, i)
+		if !ok {
+			break
+		}
+		st, more = e.plan.next(done)
 		// A search offers no level at or above one past abort.error_ratio
 		// again, and goes on below it (search.go).
 		if worst := e.worstErrorRatio(step); worst > p.Abort.ErrorRatio && more && p.Load.Search == nil {
@@ -230,7 +236,7 @@ func (e *engine) run() result.Result {
 				worst, step.Level, p.Abort.ErrorRatio)
 			break
 		}
-		if e.opts.OnStep != nil && more {
+		if e.opts.OnStep != nil && more && e.fleet == nil { // a fleet's search handed it over to read it
 			e.handOver(r)
 		}
 	}
@@ -248,6 +254,7 @@ func (e *engine) run() result.Result {
 	analysis.Recovered(&r, recovery)
 	e.readTelemetry(&r)
 	e.judgeCandidate(&r)
+	e.joinFleet(&r)
 	return r
 }
 

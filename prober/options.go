@@ -22,6 +22,9 @@ type Options struct {
 	// at fixed offsets from it (docs/fleet.md, "Aligned runs and steps");
 	// zero: each step starts as soon as the last one has settled.
 	Align time.Time
+	// FleetSteps, on a replica of a fleet, reads the fleet's steps for its
+	// search to choose from (fleetsearch.go); nil: none.
+	FleetSteps FleetSteps
 	// Overlapping, when set, counts the other runs of the process whose
 	// load overlapped this one's since a time: a step records it as
 	// overlapping_runs (docs/measurement.md). The scheduler sets it.

@@ -25,7 +25,7 @@ type planner interface {
 // stages of plan, each holding the shard's share of its level.
 func newPlanner(p *plan.Probe, sh fleet.Shard) planner {
 	if p.Load.Search != nil {
-		return newSearchPlan(p)
+		return newSearchPlan(p, sh)
 	}
 	return fixedPlan(stagesOf(p.Load, sh))
 }

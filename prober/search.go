@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/loadprobe/loadprobe/fleet"
 	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/result"
 	"github.com/loadprobe/loadprobe/result/analysis"
@@ -24,13 +25,16 @@ type searchPlan struct {
 	rules     plan.Rules
 	abort     float64 // abort.error_ratio
 	duration  time.Duration
+	// shard is this replica's part of a fleet's search: its levels are the
+	// fleet's, each stage holding the shard's share (shard.go).
+	shard fleet.Shard
 }
 
-func newSearchPlan(p *plan.Probe) *searchPlan {
+func newSearchPlan(p *plan.Probe, sh fleet.Shard) *searchPlan {
 	s := p.Load.Search
 	return &searchPlan{
 		mode: p.Load.Mode(), rng: s.Range(), precision: s.Precision, maxSteps: s.MaxSteps,
-		rules: p.Rules, abort: p.Abort.ErrorRatio, duration: time.Duration(p.Load.StepDuration),
+		rules: p.Rules, abort: p.Abort.ErrorRatio, duration: time.Duration(p.Load.StepDuration), shard: sh,
 	}
 }
 
@@ -161,5 +165,6 @@ func (s *searchPlan) middle(below, at float64) float64 {
 }
 
 func (s *searchPlan) stage(level float64, search, why string) stage {
-	return stage{level: level, rampTo: level, fleetLevel: level, duration: s.duration, search: search, why: why}
+	st := []stage{{level: level, rampTo: level, duration: s.duration, search: search, why: why}}
+	return share(s.shard, s.mode, st)[0]
 }

@@ -17,7 +17,8 @@ type FleetJudge func(ctx context.Context, p *plan.Probe, r result.Result) *resul
 // run is not held up by the wait for the other shards' series; Wait waits
 // for it.
 func (s *Scheduler) judgeFleet(ctx context.Context, l *probeLoop, r result.Result) {
-	if s.judge == nil || l.probe.Schedule.Continuous || (r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted) {
+	// A fleet's search read its fleet's run as it went (r.Fleet).
+	if s.judge == nil || r.Fleet != nil || l.probe.Schedule.Continuous || (r.Ended != result.ResultCompleted && r.Ended != result.ResultAborted) {
 		return
 	}
 	s.wg.Add(1)

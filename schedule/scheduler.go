@@ -59,6 +59,7 @@ type Scheduler struct {
 	shard  fleet.Shard       // this replica's part of a fleet
 	fleet  *fleet.Prometheus // nil: runs do not watch their peers' guards
 	judge  FleetJudge        // nil: runs are not judged as a fleet's (fleet.go)
+	steps  prober.FleetSteps // nil: a fleet's replica cannot search
 
 	// lookup resolves a host name to its addresses; tests replace it.
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -134,6 +135,9 @@ type Options struct {
 	// Fleet, when set, is the Prometheus where every run of a replica
 	// watches its peers' guards (docs/fleet.md, "Fleet guards").
 	Fleet *fleet.Prometheus
+	// FleetSteps, when set, reads the fleet's steps for a search that
+	// every replica runs together (docs/fleet.md, "Fleet search").
+	FleetSteps prober.FleetSteps
 }
 
 // New returns a scheduler whose runs stop when ctx ends. With a store, it
@@ -146,7 +150,7 @@ func New(ctx context.Context, o Options) (*Scheduler, error) {
 	store := o.Store
 	s := &Scheduler{
 		run: o.Run, obs: o.Observer, logger: logger, store: store, ctx: ctx,
-		shard: o.Shard, judge: o.FleetJudge, fleet: o.Fleet,
+		shard: o.Shard, judge: o.FleetJudge, fleet: o.Fleet, steps: o.FleetSteps,
 		lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
@@ -412,7 +416,7 @@ func (s *Scheduler) runWithControl(ctx context.Context, l *probeLoop, control *p
 	s.setCurrent(l, &result.Result{Name: p.Name, Mode: p.Load.Mode(), Protocol: p.Protocol(), Ended: result.ResultRunning, Started: started, Steps: []result.Step{}, Diagnosis: []string{}})
 	s.obs.RunStarted(p.Name)
 	align := s.alignAt(l)
-	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Fleet: s.fleet, Align: align, Overlapping: overlapping, OnStep: func(partial result.Result) {
+	opts := prober.Options{Live: s.obs.Live(p.Name), Shard: s.shard, Fleet: s.fleet, FleetSteps: s.steps, Align: align, Overlapping: overlapping, OnStep: func(partial result.Result) {
 		restamp(&partial)
 		s.setCurrent(l, &partial)
 	}, Progress: func(pr prober.Progress) { s.setDoing(l, pr.Search) }}
