@@ -68,8 +68,8 @@ func (e *engine) decideFrom(r *result.Result, i int) ([]result.Step, bool) {
 	f.reads = append(f.reads, read)
 	if len(read.Problems) > 0 {
 		r.Ended = result.ResultFailed
-		r.Error = result.Reason(fmt.Sprintf("the fleet's search cannot choose its level after %s %s: %s",
-			plan.FormatLevel(own.Level), r.Words().Unit(), strings.Join(read.Problems, "; ")))
+		r.Error = result.Reason(fmt.Sprintf("the fleet's search cannot choose its level after %s: %s",
+			r.Words().Level(own.Level), strings.Join(read.Problems, "; ")))
 		return nil, false
 	}
 	var steps []result.Step
