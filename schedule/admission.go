@@ -71,15 +71,37 @@ func demand(p *plan.Probe) (host string, conc int, rate float64) {
 	return host, 0, p.Load.Peak()
 }
 
-// acquire waits until c's hosts are free and its load fits under the caps,
-// then reserves both. Waiters go first come, first served: a later run
-// starts before an earlier one only when it shares no host with it and
-// leaves it room under the caps, so a continuous probe that asks again the
-// moment its run ends cannot starve a ramp. It returns false when ctx ends
-// first.
+// queueInTurn puts l's claim c at the end of the queue, its first run in
+// its turn among the probes that started with it: probes due at the same
+// moment (the daemon's start, a reload that adds several) take a shared
+// host in the order of the file, not in the order their goroutines happen
+// to run, so that an operator knows which probe shows its figures first
+// (docs/commands.md, "Scheduling").
+func (s *Scheduler) queueInTurn(ctx context.Context, l *probeLoop, c *claim) {
+	if l.after != nil {
+		select {
+		case <-l.after:
+		case <-ctx.Done():
+		}
+		l.after = nil
+	}
+	s.mu.Lock()
+	l.waitingOn = c
+	s.queue = append(s.queue, c)
+	s.mu.Unlock()
+	l.markQueued()
+}
+
+func (l *probeLoop) markQueued() { l.queuedOnce.Do(func() { close(l.queued) }) }
+
+// acquire waits until c, queued, finds its hosts free and its load fits
+// under the caps, then reserves both. Waiters go first come, first served:
+// a later run starts before an earlier one only when it shares no host with
+// it and leaves it room under the caps, so a continuous probe that asks
+// again the moment its run ends cannot starve a ramp. It returns false when
+// ctx ends first.
 func (s *Scheduler) acquire(ctx context.Context, c *claim) bool {
 	s.mu.Lock()
-	s.queue = append(s.queue, c)
 	for {
 		if ctx.Err() == nil && s.blocker(c) == "" {
 			for _, k := range c.keys {

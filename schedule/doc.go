@@ -8,7 +8,8 @@
 //     reload (Apply) cancels the runs of changed and removed probes only;
 //   - admission: a run waits until no other run holds any of
 //     its hosts (a name, and every address it resolves to) and its load fits
-//     under max_concurrency and max_rate, first come first served, and its
+//     under max_concurrency and max_rate, first come first served (probes
+//     due together in the order of the file), and its
 //     state says what it waits for;
 //   - each probe's state (state.Probe: the run under way, the last finished
 //     run, the last completed one), which the collector, the status page and

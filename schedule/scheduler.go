@@ -111,6 +111,13 @@ type probeLoop struct {
 	// tally sums up a continuous probe's runs for its summary line
 	// (runlog.go). The loop's goroutine alone uses it.
 	tally runTally
+	// Probes that start together queue in the order of the file (see
+	// startTogether): the first run waits for the loop before it to queue
+	// (after, nil when none), and queued closes once this loop's first
+	// run has queued, or the loop has ended.
+	after      <-chan struct{}
+	queued     chan struct{}
+	queuedOnce sync.Once
 }
 
 // Options are what a Scheduler is built with.
@@ -227,21 +234,26 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 			}
 		}()
 	}
+	var before <-chan struct{}
 	for _, p := range cfg.Plans() {
 		if _, ok := s.runs[p.Name]; ok {
 			continue
 		}
 		ctx, cancel := context.WithCancel(s.ctx)
-		l := &probeLoop{probe: p, cancel: cancel, trigger: make(chan struct{}, 1), done: make(chan struct{})}
+		l := &probeLoop{probe: p, cancel: cancel, trigger: make(chan struct{}, 1), done: make(chan struct{}), queued: make(chan struct{})}
 		l.state = s.kept[p.Name]
 		l.state.Probe = p
 		delete(s.kept, p.Name)
 		s.runs[p.Name] = l
 		prev := s.stopping[p.Name]
+		if prev == nil && !s.aligned() {
+			l.after, before = before, l.queued
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			defer close(l.done)
+			defer l.markQueued()
 			// A replaced probe's old run must end before the new one can
 			// start: one run at a time per probe, and its Observer calls
 			// must not interleave with the new run's.
@@ -357,9 +369,7 @@ func (s *Scheduler) runOnce(ctx, rctx context.Context, l *probeLoop) result.RunR
 	control, hasControl := s.control(p)
 	c := s.claimFor(rctx, p, control, hasControl)
 	waitStart := time.Now()
-	s.mu.Lock()
-	l.waitingOn = c
-	s.mu.Unlock()
+	s.queueInTurn(rctx, l, c)
 	ok := s.acquire(rctx, c)
 	s.obs.Waited(p.Name, time.Since(waitStart).Seconds())
 	s.mu.Lock()
