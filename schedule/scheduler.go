@@ -112,7 +112,7 @@ type probeLoop struct {
 	// (runlog.go). The loop's goroutine alone uses it.
 	tally runTally
 	// Probes that start together queue in the order of the file (see
-	// startTogether): the first run waits for the loop before it to queue
+	// queueInTurn): the first run waits for the loop before it to queue
 	// (after, nil when none), and queued closes once this loop's first
 	// run has queued, or the loop has ended.
 	after      <-chan struct{}
