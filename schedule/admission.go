@@ -92,7 +92,13 @@ func (s *Scheduler) queueInTurn(ctx context.Context, l *probeLoop, c *claim) {
 	l.markQueued()
 }
 
-func (l *probeLoop) markQueued() { l.queuedOnce.Do(func() { close(l.queued) }) }
+// markQueued lets the loop after l queue its first run.
+func (l *probeLoop) markQueued() {
+	if l.queued != nil {
+		close(l.queued)
+		l.queued = nil
+	}
+}
 
 // acquire waits until c, queued, finds its hosts free and its load fits
 // under the caps, then reserves both. Waiters go first come, first served:

@@ -113,11 +113,11 @@ type probeLoop struct {
 	tally runTally
 	// Probes that start together queue in the order of the file (see
 	// queueInTurn): the first run waits for the loop before it to queue
-	// (after, nil when none), and queued closes once this loop's first
-	// run has queued, or the loop has ended.
-	after      <-chan struct{}
-	queued     chan struct{}
-	queuedOnce sync.Once
+	// (after), and queued closes once this loop's first run has queued,
+	// or the loop has ended. Both nil outside such a start; the loop's
+	// goroutine alone uses them.
+	after  <-chan struct{}
+	queued chan struct{}
 }
 
 // Options are what a Scheduler is built with.
@@ -240,14 +240,15 @@ func (s *Scheduler) Apply(cfg *config.Config) {
 			continue
 		}
 		ctx, cancel := context.WithCancel(s.ctx)
-		l := &probeLoop{probe: p, cancel: cancel, trigger: make(chan struct{}, 1), done: make(chan struct{}), queued: make(chan struct{})}
+		l := &probeLoop{probe: p, cancel: cancel, trigger: make(chan struct{}, 1), done: make(chan struct{})}
 		l.state = s.kept[p.Name]
 		l.state.Probe = p
 		delete(s.kept, p.Name)
 		s.runs[p.Name] = l
 		prev := s.stopping[p.Name]
 		if prev == nil && !s.aligned() {
-			l.after, before = before, l.queued
+			l.after, l.queued = before, make(chan struct{})
+			before = l.queued
 		}
 		s.wg.Add(1)
 		go func() {
