@@ -41,6 +41,21 @@ type Transport interface {
 // Conn is one user's connection (wire.Conn).
 type Conn = wire.Conn
 
+// Muxer is a Transport that offers its request to an event loop: h1's,
+// for plain HTTP/1.1 with one fixed request on Linux.
+type Muxer interface {
+	// NewMux returns a Mux of connections of its own; the error says why
+	// the transport's requests need more.
+	NewMux() (Mux, error)
+}
+
+// Mux is an event loop's wire (wire.Mux); Answer, how one of its
+// requests ended.
+type (
+	Mux    = wire.Mux
+	Answer = wire.Answer
+)
+
 // Streams hands each user a Stream of its own (docs/grpc.md, "Streams").
 type Streams interface {
 	// NewStream returns one user's stream, whose templated messages are

@@ -58,3 +58,35 @@ type Messages interface {
 	// unanswered messages.
 	Dropped(due time.Time)
 }
+
+// Mux sends one fixed request on connections of its own, for an event loop
+// that drives it from one goroutine and wakes on its own schedule
+// (docs/measurement.md, "The open loop's event loops"): nothing it does
+// blocks or parks. Connections are numbered from 0; a request's connection
+// names it until its answer.
+type Mux interface {
+	// Send writes the request on an idle connection (dialling it again
+	// when it was closed), or, when grow is true and none is idle, on a
+	// new one. It returns the connection, or false when none could take
+	// it.
+	Send(grow bool) (conn int, ok bool)
+	// Conns is how many connections Send has made so far.
+	Conns() int
+	// Answers appends to dst the requests that ended since the last call,
+	// answered or failed, and returns it.
+	Answers(dst []Answer) []Answer
+	// Drop gives up on conn's request under way and closes it.
+	Drop(conn int)
+	// Close closes every connection.
+	Close()
+}
+
+// Answer is how a Mux's request ended: its code (zero without a complete
+// response), its outcome, and when: the kernel's receive time of the
+// response's last bytes, or when the failure was found.
+type Answer struct {
+	Conn    int
+	Code    result.Code
+	Outcome result.Outcome
+	At      time.Time
+}
