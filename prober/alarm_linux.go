@@ -63,12 +63,16 @@ const alarmSlack = 2 * time.Microsecond
 
 // every makes the alarm go off at first and then every period.
 func (a *alarm) every(first time.Time, period time.Duration) {
-	if a == nil {
-		return
+	if a != nil {
+		setTimer(a.fd, first, period)
 	}
+}
+
+// setTimer makes timerfd fd go off at first and then every period.
+func setTimer(fd int, first time.Time, period time.Duration) {
 	wait := max(time.Until(first), 0) + alarmSlack
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(wait)), Interval: unix.NsecToTimespec(int64(period))}
-	unix.TimerfdSettime(a.fd, 0, &spec, nil)
+	unix.TimerfdSettime(fd, 0, &spec, nil)
 }
 
 func (a *alarm) close() {

@@ -446,49 +446,53 @@ func (l *recordingLive) Dropped() {
 
 func TestOpenLoopHoldsItsRate(t *testing.T) {
 	t.Parallel()
-	p := probeFor(t, "http://127.0.0.1:1/noop", `rate: [1000]
+	eachSender(t, func(t *testing.T, loopsFrom float64) {
+		p := probeFor(t, "http://127.0.0.1:1/noop", `rate: [1000]
 step_duration: 5s`)
-	r := simRun(t, p, Options{}, demo(target.Options{}))
-	s := r.Steps[0]
-	if !within(float64(s.Attempts)/5, 1000, 0.01) || !within(s.Throughput, 1000, 0.01) {
-		t.Errorf("%d attempts, throughput %.1f/s; want 1000/s within 1%%", s.Attempts, s.Throughput)
-	}
-	if s.Dropped != 0 || s.ErrorRatio != 0 {
-		t.Errorf("dropped %d, error ratio %g; want none", s.Dropped, s.ErrorRatio)
-	}
+		r := simRun(t, p, Options{loopsFrom: loopsFrom}, demo(target.Options{}))
+		s := r.Steps[0]
+		if !within(float64(s.Attempts)/5, 1000, 0.01) || !within(s.Throughput, 1000, 0.01) {
+			t.Errorf("%d attempts, throughput %.1f/s; want 1000/s within 1%%", s.Attempts, s.Throughput)
+		}
+		if s.Dropped != 0 || s.ErrorRatio != 0 {
+			t.Errorf("dropped %d, error ratio %g; want none", s.Dropped, s.ErrorRatio)
+		}
+	})
 }
 
 func TestOpenLoopRateRampFindsTheKnee(t *testing.T) {
 	t.Parallel()
-	p := probeFor(t, "http://127.0.0.1:1/work", `rate: [100, 200, 300, 400, 500, 600]
+	eachSender(t, func(t *testing.T, loopsFrom float64) {
+		p := probeFor(t, "http://127.0.0.1:1/work", `rate: [100, 200, 300, 400, 500, 600]
 step_duration: 2s`)
-	r := simRun(t, p, Options{}, demo(target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}))
-	if len(r.Steps) != 6 {
-		t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Ended, r.Error)
-	}
-	if k := r.BreakingPoints.Knee; k == nil || k.Level != 400 {
-		t.Errorf("knee %+v, want 400 req/s", k)
-	}
-	// Past the knee the target falls behind; the generator still sent
-	// every request, so the run is valid and the shortfall is the finding.
-	if !r.Valid || !strings.Contains(strings.Join(r.Diagnosis, "\n"), "did not keep up") {
-		t.Errorf("valid %v, diagnosis %q; want a valid run naming the shortfall", r.Valid, r.Diagnosis)
-	}
-	for i, s := range r.Steps {
-		if s.Level <= 300 && s.LoadHeldRatio < 0.95 {
-			t.Errorf("%g req/s: load held %.2f below capacity", s.Level, s.LoadHeldRatio)
+		r := simRun(t, p, Options{loopsFrom: loopsFrom}, demo(target.Options{Workers: 4, WorkTime: 10 * time.Millisecond}))
+		if len(r.Steps) != 6 {
+			t.Fatalf("levels %v, want 6 (%s: %s)", levels(r), r.Ended, r.Error)
 		}
-		if s.Level > 400 {
-			// The generator still sent every request; fewer came back.
-			if s.LoadHeldRatio < 0.95 || s.Throughput >= 0.9*s.Level {
-				t.Errorf("%g req/s: load held %.2f, %.0f responses/s; want all sent and below 90%% back past the knee", s.Level, s.LoadHeldRatio, s.Throughput)
+		if k := r.BreakingPoints.Knee; k == nil || k.Level != 400 {
+			t.Errorf("knee %+v, want 400 req/s", k)
+		}
+		// Past the knee the target falls behind; the generator still sent
+		// every request, so the run is valid and the shortfall is the finding.
+		if !r.Valid || !strings.Contains(strings.Join(r.Diagnosis, "\n"), "did not keep up") {
+			t.Errorf("valid %v, diagnosis %q; want a valid run naming the shortfall", r.Valid, r.Diagnosis)
+		}
+		for i, s := range r.Steps {
+			if s.Level <= 300 && s.LoadHeldRatio < 0.95 {
+				t.Errorf("%g req/s: load held %.2f below capacity", s.Level, s.LoadHeldRatio)
 			}
-			prev := r.Steps[i-1]
-			if s.Dropped <= prev.Dropped && s.Latency.P99 <= prev.Latency.P99 {
-				t.Errorf("%g req/s: neither drops (%d) nor p99 (%.3fs) rise past the knee", s.Level, s.Dropped, s.Latency.P99)
+			if s.Level > 400 {
+				// The generator still sent every request; fewer came back.
+				if s.LoadHeldRatio < 0.95 || s.Throughput >= 0.9*s.Level {
+					t.Errorf("%g req/s: load held %.2f, %.0f responses/s; want all sent and below 90%% back past the knee", s.Level, s.LoadHeldRatio, s.Throughput)
+				}
+				prev := r.Steps[i-1]
+				if s.Dropped <= prev.Dropped && s.Latency.P99 <= prev.Latency.P99 {
+					t.Errorf("%g req/s: neither drops (%d) nor p99 (%.3fs) rise past the knee", s.Level, s.Dropped, s.Latency.P99)
+				}
 			}
 		}
-	}
+	})
 }
 
 // stallingTarget answers at once, except that every request arriving in
@@ -520,48 +524,52 @@ func stallingTarget() (h http.Handler, arrivals func() []time.Duration) {
 
 func TestOpenLoopChargesAStallToEveryRequestDueDuringIt(t *testing.T) {
 	t.Parallel()
-	p := probeFor(t, "http://127.0.0.1:1/", `rate: [100]
+	eachSender(t, func(t *testing.T, loopsFrom float64) {
+		p := probeFor(t, "http://127.0.0.1:1/", `rate: [100]
 step_duration: 5s`)
-	r := simRun(t, p, Options{}, func() http.Handler { h, _ := stallingTarget(); return h })
-	s := r.Steps[0]
-	if s.Latency.P99 < 0.8 || s.Latency.P99 > 1.1 {
-		t.Errorf("p99 %.3fs, want near 1s: the stall is charged to the requests due during it", s.Latency.P99)
-	}
-	if s.Dropped != 0 {
-		t.Errorf("dropped %d with room in the pool", s.Dropped)
-	}
+		r := simRun(t, p, Options{loopsFrom: loopsFrom}, func() http.Handler { h, _ := stallingTarget(); return h })
+		s := r.Steps[0]
+		if s.Latency.P99 < 0.8 || s.Latency.P99 > 1.1 {
+			t.Errorf("p99 %.3fs, want near 1s: the stall is charged to the requests due during it", s.Latency.P99)
+		}
+		if s.Dropped != 0 {
+			t.Errorf("dropped %d with room in the pool", s.Dropped)
+		}
+	})
 }
 
 func TestOpenLoopDropsWhatFindsThePoolFull(t *testing.T) {
 	t.Parallel()
-	var arrivals func() []time.Duration
-	p := probeFor(t, "http://127.0.0.1:1/", `rate: [100]
+	eachSender(t, func(t *testing.T, loopsFrom float64) {
+		var arrivals func() []time.Duration
+		p := probeFor(t, "http://127.0.0.1:1/", `rate: [100]
 step_duration: 5s
 max_in_flight: 10`)
-	live := &recordingLive{}
-	r := simRun(t, p, Options{Live: live}, func() http.Handler {
-		var h http.Handler
-		h, arrivals = stallingTarget()
-		return h
-	})
-	s := r.Steps[0]
-	// 100 requests are due during the 1s stall; 10 fill the pool, the rest are dropped.
-	if s.Dropped < 80 || s.Dropped > 95 || live.dropped != int(s.Dropped) {
-		t.Errorf("dropped %d in the step, %d live; want about 90", s.Dropped, live.dropped)
-	}
-	if s.Attempts+s.Dropped < 495 || s.Attempts+s.Dropped > 505 {
-		t.Errorf("%d attempts + %d dropped, want the 500 scheduled", s.Attempts, s.Dropped)
-	}
-	// Dropped means never sent: no burst reaches the target when the stall ends.
-	burst := 0
-	for _, at := range arrivals() {
-		if at >= 3*time.Second && at < 3*time.Second+50*time.Millisecond {
-			burst++
+		live := &recordingLive{}
+		r := simRun(t, p, Options{Live: live, loopsFrom: loopsFrom}, func() http.Handler {
+			var h http.Handler
+			h, arrivals = stallingTarget()
+			return h
+		})
+		s := r.Steps[0]
+		// 100 requests are due during the 1s stall; 10 fill the pool, the rest are dropped.
+		if s.Dropped < 80 || s.Dropped > 95 || live.dropped != int(s.Dropped) {
+			t.Errorf("dropped %d in the step, %d live; want about 90", s.Dropped, live.dropped)
 		}
-	}
-	if burst > 10+6 {
-		t.Errorf("%d requests arrived in the 50ms after the stall: dropped requests were sent late in a burst", burst)
-	}
+		if s.Attempts+s.Dropped < 495 || s.Attempts+s.Dropped > 505 {
+			t.Errorf("%d attempts + %d dropped, want the 500 scheduled", s.Attempts, s.Dropped)
+		}
+		// Dropped means never sent: no burst reaches the target when the stall ends.
+		burst := 0
+		for _, at := range arrivals() {
+			if at >= 3*time.Second && at < 3*time.Second+50*time.Millisecond {
+				burst++
+			}
+		}
+		if burst > 10+6 {
+			t.Errorf("%d requests arrived in the 50ms after the stall: dropped requests were sent late in a burst", burst)
+		}
+	})
 }
 
 // senderHolder holds up the open-loop sender of the n-th request once, for
@@ -582,16 +590,18 @@ func (l *senderHolder) InFlight(delta int) {
 
 func TestOpenLoopChargesTheGeneratorsOwnLag(t *testing.T) {
 	t.Parallel()
-	p := probeFor(t, "http://127.0.0.1:1/noop", `rate: [200]
+	eachSender(t, func(t *testing.T, loopsFrom float64) {
+		p := probeFor(t, "http://127.0.0.1:1/noop", `rate: [200]
 step_duration: 2s`)
-	live := &senderHolder{n: 100, hold: 300 * time.Millisecond}
-	r := simRun(t, p, Options{Live: live}, demo(target.Options{}))
-	if live.maxSendDelay < 0.3 {
-		t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)
-	}
-	if m := r.Steps[0].Latency.Max; m < 0.3 {
-		t.Errorf("max latency %.3fs from the intended send time, want at least the 300ms lag", m)
-	}
+		live := &senderHolder{n: 100, hold: 300 * time.Millisecond}
+		r := simRun(t, p, Options{Live: live, loopsFrom: loopsFrom}, demo(target.Options{}))
+		if live.maxSendDelay < 0.3 {
+			t.Errorf("largest send delay %.3fs, want the 300ms the generator was held up", live.maxSendDelay)
+		}
+		if m := r.Steps[0].Latency.Max; m < 0.3 {
+			t.Errorf("max latency %.3fs from the intended send time, want at least the 300ms lag", m)
+		}
+	})
 }
 
 func TestPhasesReportOneStepPerPhase(t *testing.T) {

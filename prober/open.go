@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loadprobe/loadprobe/prober/transport"
 )
 
 // The open loop has no central pacer. Each sender goroutine owns one
@@ -15,7 +17,8 @@ import (
 // event loop. An alarm that ticks with the schedule (alarm_linux.go) keeps
 // the wake-ups on time when the generator idles in between. At high rates
 // the senders wake on ticks of the schedule instead, several requests to a
-// wake-up (batchTick).
+// wake-up (batchTick); there a plain HTTP/1.1 request goes to the event
+// loops instead (open_loop.go).
 //
 // The pool grows by one sender whenever the last idle one starts a request
 // on time, so a request finds a sender waiting for it, up to max_in_flight;
@@ -42,6 +45,10 @@ type senderPool struct {
 	free []*sender
 	all  []*sender
 	max  int
+	// loops are the event loops' wires (open_loop.go), made when a stage
+	// is theirs; noLoops, once the transport turned out to offer none.
+	loops   []transport.Mux
+	noLoops bool
 }
 
 // A sender that starts a request later than behindBy does not add a sender
@@ -91,11 +98,16 @@ func (e *engine) openLoop(st stage, start, measureFrom, end time.Time) (dropped 
 	e.useRecorders(0, end.Sub(measureFrom))
 	e.live.OfferedRate(st.level)
 	defer e.live.OfferedRate(0)
-	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end, alarm: e.alarm(),
+	o := &openStage{e: e, st: st, start: start, measureFrom: measureFrom, end: end,
 		requests: st.requests(), late: time.Duration(e.probe.Request.Timeout)}
 	if o.requests > 0 {
 		o.measured = st.index(measureFrom.Sub(start))
 	}
+	if loops := e.loops(st); loops != nil {
+		o.runLoops(loops)
+		return o.dropped.Load()
+	}
+	o.alarm = e.alarm()
 	defer o.alarm.close()
 	if o.spawn() {
 		o.watch()
@@ -265,12 +277,14 @@ func (o *openStage) wakeFor(due time.Time) time.Time {
 	if tick == 0 {
 		return due
 	}
-	d := due.Sub(o.start)
-	if w := (d + tick - 1) / tick * tick; w < o.st.duration {
+	if w := tickOf(due.Sub(o.start), tick); w < o.st.duration {
 		return o.start.Add(w)
 	}
 	return due
 }
+
+// tickOf is the first tick at or after d, on ticks every tick from 0.
+func tickOf(d, tick time.Duration) time.Duration { return (d + tick - 1) / tick * tick }
 
 // watch runs beside the senders until the stage's schedule is over: it
 // keeps the alarm in step with the schedule, adds a sender while requests
@@ -353,8 +367,16 @@ func (e *engine) alarm() *alarm {
 	return newAlarm()
 }
 
-// closeSenders closes every sender's connections; none runs by then.
+// closeSenders closes the connections of every sender and event loop;
+// none runs by then.
 func (e *engine) closeSenders() {
+	e.closeUsers()
+	e.closeLoops()
+}
+
+// closeUsers closes every sender's connections; a sender used afterwards
+// dials again.
+func (e *engine) closeUsers() {
 	for _, s := range e.pool.all {
 		s.user.close()
 	}

@@ -41,57 +41,59 @@ func (s *silentTarget) seen() []time.Time {
 // the step.
 func TestOpenLoopSendsNothingPastItsBound(t *testing.T) {
 	t.Parallel()
-	target := &silentTarget{}
-	p := probeFor(t, "http://127.0.0.1:1/", `rate: [20000]
+	eachSender(t, func(t *testing.T, loopsFrom float64) {
+		target := &silentTarget{}
+		p := probeFor(t, "http://127.0.0.1:1/", `rate: [20000]
 step_duration: 4s`)
-	p.Request.Timeout = p.Request.Timeout * 5
-	timeout, step := time.Duration(p.Request.Timeout), time.Duration(p.Load.StepDuration)
-	live := &recordingLive{}
-	var r result.Result
-	var took time.Duration
-	synctest.Test(t, func(*testing.T) {
-		began := time.Now()
-		r = simRunIn(p, Options{Live: live}, target)
-		took = time.Since(began)
-		drain()
-	})
-	if r.Ended != result.ResultCompleted || len(r.Steps) != 1 {
-		t.Fatalf("run %s (%s), %d steps", r.Ended, r.Error, len(r.Steps))
-	}
-	s := r.Steps[0]
-	stepEnd := s.Started.Add(step)
-	arrivals := target.seen()
-	var late int
-	var last time.Time
-	for _, at := range arrivals {
-		if at.After(stepEnd.Add(endGrace)) {
-			late++
+		p.Request.Timeout = p.Request.Timeout * 5
+		timeout, step := time.Duration(p.Request.Timeout), time.Duration(p.Load.StepDuration)
+		live := &recordingLive{}
+		var r result.Result
+		var took time.Duration
+		synctest.Test(t, func(*testing.T) {
+			began := time.Now()
+			r = simRunIn(p, Options{Live: live, loopsFrom: loopsFrom}, target)
+			took = time.Since(began)
+			drain()
+		})
+		if r.Ended != result.ResultCompleted || len(r.Steps) != 1 {
+			t.Fatalf("run %s (%s), %d steps", r.Ended, r.Error, len(r.Steps))
 		}
-		last = latest(last, at)
-	}
-	if late > 0 || last.After(stepEnd.Add(timeout)) {
-		t.Errorf("%d of %d requests reached the target more than %s after the step's end; the last %s after it (bound: none past the timeout of %s)",
-			late, len(arrivals), endGrace, last.Sub(stepEnd), timeout)
-	}
-	t.Logf("run %s; %d requests sent, %d dropped; the target saw %d, the last %s after the step's end",
-		took.Round(time.Millisecond), s.Attempts, s.Dropped, len(arrivals), last.Sub(stepEnd).Round(time.Millisecond))
-	// The target saw what the run says it sent, and nothing the run says it dropped.
-	if int64(len(arrivals)) != s.Attempts {
-		t.Errorf("the target saw %d requests, the run counts %d attempts", len(arrivals), s.Attempts)
-	}
-	if s.Attempts > int64(p.Load.MaxInFlight) || s.Errors[result.Timeout.String()] != s.Attempts {
-		t.Errorf("%d attempts, %d of them timeouts; want at most max_in_flight (%d), all timed out", s.Attempts, s.Errors[result.Timeout.String()], p.Load.MaxInFlight)
-	}
-	if scheduled := int64(20000 * step.Seconds()); s.Attempts+s.Dropped != scheduled || int64(live.dropped) != s.Dropped {
-		t.Errorf("%d attempts + %d dropped (%d live), want the %d scheduled, every one sent or counted", s.Attempts, s.Dropped, live.dropped, scheduled)
-	}
-	// The run: its step, then the timeout of the last requests sent.
-	if bound := step + timeout + endGrace; took > bound {
-		t.Errorf("the run took %s, want at most the step, the timeout and the end's grace (%s)", took.Round(time.Millisecond), bound)
-	}
-	if d := r.DurationSeconds; d > took.Seconds() {
-		t.Errorf("duration_seconds %.1f beyond the %s the run took", d, took)
-	}
+		s := r.Steps[0]
+		stepEnd := s.Started.Add(step)
+		arrivals := target.seen()
+		var late int
+		var last time.Time
+		for _, at := range arrivals {
+			if at.After(stepEnd.Add(endGrace)) {
+				late++
+			}
+			last = latest(last, at)
+		}
+		if late > 0 || last.After(stepEnd.Add(timeout)) {
+			t.Errorf("%d of %d requests reached the target more than %s after the step's end; the last %s after it (bound: none past the timeout of %s)",
+				late, len(arrivals), endGrace, last.Sub(stepEnd), timeout)
+		}
+		t.Logf("run %s; %d requests sent, %d dropped; the target saw %d, the last %s after the step's end",
+			took.Round(time.Millisecond), s.Attempts, s.Dropped, len(arrivals), last.Sub(stepEnd).Round(time.Millisecond))
+		// The target saw what the run says it sent, and nothing the run says it dropped.
+		if int64(len(arrivals)) != s.Attempts {
+			t.Errorf("the target saw %d requests, the run counts %d attempts", len(arrivals), s.Attempts)
+		}
+		if s.Attempts > int64(p.Load.MaxInFlight) || s.Errors[result.Timeout.String()] != s.Attempts {
+			t.Errorf("%d attempts, %d of them timeouts; want at most max_in_flight (%d), all timed out", s.Attempts, s.Errors[result.Timeout.String()], p.Load.MaxInFlight)
+		}
+		if scheduled := int64(20000 * step.Seconds()); s.Attempts+s.Dropped != scheduled || int64(live.dropped) != s.Dropped {
+			t.Errorf("%d attempts + %d dropped (%d live), want the %d scheduled, every one sent or counted", s.Attempts, s.Dropped, live.dropped, scheduled)
+		}
+		// The run: its step, then the timeout of the last requests sent.
+		if bound := step + timeout + endGrace; took > bound {
+			t.Errorf("the run took %s, want at most the step, the timeout and the end's grace (%s)", took.Round(time.Millisecond), bound)
+		}
+		if d := r.DurationSeconds; d > took.Seconds() {
+			t.Errorf("duration_seconds %.1f beyond the %s the run took", d, took)
+		}
+	})
 }
 
 // index is offset's inverse: the first request due at or after a time, on

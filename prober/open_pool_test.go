@@ -60,31 +60,34 @@ func TestOpenLoopOpensNoConnectionsForItsOwnBusyCPU(t *testing.T) {
 		{"cpu busy", true, 1, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				cpu := func() time.Duration {
-					if !tc.busy {
-						return 0
+			eachSender(t, func(t *testing.T, loopsFrom float64) {
+				synctest.Test(t, func(t *testing.T) {
+					start := time.Now()
+					cpu := func() time.Duration {
+						if !tc.busy {
+							return 0
+						}
+						return time.Duration(float64(time.Since(start)) * usableCores())
 					}
-					return time.Duration(float64(time.Since(start)) * usableCores())
-				}
-				p := probeFor(t, "http://127.0.0.1:1/", "rate: [1000]\nstep_duration: 2s")
-				client := &msClient{}
-				live := &frozenLive{start: start, from: from, until: until}
-				r := run(context.Background(), p, Options{Live: live, noAlarm: true, cpu: cpu}, &request{t: client, req: p.Request}, start)
-				if len(r.Steps) != 1 {
-					t.Fatalf("%d steps (%s: %s), want 1", len(r.Steps), r.Ended, r.Error)
-				}
-				s := r.Steps[0]
-				if s.Dropped != 0 || s.Attempts != 2000 {
-					t.Errorf("%d attempts, %d dropped; want the 2000 scheduled, none dropped", s.Attempts, s.Dropped)
-				}
-				if n := client.conns.Load(); n < tc.min || n > tc.max {
-					t.Errorf("%d connections opened, want %d to %d", n, tc.min, tc.max)
-				}
-				if s.Latency.Max < 0.29 {
-					t.Errorf("max latency %.3fs, want the 300ms lag charged", s.Latency.Max)
-				}
+					p := probeFor(t, "http://127.0.0.1:1/", "rate: [1000]\nstep_duration: 2s")
+					client := &msClient{}
+					live := &frozenLive{start: start, from: from, until: until}
+					opts := Options{Live: live, noAlarm: true, cpu: cpu, loopsFrom: loopsFrom}
+					r := run(context.Background(), p, opts, &request{t: muxing{client, time.Second}, req: p.Request}, start)
+					if len(r.Steps) != 1 {
+						t.Fatalf("%d steps (%s: %s), want 1", len(r.Steps), r.Ended, r.Error)
+					}
+					s := r.Steps[0]
+					if s.Dropped != 0 || s.Attempts != 2000 {
+						t.Errorf("%d attempts, %d dropped; want the 2000 scheduled, none dropped", s.Attempts, s.Dropped)
+					}
+					if n := client.conns.Load(); n < tc.min || n > tc.max {
+						t.Errorf("%d connections opened, want %d to %d", n, tc.min, tc.max)
+					}
+					if s.Latency.Max < 0.29 {
+						t.Errorf("max latency %.3fs, want the 300ms lag charged", s.Latency.Max)
+					}
+				})
 			})
 		})
 	}

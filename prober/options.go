@@ -36,6 +36,10 @@ type Options struct {
 	// follow the bubble's (nil: the process's).
 	noAlarm bool
 	cpu     func() time.Duration
+	// loopsFrom is the least rate the open loop's event loops send at
+	// (open_loop.go): 0 for the dense schedules that are theirs, +Inf for
+	// none; tests set it to judge the loops at any rate.
+	loopsFrom float64
 	// candidate is the workload of a comparison's candidate (compare.go);
 	// nil without one.
 	candidate workload

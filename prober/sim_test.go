@@ -123,7 +123,8 @@ func simWork(p *plan.Probe, h http.Handler) *request {
 		_, method, _ := strings.Cut(g.Method, "/")
 		u = &url.URL{Scheme: "http", Host: u.Host, Path: "/" + strings.ToLower(method)}
 	}
-	return &request{t: &simTarget{handler: h, req: p.Request, url: u}, req: p.Request, names: p.Vars, src: newVarSource(p), templated: p.Request.Templated}
+	t := muxing{&simTarget{handler: h, req: p.Request, url: u}, time.Duration(p.Request.Timeout)}
+	return &request{t: t, req: p.Request, names: p.Vars, src: newVarSource(p), templated: p.Request.Templated}
 }
 
 // demo is a demo target built with opts, as simRun takes it.
