@@ -44,10 +44,12 @@ func (w cpuWatch) lap() (float64, cpuWatch) {
 }
 
 // usableCores is the CPU the process may use: GOMAXPROCS (which follows the
-// CPU affinity and, since Go 1.25, the cgroup limit), and no more than the
-// cgroup v2 quota when one is set.
+// CPU affinity and, since Go 1.25, the cgroup limit), no more than the CPUs
+// of its affinity (GOMAXPROCS=2 on one pinned core: docs/measurement.md,
+// "The open loop's event loops"), and no more than the cgroup v2 quota
+// when one is set.
 func usableCores() float64 {
-	cores := float64(runtime.GOMAXPROCS(0))
+	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
 	if q, ok := cgroupQuota(); ok {
 		cores = min(cores, q)
 	}

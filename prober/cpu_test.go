@@ -2,6 +2,7 @@ package prober
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,5 +79,15 @@ func TestProcessCPUMovesWithWork(t *testing.T) {
 	// than its cores.
 	if r := w.ratio(); r <= 0 || r > 1.05 {
 		t.Errorf("ratio %.2f over a spin, want in (0, 1]", r)
+	}
+}
+
+// A generator given more Ps than the CPUs it may run on (GOMAXPROCS=2 on
+// one pinned core, for the event loops) has no more cores than those CPUs:
+// its CPU ratio reaches the budget as its CPUs fill, not at half of them.
+func TestUsableCoresAreNoMoreThanTheAffinitys(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU() + 1))
+	if got := usableCores(); got > float64(runtime.NumCPU()) {
+		t.Errorf("usable cores %g with GOMAXPROCS %d on %d CPUs, want at most the CPUs", got, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	}
 }
