@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -14,12 +13,13 @@ import (
 // Parked in the poller instead, the loop cost 14% more CPU at 20 000
 // requests a second: two reads a tick (the first finds nothing) and three
 // of the poller's epoll_pwait. With a P to spare (GOMAXPROCS of 2 or more)
-// the loop keeps its P while it waits, in a raw system call, and lets the
-// other goroutines of its P run after each tick: a read the runtime knows
-// of has its P taken back by sysmon every tick, and handed to a thread
-// woken for it, 4 context switches and 4 futex calls a tick, another 20%
-// of the CPU (bench/BENCH.md). The price is that a stop of the world (a
-// GC's) waits for the loop's tick, 200 µs at most.
+// the loop keeps its P while it waits, in a raw system call: the other
+// goroutines run on the other Ps, and the runtime preempts the loop every
+// 10 ms for those queued on its own. A read the runtime knows of has its
+// P taken by sysmon every tick and handed to a thread woken for it: 4
+// context switches and 4 futex calls a tick, a third more CPU at 20 000/s
+// (bench/BENCH.md). The price is that a stop of the world (a GC's) waits
+// for the loop's tick, 200 µs at most.
 type timerfdTicks struct {
 	fd   int
 	keep bool // keeps its P while it waits
@@ -46,9 +46,6 @@ func (t *timerfdTicks) tick() bool {
 			_, _, errno = unix.Syscall(unix.SYS_READ, uintptr(t.fd), uintptr(unsafe.Pointer(&t.read[0])), uintptr(len(t.read)))
 		}
 		if errno != unix.EINTR {
-			if t.keep {
-				runtime.Gosched()
-			}
 			return errno == 0
 		}
 	}
