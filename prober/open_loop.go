@@ -14,19 +14,20 @@ import (
 // is, over plain HTTP/1.1, is sent by event loops instead of senders
 // (docs/measurement.md, "The open loop's event loops"): one per core the
 // generator may use but one, each over connections of its own
-// (transport.Mux). A loop waits for its tick in a blocking read, holding
-// its core (ticker_linux.go): the core left over serves the rest of the
-// process. A loop wakes only on the schedule's ticks, every batchTick: it
-// takes every answer that arrived since the last one, timed by the kernel
-// when it arrived, gives up on those past their timeout, and sends every
-// request due. An answer wakes nobody: at 20k/s against nginx a prototype
-// paid 0.90× wrk2's CPU per request, where the senders paid 1.37×, and the
-// same loop woken by every answer 1.19× (bench/BENCH.md). The senders'
-// rules hold: latency from the intended send time, no request later than
-// its bound, a request due while all of max_in_flight are busy dropped, and
-// no connection opened for a request the generator itself is late for,
-// unless it stays behindFor overdue and the generator's CPU is under its
-// budget.
+// (transport.Mux). With GOMAXPROCS of 2 or more a loop waits for its tick
+// in a raw read, holding its P (ticker_linux.go): the core left over serves
+// the rest of the process. A loop wakes only on the schedule's ticks, every
+// batchTick: it takes every answer that arrived since the last one, timed
+// by the kernel when it arrived, gives up on those past their timeout, and
+// sends every request due. An answer wakes nobody: at 20k/s against nginx
+// the loops paid 0.80× wrk2's CPU per request (GOMAXPROCS=2 on one core),
+// where the senders paid 1.37×, and a prototype woken by every answer 1.19×
+// (bench/BENCH.md). The senders' rules hold: latency from the intended send
+// time, no request later than its bound, a request due while all of
+// max_in_flight are busy dropped, and no connection opened for a request
+// the generator itself is late for, unless it stays behindFor overdue and
+// the generator's CPU is under its budget; a loop opens connections as send
+// explains.
 
 // loops returns the event loops' wires for stage st, made on first use and
 // kept across stages; nil when the stage is not theirs. Only one of the
