@@ -343,18 +343,21 @@ and on () loadprobe_headroom_ratio{job="loadprobe",probe="work"}`, len(configure
 	// the canary waits its turn behind them.
 	// The telemetry of "work" reads the target's busy workers through the
 	// first Prometheus: every completed run before the restart names them
-	// its bottleneck at its knee, the pool's size, and reads the levels
-	// below it short of their limit. A run whose first levels came before
-	// the first scrape of the target reads nothing there, and is left out.
+	// its bottleneck at the pool's size, at or below its knee, and reads
+	// the levels below it short of their limit. The knee is the pool's
+	// size or, when the goodput there falls just short of 95% of the peak
+	// (376/s against 398/s in one run under the race detector), the level
+	// above it. A run whose first levels came before the first scrape of
+	// the target reads nothing there, and is left out.
 	t.Run("telemetry", func(t *testing.T) {
 		checked := 0
 		for _, r := range runs.all() {
-			if r.Probe != probeWork || r.Result != "completed" || r.Knee == nil || *r.Knee != workersBefore || r.Saturation["1"] == nil {
+			if r.Probe != probeWork || r.Result != "completed" || r.Knee == nil || *r.Knee < workersBefore || r.Saturation["1"] == nil {
 				continue
 			}
 			checked++
-			if b := r.Bottleneck; b == nil || b.Resource != "workers" || b.Level != *r.Knee {
-				t.Errorf("run %s: bottleneck %+v, want workers at the knee, %d connections; saturation %v", r.Started, b, workersBefore, r.Saturation)
+			if b := r.Bottleneck; b == nil || b.Resource != "workers" || b.Level != workersBefore {
+				t.Errorf("run %s: bottleneck %+v, want workers at the pool's size, %d connections (knee %g); saturation %v", r.Started, b, workersBefore, *r.Knee, r.Saturation)
 			}
 			for _, level := range []string{"1", "2"} {
 				if v, ok := r.Saturation[level]["workers"]; !ok || v >= 0.8 {
@@ -363,7 +366,7 @@ and on () loadprobe_headroom_ratio{job="loadprobe",probe="work"}`, len(configure
 			}
 		}
 		if checked == 0 {
-			t.Errorf("no completed run of %s with its knee at %d and a reading at 1 connection to check: %+v", probeWork, workersBefore, runs.all())
+			t.Errorf("no completed run of %s with its knee at %d or above and a reading at 1 connection to check: %+v", probeWork, workersBefore, runs.all())
 		}
 	})
 
