@@ -172,14 +172,9 @@ func (o *openStage) send(s *sender) {
 		if !o.sleepUntil(s.timer, wake) || e.canceled() {
 			return
 		}
-		e.live.InFlight(1)
-		sent := time.Now()
-		late := sent.Sub(due)
-		if late > o.bound(sent) {
-			// Too late to measure anything but the generator's lag, and
-			// so is every request due before this one's bound.
-			e.live.InFlight(-1)
-			o.drop(n, n+1)
+		sent, late, ok := o.depart(n, due)
+		if !ok {
+			// So is every request due before this one's bound.
 			o.skipTo(o.overdue(sent))
 			continue
 		}
@@ -203,6 +198,21 @@ func (o *openStage) send(s *sender) {
 			o.full.end(finished.Sub(o.start))
 		}
 	}
+}
+
+// depart sends request n, due at due, on its way: in flight from now
+// (sent), late by late; or, when that is past its bound, too late to
+// measure anything but the generator's lag, and dropped (ok is false).
+func (o *openStage) depart(n int64, due time.Time) (sent time.Time, late time.Duration, ok bool) {
+	o.e.live.InFlight(1)
+	sent = time.Now()
+	late = sent.Sub(due)
+	if late > o.bound(sent) {
+		o.e.live.InFlight(-1)
+		o.drop(n, n+1)
+		return sent, late, false
+	}
+	return sent, late, true
 }
 
 // bound is how late a request may leave at now: the probe's timeout, and

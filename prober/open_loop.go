@@ -214,12 +214,8 @@ func (l *eventLoop) send(n int64, now time.Time) int64 {
 		if due.After(now) {
 			break
 		}
-		e.live.InFlight(1)
-		sent := time.Now()
-		late := sent.Sub(due)
-		if late > o.bound(sent) {
-			e.live.InFlight(-1)
-			o.drop(n, n+1)
+		sent, late, ok := o.depart(n, due)
+		if !ok {
 			continue
 		}
 		c, ok := l.mux.Send(false)

@@ -135,7 +135,7 @@ func (m *Mux) Send(grow bool) (int, bool) {
 		m.idle = m.idle[:n-1]
 	case grow:
 		mc = &muxConn{id: len(m.conns), fd: -1}
-		mc.fc = conn{c: m.c, br: bufio.NewReaderSize(nil, readBufferSize), nc: inputConn{in: &mc.in}}
+		mc.fc = conn{c: m.c, br: bufio.NewReaderSize(nil, readBufferSize), nc: inputConn{in: &mc.in}, head: m.c.head}
 		m.conns = append(m.conns, mc)
 		m.events = append(m.events, unix.EpollEvent{})
 	default:
@@ -248,7 +248,6 @@ func (m *Mux) read(mc *muxConn) {
 	at := received(m.oob[:oobn])
 	in.pos = 0
 	mc.fc.br.Reset(in)
-	mc.fc.head = m.c.head
 	code, keep, _, err := mc.fc.readResponse()
 	switch {
 	case errors.Is(err, errMore):
