@@ -42,8 +42,12 @@ const (
 	streamWindow = 1 << 30
 	// connWindow is the connection's receive window; it is topped up by
 	// one WINDOW_UPDATE whenever half of it has been used.
-	connWindow  = 1 << 30
-	maxFrame    = 16 << 10 // SETTINGS_MAX_FRAME_SIZE, left at its default
+	connWindow = 1 << 30
+	maxFrame   = 16 << 10 // SETTINGS_MAX_FRAME_SIZE, left at its default
+	// writeBuffer holds the requests that the answers of one read let the
+	// callers send, so that one write carries them: 4 KiB held 28 gRPC
+	// calls and split the rest off into a write of their own.
+	writeBuffer = 16 << 10
 	maxStreamID = 1<<31 - 1
 	// defaultMaxStreams is the concurrency assumed until the server's
 	// SETTINGS say otherwise, as golang.org/x/net/http2 assumes.
@@ -57,9 +61,10 @@ type Conn struct {
 	opts Options
 	br   *bufio.Reader
 
-	wmu sync.Mutex // the writes: bw, fr, the write deadline
-	bw  *bufio.Writer
-	fr  *http2.Framer
+	wmu           sync.Mutex // the writes: bw, fr, the write deadline
+	bw            *bufio.Writer
+	fr            *http2.Framer
+	writeDeadline time.Time // the one set on nc
 
 	mu         sync.Mutex
 	streams    map[uint32]*stream
@@ -71,6 +76,8 @@ type Conn struct {
 	sendWindow int64 // the connection's send window
 	peerFrame  int   // the server's SETTINGS_MAX_FRAME_SIZE
 	goAway     *GoAwayError
+	expiry     *time.Timer   // ends streams at their deadlines (expire.go)
+	expireAt   time.Time     // when expiry fires; zero: not set
 	err        error         // the connection's end; nil while it works
 	slot       chan struct{} // a stream ended: one waiting for a slot looks again
 	done       chan struct{} // closed when the reader has stopped
@@ -87,7 +94,7 @@ func New(nc net.Conn, opts Options, deadline time.Time) (*Conn, error) {
 		nc:         nc,
 		opts:       opts,
 		br:         bufio.NewReaderSize(nc, 9+maxFrame),
-		bw:         bufio.NewWriterSize(nc, 4<<10),
+		bw:         bufio.NewWriterSize(nc, writeBuffer),
 		streams:    make(map[uint32]*stream),
 		nextID:     1,
 		maxStreams: defaultMaxStreams,
@@ -98,11 +105,13 @@ func New(nc net.Conn, opts Options, deadline time.Time) (*Conn, error) {
 		done:       make(chan struct{}),
 	}
 	c.fr = http2.NewFramer(c.bw, nil)
+	c.expiry = time.AfterFunc(time.Hour, c.expire)
+	c.expiry.Stop()
 	c.reader.init(c)
 	// The reader reads for as long as the connection lives, whatever
 	// deadline its dial had: each stream has its own.
 	nc.SetReadDeadline(time.Time{})
-	nc.SetWriteDeadline(deadline)
+	c.writeBy(deadline)
 	c.bw.WriteString(http2.ClientPreface)
 	c.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
@@ -144,6 +153,7 @@ func (c *Conn) fail(err error) {
 		for _, s := range c.streams {
 			c.finishLocked(s, err)
 		}
+		c.expiry.Stop()
 	}
 	c.mu.Unlock()
 	c.nc.Close()
@@ -152,14 +162,44 @@ func (c *Conn) fail(err error) {
 // control writes a frame of the connection's own, by WriteTimeout: a
 // server that does not read its acknowledgements ends the connection.
 func (c *Conn) control(write func(fr *http2.Framer) error) {
-	c.wmu.Lock()
-	c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-	err := write(c.fr)
-	if err == nil {
-		err = c.bw.Flush()
-	}
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.writeControl(write, true); err != nil {
 		c.fail(err)
 	}
 }
+
+// writeControl writes a frame of the connection's own into the write
+// buffer, by WriteTimeout, and flushes the buffer if flush says so; a nil
+// write only flushes.
+func (c *Conn) writeControl(write func(fr *http2.Framer) error, flush bool) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.writeBy(time.Now().Add(c.opts.WriteTimeout))
+	var err error
+	if write != nil {
+		err = write(c.fr)
+	}
+	if err == nil && flush {
+		err = c.bw.Flush()
+	}
+	return err
+}
+
+// writeBy bounds the writes that follow by deadline, under wmu. A deadline
+// already set that is no more than deadlineSlack later is kept: setting
+// one costs a timer's update, and deadlines of requests sent within the
+// slack of each other then share one.
+func (c *Conn) writeBy(deadline time.Time) {
+	if deadline.IsZero() { // none
+		c.writeDeadline = deadline
+		c.nc.SetWriteDeadline(deadline)
+		return
+	}
+	if c.writeDeadline.Before(deadline) || c.writeDeadline.Sub(deadline) > deadlineSlack {
+		c.writeDeadline = deadline.Add(deadlineSlack)
+		c.nc.SetWriteDeadline(c.writeDeadline)
+	}
+}
+
+// deadlineSlack is how much later than its own deadline a blocked write
+// may give up.
+const deadlineSlack = time.Millisecond

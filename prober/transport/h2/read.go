@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime"
 
 	"golang.org/x/net/http2"
 )
@@ -34,8 +35,9 @@ type reader struct {
 	blockEnd   bool // its HEADERS frame ended the stream
 	dropBlock  bool // its HEADERS frame was malformed: the block is not read
 
-	received int64 // connection window used since the last update
-	fields   fieldState
+	received  int64 // connection window used since the last update
+	unflushed bool  // queue wrote frames that are not flushed yet
+	fields    fieldState
 }
 
 func (r *reader) init(c *Conn) {
@@ -66,6 +68,7 @@ func (c *Conn) readLoop() {
 func (c *Conn) readFrames() error {
 	r := &c.reader
 	for {
+		r.flushBefore(9)
 		h, err := c.br.Peek(9)
 		if err != nil {
 			return r.cut(err)
@@ -88,6 +91,7 @@ func (c *Conn) readFrames() error {
 			r.continuing, r.blockID, r.blockEnd = true, id, flags&flagEndStream != 0
 			r.block, r.dropBlock = r.block[:0], true
 		}
+		r.flushBefore(9 + length)
 		frame, err := c.br.Peek(9 + length)
 		if err != nil {
 			return r.cut(unexpectedEOF(err))
@@ -97,6 +101,30 @@ func (c *Conn) readFrames() error {
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// queue writes a frame of the connection's own without flushing it: the
+// reader flushes before it waits for the server's next frames, so the
+// answers to the frames of one read (a gRPC server's pings, one for each
+// few calls) go out together, or with the next requests written.
+func (r *reader) queue(write func(fr *http2.Framer) error) {
+	if err := r.c.writeControl(write, false); err != nil {
+		r.c.fail(err)
+		return
+	}
+	r.unflushed = true
+}
+
+// flushBefore flushes what queue wrote when fewer than n bytes are left to
+// read in the read buffer: reading them may wait for the server. It first
+// lets the callers the reader has woken write their next requests, which
+// take the frames along in the same write, as Conn.flush does.
+func (r *reader) flushBefore(n int) {
+	if r.unflushed && r.c.br.Buffered() < n {
+		r.unflushed = false
+		runtime.Gosched()
+		r.c.control(nil)
 	}
 }
 
@@ -254,7 +282,7 @@ func (r *reader) refund(n int) error {
 	}
 	incr := uint32(r.received)
 	r.received = 0
-	r.c.control(func(fr *http2.Framer) error { return fr.WriteWindowUpdate(0, incr) })
+	r.queue(func(fr *http2.Framer) error { return fr.WriteWindowUpdate(0, incr) })
 	return nil
 }
 
@@ -280,7 +308,7 @@ func (r *reader) endWith(s *stream, code http2.ErrCode, err error) {
 	r.c.finishLocked(s, err)
 	// The write takes the write lock: not under mu, which writers take.
 	r.c.mu.Unlock()
-	r.c.control(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, code) })
+	r.queue(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, code) })
 	r.c.mu.Lock()
 }
 
@@ -315,7 +343,7 @@ func (r *reader) ping(flags byte, id uint32, p []byte) error {
 		return nil
 	}
 	data := [8]byte(p)
-	r.c.control(func(fr *http2.Framer) error { return fr.WritePing(true, data) })
+	r.queue(func(fr *http2.Framer) error { return fr.WritePing(true, data) })
 	return nil
 }
 

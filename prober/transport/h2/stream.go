@@ -52,11 +52,13 @@ type GRPC struct {
 // their channels and timer.
 type stream struct {
 	id         uint32
-	done       chan struct{} // the reader ended the stream: resp and err hold
+	done       chan struct{} // the stream ended: resp and err hold
 	window     chan struct{} // the send window grew, or the stream ended
-	timer      *time.Timer
-	sendWindow int64 // under Conn.mu
-	open       bool  // in Conn.streams, under Conn.mu
+	deadline   time.Time     // under Conn.mu, while open (expire.go)
+	timer      *time.Timer   // the deadline of a wait for a slot
+	waiting    bool          // timer is set
+	sendWindow int64         // under Conn.mu
+	open       bool          // in Conn.streams, under Conn.mu
 	head       bool
 	keep       []byte // the Request's Keep, filled by the reader
 
@@ -73,33 +75,18 @@ type stream struct {
 // ErrUnprocessed says to send it again on another connection.
 func (c *Conn) RoundTrip(req *Request, deadline time.Time) (Response, error) {
 	s := c.take()
-	s.timer.Reset(time.Until(deadline))
 	defer c.put(s)
-	if err := c.reserve(s); err != nil {
+	if err := c.reserve(s, deadline); err != nil {
 		return Response{}, err
 	}
 	if err := c.send(s, req, deadline); err != nil {
 		return Response{}, err
 	}
-	select {
-	case <-s.done:
-		if !time.Now().Before(deadline) {
-			// Read in time, but handed over past the deadline: late, as a
-			// read past a socket's deadline is on the HTTP/1.1 client.
-			return Response{}, os.ErrDeadlineExceeded
-		}
-	case <-s.timer.C:
-		c.mu.Lock()
-		if !s.open {
-			c.mu.Unlock()
-			<-s.done // it ended as the deadline came
-			break
-		}
-		c.finishLocked(s, os.ErrDeadlineExceeded)
-		c.mu.Unlock()
-		<-s.done
-		id := s.id
-		c.control(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, http2.ErrCodeCancel) })
+	<-s.done // by its deadline at the latest (expire.go)
+	if !time.Now().Before(deadline) {
+		// Read in time, but handed over past the deadline: late, as a
+		// read past a socket's deadline is on the HTTP/1.1 client.
+		return Response{}, os.ErrDeadlineExceeded
 	}
 	return s.resp, s.err
 }
@@ -118,7 +105,10 @@ func (c *Conn) take() *stream {
 }
 
 func (c *Conn) put(s *stream) {
-	s.timer.Stop()
+	if s.waiting {
+		s.timer.Stop()
+		s.waiting = false
+	}
 	select {
 	case <-s.window:
 	default:
@@ -128,11 +118,15 @@ func (c *Conn) put(s *stream) {
 	c.mu.Unlock()
 }
 
-// reserve waits for a stream the server allows, until s's timer.
-func (c *Conn) reserve(s *stream) error {
+// reserve waits for a stream the server allows, until deadline.
+func (c *Conn) reserve(s *stream, deadline time.Time) error {
 	c.mu.Lock()
 	for c.err == nil && c.goAway == nil && c.active >= c.maxStreams {
 		c.mu.Unlock()
+		if !s.waiting {
+			s.timer.Reset(time.Until(deadline))
+			s.waiting = true
+		}
 		select {
 		case <-c.slot:
 		case <-s.timer.C:
@@ -163,7 +157,7 @@ func (c *Conn) signalSlot() {
 func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 	c.wmu.Lock()
 	c.mu.Lock()
-	if err := c.openLocked(s, req); err != nil {
+	if err := c.openLocked(s, req, deadline); err != nil {
 		c.active--
 		c.signalSlot()
 		c.closeIfGoneLocked()
@@ -173,7 +167,7 @@ func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 	}
 	frame := c.peerFrame // the reader may change it under mu as we write
 	c.mu.Unlock()
-	c.nc.SetWriteDeadline(deadline)
+	c.writeBy(deadline)
 	err := c.writeHeaders(s.id, req.Header, len(req.Body) == 0, frame)
 	for body := req.Body; err == nil && len(body) > 0; {
 		n := c.window(s, len(body))
@@ -185,14 +179,9 @@ func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 				break
 			}
 			c.wmu.Unlock()
-			select {
-			case <-s.window:
-			case <-s.timer.C:
-				s.timer.Reset(0) // for RoundTrip's wait, which ends the stream
-				return nil
-			}
+			<-s.window // or the stream ended, by its deadline at the latest
 			c.wmu.Lock()
-			c.nc.SetWriteDeadline(deadline)
+			c.writeBy(deadline)
 			continue
 		}
 		err = c.fr.WriteData(s.id, n == len(body), body[:n])
@@ -231,8 +220,9 @@ func (c *Conn) flush() error {
 	return err
 }
 
-// openLocked gives s the next stream ID and registers it.
-func (c *Conn) openLocked(s *stream, req *Request) error {
+// openLocked gives s the next stream ID and registers it, to end by
+// deadline.
+func (c *Conn) openLocked(s *stream, req *Request, deadline time.Time) error {
 	if c.err != nil || c.goAway != nil || c.nextID >= maxStreamID {
 		return ErrUnprocessed
 	}
@@ -244,6 +234,8 @@ func (c *Conn) openLocked(s *stream, req *Request) error {
 	s.resp, s.err, s.gotHead, s.declared, s.interim = Response{}, nil, false, -1, 0
 	s.open = true
 	c.streams[s.id] = s
+	s.deadline = deadline
+	c.expireByLocked(deadline)
 	return nil
 }
 
