@@ -65,6 +65,8 @@ type Conn struct {
 	bw            *bufio.Writer
 	fr            *http2.Framer
 	writeDeadline time.Time // the one set on nc
+	readerFlushes bool      // the reader writes out what the callers write (read.go)
+	plain         bool      // nc is a TCP connection, without TLS
 
 	mu         sync.Mutex
 	streams    map[uint32]*stream
@@ -104,6 +106,7 @@ func New(nc net.Conn, opts Options, deadline time.Time) (*Conn, error) {
 		slot:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 	}
+	_, c.plain = nc.(*net.TCPConn)
 	c.fr = http2.NewFramer(c.bw, nil)
 	c.expiry = time.AfterFunc(time.Hour, c.expire)
 	c.expiry.Stop()

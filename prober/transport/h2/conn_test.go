@@ -33,6 +33,32 @@ func newH2Server(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	return s
 }
 
+// newH2CServer starts a server of HTTP/2 without TLS (prior knowledge).
+func newH2CServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	s := httptest.NewUnstartedServer(h)
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// dialH2C opens an HTTP/2 connection to s over plain TCP.
+func dialH2C(t testing.TB, s *httptest.Server) *Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(nc, testOptions, time.Now().Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // dialH2 opens an HTTP/2 connection to s.
 func dialH2(t testing.TB, s *httptest.Server) *Conn {
 	t.Helper()
@@ -125,36 +151,47 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestMultiplexed sends many requests at once on one connection.
+// TestMultiplexed runs 20 callers' requests on one connection at once,
+// over TLS and over plain TCP, where the reader writes out the requests
+// of the callers it wakes (read.go).
 func TestMultiplexed(t *testing.T) {
-	var mu sync.Mutex
-	conns := map[string]int{}
-	s := newH2Server(t, func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		conns[r.RemoteAddr]++
-		mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
-		w.Write([]byte("ok"))
-	})
-	c := dialH2(t, s)
-	req := request("GET", s.Listener.Addr().String(), "/", nil)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range 20 {
-		wg.Go(func() {
-			for range 5 {
-				if resp, err := c.RoundTrip(req, time.Now().Add(5*time.Second)); err != nil || resp.Status != 200 {
-					t.Errorf("RoundTrip() = %+v, %v", resp, err)
-				}
+	for _, plain := range []bool{false, true} {
+		t.Run(map[bool]string{false: "tls", true: "plain"}[plain], func(t *testing.T) {
+			var mu sync.Mutex
+			conns := map[string]int{}
+			h := func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				conns[r.RemoteAddr]++
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				w.Write([]byte("ok"))
+			}
+			s, dial := newH2Server(t, h), dialH2
+			if plain {
+				s, dial = newH2CServer(t, h), dialH2C
+			}
+			c := dial(t, s)
+			req := request("GET", s.Listener.Addr().String(), "/", nil)
+			var wg sync.WaitGroup
+			start := time.Now()
+			for range 20 {
+				wg.Go(func() {
+					for range 5 {
+						if resp, err := c.RoundTrip(req, time.Now().Add(5*time.Second)); err != nil || resp.Status != 200 {
+							t.Errorf("RoundTrip() = %+v, %v", resp, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if len(conns) != 1 {
+				t.Errorf("the requests came on %d connections, want 1", len(conns))
+			}
+			// 100 requests of 10 ms, 20 at a time: about 50 ms, not the 1 s in turn.
+			if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
+				t.Errorf("100 requests took %v: the streams did not run at once", elapsed)
 			}
 		})
-	}
-	wg.Wait()
-	if len(conns) != 1 {
-		t.Errorf("the requests came on %d connections, want 1", len(conns))
-	}
-	// 100 requests of 10 ms, 20 at a time: about 50 ms, not the 1 s in turn.
-	if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
-		t.Errorf("100 requests took %v: the streams did not run at once", elapsed)
 	}
 }
 

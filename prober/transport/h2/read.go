@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -36,6 +37,7 @@ type reader struct {
 	dropBlock  bool // its HEADERS frame was malformed: the block is not read
 
 	received  int64 // connection window used since the last update
+	holding   bool  // Conn.readerFlushes is set
 	unflushed bool  // queue wrote frames that are not flushed yet
 	fields    fieldState
 }
@@ -73,6 +75,7 @@ func (c *Conn) readFrames() error {
 		if err != nil {
 			return r.cut(err)
 		}
+		r.hold()
 		length := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
 		typ, flags := http2.FrameType(h[3]), h[4]
 		id := binary.BigEndian.Uint32(h[5:]) & maxStreamID
@@ -104,10 +107,27 @@ func (c *Conn) readFrames() error {
 	}
 }
 
-// queue writes a frame of the connection's own without flushing it: the
-// reader flushes before it waits for the server's next frames, so the
-// answers to the frames of one read (a gRPC server's pings, one for each
-// few calls) go out together, or with the next requests written.
+// The reader flushes its own frames, and on a plain TCP connection the
+// callers' requests too, in one write before it waits for the server
+// again, as h2load writes once for all it has read: while the reader
+// reads what it has received, the callers it wakes write their next
+// requests into the buffer and leave them there. Over TLS the callers
+// flush their own (Conn.flush): a read returns one TLS record, so an
+// empty read buffer does not say that the next read waits, and flushing
+// at each record sent nginx one request at a time.
+
+// hold has the callers leave their writes to the reader, on a plain TCP
+// connection.
+func (r *reader) hold() {
+	if r.c.plain && !r.holding {
+		r.holding = true
+		r.c.wmu.Lock()
+		r.c.readerFlushes = true
+		r.c.wmu.Unlock()
+	}
+}
+
+// queue writes a frame of the connection's own for the reader to flush.
 func (r *reader) queue(write func(fr *http2.Framer) error) {
 	if err := r.c.writeControl(write, false); err != nil {
 		r.c.fail(err)
@@ -116,15 +136,27 @@ func (r *reader) queue(write func(fr *http2.Framer) error) {
 	r.unflushed = true
 }
 
-// flushBefore flushes what queue wrote when fewer than n bytes are left to
-// read in the read buffer: reading them may wait for the server. It first
-// lets the callers the reader has woken write their next requests, which
-// take the frames along in the same write, as Conn.flush does.
+// flushBefore flushes what the reader is to flush when fewer than n bytes
+// are left to read in the read buffer: reading them may wait for the
+// server. It first lets the callers it has woken run, so that their
+// requests go in the same write.
 func (r *reader) flushBefore(n int) {
-	if r.unflushed && r.c.br.Buffered() < n {
-		r.unflushed = false
-		runtime.Gosched()
-		r.c.control(nil)
+	c := r.c
+	if !r.holding && !r.unflushed || c.br.Buffered() >= n {
+		return
+	}
+	r.holding, r.unflushed = false, false
+	runtime.Gosched()
+	c.wmu.Lock()
+	c.readerFlushes = false
+	var err error
+	if c.bw.Buffered() > 0 {
+		c.writeBy(time.Now().Add(c.opts.WriteTimeout))
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(err)
 	}
 }
 

@@ -198,12 +198,17 @@ func (c *Conn) send(s *stream, req *Request, deadline time.Time) error {
 	return nil // a failed write ends the stream, with the connection's error
 }
 
-// flush writes out the buffered frames and releases the write lock. With
-// other streams open on the connection it first lets the other goroutines
-// run: the callers the reader has just woken write their requests into the
-// buffer too, and the first to come back writes them all in one TLS record
-// and one syscall, as h2load does, where each would pay its own.
+// flush writes out the buffered frames and releases the write lock,
+// unless the reader is to write them (read.go). With other streams open on
+// the connection it first lets the other goroutines run: the callers the
+// reader has just woken write their requests into the buffer too, and the
+// first to come back writes them all in one TLS record and one syscall,
+// where each would pay its own.
 func (c *Conn) flush() error {
+	if c.readerFlushes {
+		c.wmu.Unlock()
+		return nil
+	}
 	c.mu.Lock()
 	shared := c.active > 1
 	c.mu.Unlock()
@@ -213,7 +218,7 @@ func (c *Conn) flush() error {
 		c.wmu.Lock()
 	}
 	var err error
-	if c.bw.Buffered() > 0 {
+	if c.bw.Buffered() > 0 && !c.readerFlushes {
 		err = c.bw.Flush()
 	}
 	c.wmu.Unlock()
