@@ -66,7 +66,7 @@ type Conn struct {
 	fr            *http2.Framer
 	writeDeadline time.Time // the one set on nc
 	readerFlushes bool      // the reader writes out what the callers write (read.go)
-	plain         bool      // nc is a TCP connection, without TLS (read.go)
+	plain         bool      // nc is a TCP connection, without TLS
 
 	mu         sync.Mutex
 	streams    map[uint32]*stream

@@ -107,42 +107,25 @@ func (c *Conn) readFrames() error {
 	}
 }
 
-// The reader flushes its own frames and the callers' requests in one
-// write before it waits for the server again, as h2load writes once for
-// all it has read: while the reader reads what it has received, the
-// callers it wakes write their next requests into the buffer and leave
-// them there.
+// The reader flushes its own frames, and on a plain TCP connection the
+// callers' requests too, in one write before it waits for the server
+// again, as h2load writes once for all it has read: while the reader
+// reads what it has received, the callers it wakes write their next
+// requests into the buffer and leave them there. Over TLS the callers
+// flush their own (Conn.flush): a read returns one TLS record, so an
+// empty read buffer does not say that the next read waits, and flushing
+// at each record sent nginx one request at a time.
 
-// hold has the callers leave their writes to the reader.
+// hold has the callers leave their writes to the reader, on a plain TCP
+// connection.
 func (r *reader) hold() {
-	if !r.holding {
+	if r.c.plain && !r.holding {
 		r.holding = true
 		r.c.wmu.Lock()
 		r.c.readerFlushes = true
 		r.c.wmu.Unlock()
 	}
 }
-
-// readable reports whether n bytes are in the read buffer after a read
-// that does not wait. Over TLS a read returns one record, and the records
-// received after it come without a syscall: a read deadline in the past
-// lets them come and fails the read that would wait. Without it, the
-// reader flushed at every record and settled into one request per write
-// against nginx. Over plain TCP a read always asks the kernel: the
-// reader flushes first.
-func (r *reader) readable(n int) bool {
-	c := r.c
-	if c.plain {
-		return false
-	}
-	c.nc.SetReadDeadline(longAgo)
-	_, err := c.br.Peek(n)
-	c.nc.SetReadDeadline(time.Time{})
-	return err == nil
-}
-
-// longAgo is a deadline that has passed.
-var longAgo = time.Unix(1, 0)
 
 // queue writes a frame of the connection's own for the reader to flush.
 func (r *reader) queue(write func(fr *http2.Framer) error) {
@@ -159,7 +142,7 @@ func (r *reader) queue(write func(fr *http2.Framer) error) {
 // requests go in the same write.
 func (r *reader) flushBefore(n int) {
 	c := r.c
-	if !r.holding && !r.unflushed || c.br.Buffered() >= n || r.readable(n) {
+	if !r.holding && !r.unflushed || c.br.Buffered() >= n {
 		return
 	}
 	r.holding, r.unflushed = false, false
