@@ -117,13 +117,21 @@ func (c *Conn) readFrames() error {
 // at each record sent nginx one request at a time.
 
 // hold has the callers leave their writes to the reader, on a plain TCP
-// connection.
+// connection with more than one stream open: with one, there is nothing
+// to gather, and its caller writes at once.
 func (r *reader) hold() {
-	if r.c.plain && !r.holding {
+	c := r.c
+	if !c.plain || r.holding {
+		return
+	}
+	c.mu.Lock()
+	shared := c.active > 1
+	c.mu.Unlock()
+	if shared {
 		r.holding = true
-		r.c.wmu.Lock()
-		r.c.readerFlushes = true
-		r.c.wmu.Unlock()
+		c.wmu.Lock()
+		c.readerFlushes = true
+		c.wmu.Unlock()
 	}
 }
 
