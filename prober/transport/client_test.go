@@ -602,11 +602,7 @@ func TestClientClose(t *testing.T) {
 // TestClientFastZeroAllocs checks the goal of the lean client: no allocation
 // per request once the connection is up.
 func TestClientFastZeroAllocs(t *testing.T) {
-	for name, handle := range map[string]func(net.Conn){
-		"content length": testkit.FixedServer,
-		"chunked":        testkit.FixedAnswer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
-		"large body":     testkit.FixedAnswer("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("x", 100000)),
-	} {
+	for name, handle := range zeroAllocServers(100000) {
 		t.Run(name, func(t *testing.T) {
 			s := testkit.NewServer(t, handle)
 			conn := newTestClient(t, testRequest(s.URL), "fast").NewConn(template.NewVars(0))
@@ -624,6 +620,17 @@ func TestClientFastZeroAllocs(t *testing.T) {
 				t.Errorf("%d connections, want 1", n)
 			}
 		})
+	}
+}
+
+// zeroAllocServers are the servers a zero-allocation test reads from: a
+// response by its length, a chunked one, and one whose body is large
+// bytes long.
+func zeroAllocServers(large int) map[string]func(net.Conn) {
+	return map[string]func(net.Conn){
+		"content length": testkit.FixedServer,
+		"chunked":        testkit.FixedAnswer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
+		"large body":     testkit.FixedAnswer(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", large) + strings.Repeat("x", large)),
 	}
 }
 

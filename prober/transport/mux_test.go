@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -144,11 +143,7 @@ func TestMuxAnswers(t *testing.T) {
 // TestMuxZeroAllocs checks the event loop's wire allocates nothing per
 // request once its connection is up, as the lean client does.
 func TestMuxZeroAllocs(t *testing.T) {
-	for name, handle := range map[string]func(net.Conn){
-		"content length": testkit.FixedServer,
-		"chunked":        testkit.FixedAnswer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
-		"large body":     testkit.FixedAnswer("HTTP/1.1 200 OK\r\nContent-Length: 30000\r\n\r\n" + strings.Repeat("x", 30000)),
-	} {
+	for name, handle := range zeroAllocServers(30000) {
 		t.Run(name, func(t *testing.T) {
 			s := testkit.NewServer(t, handle)
 			m := newTestMux(t, s.URL)

@@ -171,16 +171,12 @@ func (c *Conn) control(write func(fr *http2.Framer) error) {
 }
 
 // writeControl writes a frame of the connection's own into the write
-// buffer, by WriteTimeout, and flushes the buffer if flush says so; a nil
-// write only flushes.
+// buffer, by WriteTimeout, and flushes the buffer if flush says so.
 func (c *Conn) writeControl(write func(fr *http2.Framer) error, flush bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.writeBy(time.Now().Add(c.opts.WriteTimeout))
-	var err error
-	if write != nil {
-		err = write(c.fr)
-	}
+	err := write(c.fr)
 	if err == nil && flush {
 		err = c.bw.Flush()
 	}

@@ -47,10 +47,22 @@ func newH2CServer(t testing.TB, h http.HandlerFunc) *httptest.Server {
 // dialH2C opens an HTTP/2 connection to s over plain TCP.
 func dialH2C(t testing.TB, s *httptest.Server) *Conn {
 	t.Helper()
-	nc, err := net.Dial("tcp", s.Listener.Addr().String())
+	return dialPlain(t, s.Listener.Addr().String())
+}
+
+// dialPlain opens an HTTP/2 connection to addr over plain TCP.
+func dialPlain(t testing.TB, addr string) *Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return start(t, nc)
+}
+
+// start runs the client side of HTTP/2 over nc, until the test ends.
+func start(t testing.TB, nc net.Conn) *Conn {
+	t.Helper()
 	c, err := New(nc, testOptions, time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +83,7 @@ func dialH2(t testing.TB, s *httptest.Server) *Conn {
 	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
 		t.Fatalf("ALPN chose %q", p)
 	}
-	c, err := New(tc, testOptions, time.Now().Add(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return start(t, tc)
 }
 
 func request(method, authority, path string, body []byte) *Request {
@@ -330,16 +337,7 @@ func dialCanned(t testing.TB, answer []byte) *Conn {
 		defer sc.Close()
 		serveCanned(sc, func(out []byte, id [4]byte) []byte { return appendAnswer(out, answer, id) })
 	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(nc, testOptions, time.Now().Add(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return dialPlain(t, ln.Addr().String())
 }
 
 // serveCanned serves one plain-text connection until the client closes it:

@@ -24,11 +24,7 @@ func TestStreamsEndAtTheirDeadlines(t *testing.T) {
 		cc, sc := net.Pipe()
 		resets := make(chan uint32, 16)
 		go silentServer(sc, resets, nil)
-		c, err := New(cc, testOptions, time.Now().Add(time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := start(t, cc)
 		start := time.Now()
 		deadlines := []time.Duration{300 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 100 * time.Millisecond, 5 * time.Second}
 		ended := make([]time.Duration, len(deadlines))
@@ -66,11 +62,7 @@ func TestPingIsAnswered(t *testing.T) {
 		cc, sc := net.Pipe()
 		acks := make(chan [8]byte, 1)
 		go silentServer(sc, nil, acks)
-		c, err := New(cc, testOptions, time.Now().Add(time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		start(t, cc)
 		select {
 		case data := <-acks:
 			if data != pingData {
