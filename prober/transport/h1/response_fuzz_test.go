@@ -145,3 +145,21 @@ func connectionHas(h http.Header, token string) bool {
 	}
 	return false
 }
+
+// checkValue reads a header value eight bytes at a time: every byte below
+// a space but the tab, and DEL, is still refused wherever it stands, among
+// bytes of every other kind, and every other byte is accepted.
+func TestCheckValueEveryByteEveryPlace(t *testing.T) {
+	for _, fill := range []byte{'a', ' ', 0x80, 0xff} {
+		for c := range 256 {
+			for at := range 19 {
+				v := bytes.Repeat([]byte{fill}, 19)
+				v[at] = byte(c)
+				bad := c < ' ' && c != '\t' || c == 0x7f
+				if err := checkValue(v); (err != nil) != bad {
+					t.Fatalf("byte %#x at %d among %#x: error %v, want refused %v", c, at, fill, err, bad)
+				}
+			}
+		}
+	}
+}

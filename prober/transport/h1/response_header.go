@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"io"
 )
 
@@ -65,10 +66,16 @@ func (h *head) header(line []byte, how int) error {
 		return nil
 	}
 	h.endHeader()
-	name, value, ok := bytes.Cut(line, []byte(":"))
-	if !ok || !validHeaderName(name) {
+	// The name runs to the first colon, and only token bytes and spaces
+	// may come before it (as net/textproto accepts): one pass finds both.
+	colon := 0
+	for colon < len(line) && headerNameByte[line[colon]] {
+		colon++
+	}
+	if colon == 0 || colon == len(line) || line[colon] != ':' {
 		return errMalformedHeader
 	}
+	name, value := line[:colon], line[colon+1:]
 	if err := checkValue(value); err != nil {
 		return err
 	}
@@ -193,20 +200,6 @@ func (h *head) status(line []byte) bool {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// validHeaderName reports a header name net/textproto accepts: token
-// characters, and spaces, which it tolerates.
-func validHeaderName(name []byte) bool {
-	if len(name) == 0 {
-		return false
-	}
-	for _, c := range name {
-		if !headerNameByte[c] {
-			return false
-		}
-	}
-	return true
-}
-
 // headerNameByte holds the bytes of a header name: those of a token (RFC
 // 9110) and the space.
 var headerNameByte = func() (t [256]bool) {
@@ -219,6 +212,16 @@ var headerNameByte = func() (t [256]bool) {
 // checkValue refuses a header value with a control character, as
 // net/textproto does; obs-text (bytes from 0x80) is allowed.
 func checkValue(v []byte) error {
+	// Eight bytes at a time while none is below a space or DEL; a word
+	// with one (a tab, most often) is looked at byte by byte.
+	for len(v) >= 8 {
+		x := binary.LittleEndian.Uint64(v)
+		del := x ^ (ones * 0x7f)
+		if (x-ones*' ')&^x&highs|(del-ones)&^del&highs != 0 {
+			break
+		}
+		v = v[8:]
+	}
 	for _, c := range v {
 		if badValueByte[c] {
 			return errMalformedHeader
@@ -226,6 +229,9 @@ func checkValue(v []byte) error {
 	}
 	return nil
 }
+
+// ones and highs are the bytes 0x01 and 0x80 in every place of a word.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
 
 var badValueByte = func() (t [256]bool) {
 	for c := range ' ' {
