@@ -22,8 +22,9 @@ import (
 )
 
 // The lean HTTP/1.1 client. The request is serialized once; an attempt is one
-// SetDeadline, one Write and the parsing of the response in place in the
-// connection's read buffer, with no allocation once the connection is up.
+// Write and the parsing of the response in place in the connection's read
+// buffer, with no allocation once the connection is up, and a SetDeadline
+// only when its deadline passes the one set (wire.Deadline).
 // Whatever goes wrong, the connection is closed (a half-read response makes
 // it unusable) and the next attempt dials a new one.
 
@@ -165,12 +166,13 @@ func (c *Client) Close() {
 }
 
 type conn struct {
-	c      *Client
-	nc     net.Conn // nil until dialled, and after any failure; over TLS, the TLS connection
-	raw    net.Conn // the TCP connection under nc
-	br     *bufio.Reader
-	reused bool // nc has carried a complete response
-	head   bool // the attempt under way is a HEAD: its response has no body
+	c        *Client
+	nc       net.Conn // nil until dialled, and after any failure; over TLS, the TLS connection
+	raw      net.Conn // the TCP connection under nc
+	br       *bufio.Reader
+	reused   bool          // nc has carried a complete response
+	head     bool          // the attempt under way is a HEAD: its response has no body
+	deadline wire.Deadline // set on nc by the attempts after its dial
 
 	// A templated request is written into buf (its body first into body),
 	// with vars (template.go).
@@ -236,8 +238,10 @@ func (fc *conn) Close() {
 // the server had closed it while it was idle.
 func (fc *conn) roundTrip(deadline time.Time, request []byte) (code int, stale bool, err error) {
 	if fc.nc != nil {
-		if err := fc.nc.SetDeadline(deadline); err != nil {
-			fc.closeConn() // closed by the client's Close: dial again
+		if at, move := fc.deadline.Move(deadline); move {
+			if err := fc.nc.SetDeadline(at); err != nil {
+				fc.closeConn() // closed by the client's Close: dial again
+			}
 		}
 	}
 	if fc.nc == nil {
@@ -248,6 +252,11 @@ func (fc *conn) roundTrip(deadline time.Time, request []byte) (code int, stale b
 	reused := fc.reused
 	if _, err := fc.nc.Write(request); err != nil {
 		fc.closeConn()
+		if reused && errors.Is(err, net.ErrClosed) {
+			// Closed by the client's Close under a deadline kept: nothing
+			// was sent.
+			return fc.roundTrip(deadline, request)
+		}
 		return 0, reused && isStale(err), err
 	}
 	// Let the other workers run before reading: by the time this one is
@@ -280,6 +289,7 @@ func (fc *conn) dial(deadline time.Time) error {
 	fc.nc, fc.raw = nc, raw
 	fc.br.Reset(fc.nc)
 	fc.reused = false
+	fc.deadline.Forget() // the dial set the attempt's own
 	return nil
 }
 

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/loadprobe/loadprobe/prober/transport/internal/wire"
 )
 
 // Options bound what a connection accepts from its server.
@@ -64,9 +66,9 @@ type Conn struct {
 	wmu           sync.Mutex // the writes: bw, fr, the write deadline
 	bw            *bufio.Writer
 	fr            *http2.Framer
-	writeDeadline time.Time // the one set on nc
-	readerFlushes bool      // the reader writes out what the callers write (read.go)
-	plain         bool      // nc is a TCP connection, without TLS
+	writeDeadline wire.Deadline // the one set on nc
+	readerFlushes bool          // the reader writes out what the callers write (read.go)
+	plain         bool          // nc is a TCP connection, without TLS
 
 	mu         sync.Mutex
 	streams    map[uint32]*stream
@@ -183,22 +185,10 @@ func (c *Conn) writeControl(write func(fr *http2.Framer) error, flush bool) erro
 	return err
 }
 
-// writeBy bounds the writes that follow by deadline, under wmu. A deadline
-// already set that is no more than deadlineSlack later is kept: setting
-// one costs a timer's update, and deadlines of requests sent within the
-// slack of each other then share one.
+// writeBy bounds the writes that follow by deadline, under wmu, keeping a
+// deadline already set within wire.DeadlineSlack of it.
 func (c *Conn) writeBy(deadline time.Time) {
-	if deadline.IsZero() { // none
-		c.writeDeadline = deadline
-		c.nc.SetWriteDeadline(deadline)
-		return
-	}
-	if c.writeDeadline.Before(deadline) || c.writeDeadline.Sub(deadline) > deadlineSlack {
-		c.writeDeadline = deadline.Add(deadlineSlack)
-		c.nc.SetWriteDeadline(c.writeDeadline)
+	if at, move := c.writeDeadline.Move(deadline); move {
+		c.nc.SetWriteDeadline(at)
 	}
 }
-
-// deadlineSlack is how much later than its own deadline a blocked write
-// may give up.
-const deadlineSlack = time.Millisecond
