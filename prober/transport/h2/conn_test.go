@@ -157,7 +157,6 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestMultiplexed sends many requests at once on one connection.
 // TestMultiplexed runs 20 callers' requests on one connection at once,
 // over TLS and over plain TCP, where the reader writes out the requests
 // of the callers it wakes (read.go).
