@@ -68,11 +68,17 @@ func (a *alarm) every(first time.Time, period time.Duration) {
 	}
 }
 
-// setTimer makes timerfd fd go off at first and then every period.
+// setTimer makes the timerfd fd go off at first and every period after
+// it, on first's grid even when first has passed: an event loop armed
+// after its first tick was due keeps to its schedule's ticks, which its
+// rules count from (open_loop.go), where a timer started from now would
+// tick up to a period off them for the whole stage.
 func setTimer(fd int, first time.Time, period time.Duration) {
-	wait := max(time.Until(first), 0) + alarmSlack
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(wait)), Interval: unix.NsecToTimespec(int64(period))}
-	unix.TimerfdSettime(fd, 0, &spec, nil)
+	var now unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
+	at := now.Nano() + int64(time.Until(first)+alarmSlack)
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at), Interval: unix.NsecToTimespec(int64(period))}
+	unix.TimerfdSettime(fd, unix.TFD_TIMER_ABSTIME, &spec, nil)
 }
 
 func (a *alarm) close() {

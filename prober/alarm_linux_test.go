@@ -22,3 +22,27 @@ func TestAlarmGoesOffAtEveryInterval(t *testing.T) {
 		t.Errorf("the alarm went off %d times in 5s at a 1ms interval", n)
 	}
 }
+
+// An event loop's ticks armed after the first was due keep to its
+// schedule's grid: armed 1.5 periods late, the loop wakes at once for the
+// ticks missed, then on the grid, half a period later, not a period later.
+// Off the grid, a loop that woke half a period after each tick would open
+// no connection for a stage's requests (open_loop.go).
+func TestTicksKeepToTheirGridWhenArmedLate(t *testing.T) {
+	const period = 40 * time.Millisecond
+	tick := newTicker(true)
+	if tick == nil {
+		t.Fatal("no timerfd on Linux")
+	}
+	defer tick.close()
+	first := time.Now().Add(-3 * period / 2)
+	tick.every(first, period)
+	tick.tick() // the ticks missed
+	for range 2 {
+		tick.tick()
+		woke := time.Since(first)
+		if off := woke - woke/period*period; off > period/4 {
+			t.Fatalf("woke %v after a tick of the grid, want on it (a period is %v)", off, period)
+		}
+	}
+}
