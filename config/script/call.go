@@ -56,7 +56,9 @@ func (p *Program) run(call *plan.ScriptCall, fn *starlark.Function, args ...star
 	t.Uncancel()
 	watch.enter(t, st)
 	_, err := starlark.Call(t, fn, args, nil)
-	watch.leave(t)
+	if bound := watch.leave(t, st); err == nil {
+		err = bound
+	}
 	st.program, st.call = nil, nil
 	return err
 }

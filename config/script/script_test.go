@@ -124,6 +124,7 @@ func TestHostileScriptsEndWithinTheirBounds(t *testing.T) {
 		// (TestPreciseStepBudgetEndsAnEndlessLoop).
 		{"endless loop", "while True:\n        pass", "Starlark computation cancelled"},
 		{"1 GiB string", `req.body = "x" * (1 << 30)`, "excessive repeat"},
+		{"128 MiB in one step", `req.body = "x" * (1 << 27)`, "memory bound"},
 		{"doubling to 4 GiB", "s = \"x\" * (1 << 28)\n    for i in range(4):\n        s = s + s\n    req.body = s", "memory bound"},
 		{"deep recursion", "def f(n):\n        return f(n + 1)\n    f(0)", "called recursively"},
 		{"another host", `req.path = "http://elsewhere.example/"`, "cannot send to another host"},
