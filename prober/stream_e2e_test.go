@@ -68,7 +68,11 @@ func (passBytes) Name() string { return "proto" }
 // sent back, in order, delay after it arrived, except that replies due in
 // the stall window [from, to) since the stream opened wait for its end.
 // Go's timers may wake a sleep up to a millisecond late, so the server
-// measures how long it held each message: hold returns the median.
+// measures how long it held each message, until gRPC took the reply, and
+// hold returns the median. A send after a sleep costs more than one
+// without: held until the send only, the p50 at 10 000 a second was 11-13%
+// above the hold and round trip in 4 of 8 runs on 2 cores; held until gRPC
+// took the reply, 0.4-7% in 4.
 func echoServer(t *testing.T, delay, from, to time.Duration) (addr string, hold func() time.Duration) {
 	var mu sync.Mutex
 	var holds []time.Duration
@@ -84,13 +88,13 @@ func echoServer(t *testing.T, delay, from, to time.Duration) (addr string, hold 
 		go func() {
 			for r := range replies {
 				time.Sleep(time.Until(r.at))
-				mu.Lock()
-				holds = append(holds, time.Since(r.arrived))
-				mu.Unlock()
 				if err := s.SendMsg(r.msg); err != nil {
 					sent <- err
 					return
 				}
+				mu.Lock()
+				holds = append(holds, time.Since(r.arrived))
+				mu.Unlock()
 			}
 			sent <- nil
 		}()
