@@ -294,6 +294,10 @@ func (e *engine) close() {
 
 // runStage holds one stage for its duration and summarizes it.
 func (e *engine) runStage(i int, st stage) result.Step {
+	closedLoop := e.probe.Load.Mode().ClosedLoop()
+	if !closedLoop {
+		e.loops(st) // before the clock starts: over TLS they take handshakes
+	}
 	start := time.Now()
 	measureFrom := start
 	if !st.recovery {
@@ -313,7 +317,6 @@ func (e *engine) runStage(i int, st stage) result.Step {
 			e.judgeWindows(start, done)
 		}
 	}()
-	closedLoop := e.probe.Load.Mode().ClosedLoop()
 	var dropped int64
 	cpu := startCPUWatch(e.cpu)
 	if closedLoop {

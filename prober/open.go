@@ -17,8 +17,8 @@ import (
 // event loop. An alarm that ticks with the schedule (alarm_linux.go) keeps
 // the wake-ups on time when the generator idles in between. At high rates
 // the senders wake on ticks of the schedule instead, several requests to a
-// wake-up (batchTick); there a plain HTTP/1.1 request goes to the event
-// loops instead (open_loop.go).
+// wake-up (batchTick); there an HTTP/1.1 request, plain or over TLS, goes
+// to the event loops instead (open_loop.go).
 //
 // The pool grows by one sender whenever the last idle one starts a request
 // on time, so a request finds a sender waiting for it, up to max_in_flight;

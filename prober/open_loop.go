@@ -11,15 +11,16 @@ import (
 
 // A stage whose schedule is dense throughout (an interval of batchBelow or
 // less, 20 000 requests a second and more) and whose request is sent as it
-// is, over plain HTTP/1.1, is sent by event loops instead of senders
-// (docs/measurement.md, "The open loop's event loops"): one per core the
-// generator may use but one, each over connections of its own
+// is, over HTTP/1.1 (plain or TLS), is sent by event loops instead of
+// senders (docs/measurement.md, "The open loop's event loops"): one per
+// core the generator may use but one, each over connections of its own
 // (transport.Mux). With GOMAXPROCS of 2 or more a loop waits for its tick
 // in a raw read, holding its P (ticker_linux.go): the core left over serves
-// the rest of the process. A loop wakes only on the schedule's ticks, every
-// batchTick: it takes every answer that arrived since the last one, timed
-// by the kernel when it arrived, gives up on those past their timeout, and
-// sends every request due. An answer wakes nobody: at 20k/s against nginx
+// the rest of the process. While its Mux opens connections beside it (TLS
+// handshakes), it lends its P between ticks instead. A loop wakes only on
+// the schedule's ticks, every batchTick: it takes every answer that
+// arrived since the last one, timed by the kernel when it arrived, gives
+// up on those past their timeout, and sends every request due. An answer wakes nobody: at 20k/s against nginx
 // the loops paid 0.80× wrk2's CPU per request (GOMAXPROCS=2 on one core),
 // where the senders paid 1.37×, and a prototype woken by every answer 1.19×
 // (bench/BENCH.md). The senders' rules hold: latency from the intended send
@@ -140,7 +141,7 @@ func (l *eventLoop) run() {
 			e.live.OfferedRate(o.st.offered(now.Sub(o.start)))
 			l.rated = now
 		}
-		if l.lookAtCPU(now); e.canceled() || n >= o.requests && l.inFlight == 0 || !tick.tick() {
+		if l.lookAtCPU(now); e.canceled() || n >= o.requests && l.inFlight == 0 || !tick.tick(l.mux.Opening()) {
 			break
 		}
 	}

@@ -3,14 +3,19 @@ package prober
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/loadprobe/loadprobe/demo/target"
 	"github.com/loadprobe/loadprobe/internal/testkit"
+	"github.com/loadprobe/loadprobe/plan"
 	"github.com/loadprobe/loadprobe/prober/transport"
 	"github.com/loadprobe/loadprobe/result"
 )
@@ -43,19 +48,40 @@ func delayServer(delay time.Duration) func(net.Conn) {
 	}
 }
 
-// The event loops on real sockets and real time: 2 000 requests a second
-// for 2s (the loops send from 1 000/s here, from 20 000/s by default)
-// against a loopback server that answers each 5ms after it arrives. Every
-// request is sent and answered, on connections the loops opened as the
-// delay asked, and latency from the intended send time reads the delay, a
-// tick's lateness and the round trip. A precision test, alone on the
-// cores without the race detector (Makefile): under it, beside the
-// package's other tests, the server in this process waited up to 10 ms
-// for a core, as a target beside a generator-limited step does.
+// The event loops on real sockets and real time, over plain HTTP/1.1 and
+// over TLS: 2 000 requests a second for 2s (the loops send from 1 000/s
+// here, from 20 000/s by default) against a loopback server that answers
+// each 5ms after it arrives. Every request is sent and answered, on
+// connections the loops opened as the delay asked, and latency from the
+// intended send time reads the delay, a tick's lateness and the round
+// trip. A precision test, alone on the cores without the race detector
+// (Makefile): under it, beside the package's other tests, the server in
+// this process waited up to 10 ms for a core, as a target beside a
+// generator-limited step does.
 func TestPreciseEventLoopsReadTheServersDelay(t *testing.T) {
 	const delay = 5 * time.Millisecond
-	s := testkit.NewServer(t, delayServer(delay))
-	p := probeFor(t, s.URL, "rate: [2000]\nstep_duration: 2s")
+	plain := testkit.NewServer(t, delayServer(delay))
+	cert, err := target.LoopbackCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	overTLS := testkit.NewServer(t, func(c net.Conn) { delayServer(delay)(tls.Server(c, cfg)) })
+	for _, c := range []struct {
+		name, url, request string
+		s                  *testkit.Server
+	}{
+		{"http", plain.URL, "", plain},
+		{"https", "https" + strings.TrimPrefix(overTLS.URL, "http"),
+			fmt.Sprintf("      tls_config: {ca_file: %q}\n", certFile(t, cert.Leaf.Raw)), overTLS},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			readTheServersDelay(t, probeWith(t, c.url, c.request, "rate: [2000]\nstep_duration: 2s"), c.s, delay)
+		})
+	}
+}
+
+func readTheServersDelay(t *testing.T, p *plan.Probe, s *testkit.Server, delay time.Duration) {
 	w, err := newWorkload(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,9 @@ func (m *doMux) Conns() int {
 	return len(m.conns)
 }
 
+// Opening is false: a connection opens within its first Do.
+func (m *doMux) Opening() bool { return false }
+
 func (m *doMux) Answers(dst []transport.Answer) []transport.Answer {
 	m.mu.Lock()
 	defer m.mu.Unlock()

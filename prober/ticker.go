@@ -9,8 +9,9 @@ import (
 type ticker interface {
 	// every makes it tick at first, then every period.
 	every(first time.Time, period time.Duration)
-	// tick waits for the next tick; false once it is closed.
-	tick() bool
+	// tick waits for the next tick, lending its core to the rest of the
+	// process when lend is true; false once it is closed.
+	tick(lend bool) bool
 	close()
 }
 
@@ -34,7 +35,7 @@ type timerTicks struct {
 
 func (t *timerTicks) every(first time.Time, period time.Duration) { t.first, t.period = first, period }
 
-func (t *timerTicks) tick() bool {
+func (t *timerTicks) tick(bool) bool {
 	next := t.first
 	if since := time.Since(t.first); since >= 0 {
 		next = t.first.Add((since/t.period + 1) * t.period)

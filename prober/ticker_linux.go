@@ -37,10 +37,10 @@ func newTicker(keepP bool) ticker {
 
 func (t *timerfdTicks) every(first time.Time, period time.Duration) { setTimer(t.fd, first, period) }
 
-func (t *timerfdTicks) tick() bool {
+func (t *timerfdTicks) tick(lend bool) bool {
 	for {
 		var errno syscall.Errno
-		if t.keep {
+		if t.keep && !lend {
 			_, _, errno = unix.RawSyscall(unix.SYS_READ, uintptr(t.fd), uintptr(unsafe.Pointer(&t.read[0])), uintptr(len(t.read)))
 		} else {
 			_, _, errno = unix.Syscall(unix.SYS_READ, uintptr(t.fd), uintptr(unsafe.Pointer(&t.read[0])), uintptr(len(t.read)))

@@ -109,6 +109,17 @@ func clientCert(t *testing.T) (pool *x509.CertPool, certFile, keyFile string) {
 	return pool, writePEM(t, "client.pem", "CERTIFICATE", der), writePEM(t, "client-key.pem", "EC PRIVATE KEY", keyDER)
 }
 
+// rawTLSServer is a testkit.Server whose connections handle serves
+// through tls.Server, and the request of a client that trusts it
+// (HTTP/1.1 only).
+func rawTLSServer(t *testing.T, handle func(net.Conn)) (*testkit.Server, config.Request) {
+	t.Helper()
+	srv := newTLSTarget(t, nil) // for its certificate
+	cfg := &tls.Config{Certificates: []tls.Certificate{srv.cert}}
+	s := testkit.NewServer(t, func(c net.Conn) { handle(tls.Server(c, cfg)) })
+	return s, httpsRequest("https"+strings.TrimPrefix(s.URL, "http"), commoncfg.TLSConfig{CAFile: srv.caFile})
+}
+
 func httpsRequest(url string, tc commoncfg.TLSConfig) config.Request {
 	req := testRequest(url)
 	req.HTTPClientConfig.EnableHTTP2 = false
@@ -205,11 +216,8 @@ func TestClientTLSKeepsItsConnection(t *testing.T) {
 // open connection: crypto/tls makes one (a 24-byte reader) per record it
 // reads, on the client's side and on this raw server's, which makes no other.
 func TestClientTLSZeroAllocs(t *testing.T) {
-	srv := newTLSTarget(t, nil) // for its certificate
-	cfg := &tls.Config{Certificates: []tls.Certificate{srv.cert}}
-	s := testkit.NewServer(t, func(c net.Conn) { testkit.FixedServer(tls.Server(c, cfg)) })
-	u := "https" + strings.TrimSuffix(strings.TrimPrefix(s.URL, "http"), "path?q=1")
-	conn := newTestClient(t, httpsRequest(u, commoncfg.TLSConfig{CAFile: srv.caFile}), "fast").NewConn(template.NewVars(0))
+	_, req := rawTLSServer(t, testkit.FixedServer)
+	conn := newTestClient(t, req, "fast").NewConn(template.NewVars(0))
 	defer conn.Close()
 	deadline := time.Now().Add(time.Minute)
 	conn.Do(deadline) // dial and handshake

@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"cmp"
+	"crypto/tls"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -78,6 +79,9 @@ var hostileServers = []struct {
 	{name: "close mid-chunk", serve: writeClose("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\nhello"), want: result.Reset},
 	{name: "reset mid-body", serve: func(c net.Conn, _ func()) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
+		if tc, ok := c.(*tls.Conn); ok {
+			c = tc.NetConn()
+		}
 		c.(*net.TCPConn).SetLinger(0)
 	}, want: result.Reset},
 }

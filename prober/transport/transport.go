@@ -42,7 +42,7 @@ type Transport interface {
 type Conn = wire.Conn
 
 // Muxer is a Transport that offers its request to an event loop: h1's,
-// for plain HTTP/1.1 with one fixed request on Linux.
+// for HTTP/1.1, plain or over TLS, with one fixed request on Linux.
 type Muxer interface {
 	// NewMux returns a Mux of connections of its own; the error says why
 	// the transport's requests need more.

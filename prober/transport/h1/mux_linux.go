@@ -2,6 +2,7 @@ package h1
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -28,13 +29,19 @@ import (
 // An answer is parsed by the lean client's reader, from the bytes received
 // so far, again from its start whenever more arrive: most answers come in
 // one read, and a large one's buffer doubles, so that it is parsed a few
-// times at most.
+// times at most. Over TLS, the bytes received are decrypted first
+// (mux_tls_linux.go).
 
-// NewMux returns a Mux for the client's request: plain HTTP/1.1 (no TLS),
-// one fixed request. The error says why the client's requests need more.
+// NewMux returns a Mux for the client's request: HTTP/1.1, plain or over
+// TLS, one fixed request. The error says why the client's requests need
+// more.
 func (c *Client) NewMux() (wire.Mux, error) {
-	if c.tls != nil || c.request == nil {
+	if c.request == nil {
 		return nil, errors.ErrUnsupported
+	}
+	cfg, err := c.muxTLS()
+	if err != nil {
+		return nil, err
 	}
 	host, port, err := net.SplitHostPort(c.addr)
 	if err != nil {
@@ -52,7 +59,7 @@ func (c *Client) NewMux() (wire.Mux, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	m := &Mux{c: c, ep: ep}
+	m := &Mux{c: c, ep: ep, tls: cfg}
 	m.sa, m.domain = sockaddr(netip.AddrPortFrom(ips[0].Unmap(), uint16(p)))
 	return m, nil
 }
@@ -75,6 +82,12 @@ type Mux struct {
 	events []unix.EpollEvent
 	ended  []wire.Answer // since the last Answers
 	batch  int           // counts the calls of Answers
+	// Over TLS (nil for plain HTTP/1.1): the configuration of the
+	// handshakes, the handshakes handed over to the loop, and the bytes
+	// received before they are decrypted (sealed).
+	tls *tls.Config
+	handshakes
+	raw []byte
 	// recvmsg's arguments, kept here: x/sys/unix's Recvmsg allocates.
 	msg unix.Msghdr
 	iov unix.Iovec
@@ -87,10 +100,13 @@ type muxConn struct {
 	watching uint32 // the events its epoll entry asks for
 	dialed   int    // the Answers batch it was last dialled in
 	busy     bool
-	reused   bool // has carried a complete response
-	written  int  // of the request, while busy
+	reused   bool   // has carried a complete response
+	out      []byte // the request as sent: over TLS, its records
+	written  int    // of out, while busy
 	in       muxInput
-	fc       conn // parses in
+	fc       conn       // parses in
+	link     *tlsLink   // over TLS: the connection's TLS state
+	shaking  *handshake // over TLS: the handshake under way for it
 }
 
 // muxInput is what a connection has received of its answer, read by the
@@ -134,44 +150,73 @@ func (m *Mux) Send(grow bool) (int, bool) {
 		mc = m.conns[m.idle[n-1]]
 		m.idle = m.idle[:n-1]
 	case grow:
-		mc = &muxConn{id: len(m.conns), fd: -1}
+		mc = &muxConn{id: len(m.conns), fd: -1, out: m.c.request}
 		mc.fc = conn{c: m.c, br: bufio.NewReaderSize(nil, readBufferSize), nc: inputConn{in: &mc.in}, head: m.c.head}
 		m.conns = append(m.conns, mc)
 		m.events = append(m.events, unix.EpollEvent{})
 	default:
 		return 0, false
 	}
-	mc.busy, mc.written = true, 0
+	mc.busy = true
 	mc.in.b, mc.in.eof = mc.in.b[:0], false
 	if mc.fd < 0 {
 		m.dial(mc)
 	} else {
-		m.write(mc)
+		m.send(mc)
 	}
 	return mc.id, true
 }
 
 // dial opens mc's socket and writes its request at once: on loopback the
 // connection is up by then, and elsewhere the socket takes the request
-// once it is (a refused one fails the write).
+// once it is (a refused one fails the write). Over TLS, the request waits
+// for the handshake.
 func (m *Mux) dial(mc *muxConn) {
+	mc.reused, mc.dialed = false, m.batch
+	if m.tls != nil {
+		m.shake(mc)
+		return
+	}
 	fd, err := unix.Socket(m.domain, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		m.fail(mc, os.NewSyscallError("socket", err))
 		return
 	}
-	mc.fd, mc.reused, mc.dialed = fd, false, m.batch
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	mc.watching = unix.EPOLLIN | unix.EPOLLRDHUP
-	ev := unix.EpollEvent{Events: mc.watching, Fd: int32(mc.id)}
-	if err := unix.EpollCtl(m.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		m.fail(mc, os.NewSyscallError("epoll_ctl", err))
+	if !m.watch(mc, fd) {
 		return
 	}
 	if err := unix.Connect(fd, m.sa); err != nil && err != unix.EINPROGRESS {
 		m.fail(mc, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)})
 		return
+	}
+	m.send(mc)
+}
+
+// watch makes fd mc's socket, timed by the kernel and in the Mux's epoll
+// set; false when it could not join the set, and mc's request failed.
+func (m *Mux) watch(mc *muxConn, fd int) bool {
+	mc.fd = fd
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	mc.watching = unix.EPOLLIN | unix.EPOLLRDHUP
+	ev := unix.EpollEvent{Events: mc.watching, Fd: int32(mc.id)}
+	if err := unix.EpollCtl(m.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		m.fail(mc, os.NewSyscallError("epoll_ctl", err))
+		return false
+	}
+	return true
+}
+
+// send writes the request from its start; over TLS, sealed in records
+// first.
+func (m *Mux) send(mc *muxConn) {
+	mc.written = 0
+	if mc.link != nil {
+		var err error
+		if mc.out, err = mc.link.seal(m.c.request); err != nil {
+			m.fail(mc, err)
+			return
+		}
 	}
 	m.write(mc)
 }
@@ -179,7 +224,7 @@ func (m *Mux) dial(mc *muxConn) {
 // write writes what is left of the request, and waits for the socket to
 // take the rest when it takes only part.
 func (m *Mux) write(mc *muxConn) {
-	req := m.c.request
+	req := mc.out
 	n, err := unix.Write(mc.fd, req[mc.written:])
 	switch {
 	case err == unix.EAGAIN:
@@ -202,6 +247,9 @@ func (m *Mux) write(mc *muxConn) {
 
 func (m *Mux) Answers(dst []wire.Answer) []wire.Answer {
 	m.batch++
+	if m.tls != nil {
+		m.takeHandshakes()
+	}
 	n := 0
 	if len(m.conns) > 0 {
 		n, _ = unix.EpollWait(m.ep, m.events, 0) // EINTR: the next call finds them
@@ -211,7 +259,7 @@ func (m *Mux) Answers(dst []wire.Answer) []wire.Answer {
 		switch {
 		case mc.fd < 0, mc.dialed == m.batch:
 			// Closed, or dialled again, since the event.
-		case ev.Events&unix.EPOLLOUT != 0 && mc.written < len(m.c.request):
+		case ev.Events&unix.EPOLLOUT != 0 && mc.written < len(mc.out):
 			m.write(mc)
 		case !mc.busy:
 			m.close(mc) // the peer closed an idle connection, or spoke unasked
@@ -231,21 +279,27 @@ func (m *Mux) Answers(dst []wire.Answer) []wire.Answer {
 // it is complete.
 func (m *Mux) read(mc *muxConn) {
 	in := &mc.in
-	if len(in.b) == cap(in.b) {
-		in.b = slices.Grow(in.b, max(readBufferSize, len(in.b))) // few reparses of a large answer
+	var p []byte
+	if mc.link == nil {
+		p = grow(&in.b)
+	} else {
+		p = m.sealed()
 	}
-	n, oobn, err := m.recv(mc.fd, in.b[len(in.b):cap(in.b)])
+	n, oobn, err := m.recv(mc.fd, p)
 	switch {
 	case err == unix.EAGAIN:
 		return
 	case err != nil:
 		m.failOrReplay(mc, os.NewSyscallError("read", err), len(in.b) == 0)
 		return
-	case n == 0:
-		in.eof = true
 	}
-	in.b = in.b[:len(in.b)+n]
 	at := received(m.oob[:oobn])
+	if mc.link == nil {
+		in.b, in.eof = in.b[:len(in.b)+n], n == 0
+	} else if err := m.open(mc, p[:n]); err != nil {
+		m.failOrReplay(mc, err, len(in.b) == 0)
+		return
+	}
 	in.pos = 0
 	mc.fc.br.Reset(in)
 	code, keep, _, err := mc.fc.readResponse()
@@ -269,6 +323,16 @@ func (m *Mux) read(mc *muxConn) {
 	} else {
 		m.close(mc)
 	}
+}
+
+// grow returns the free room at the end of b, which it makes when there is
+// none: a large answer's room doubles, so that it is parsed a few times at
+// most.
+func grow(b *[]byte) []byte {
+	if len(*b) == cap(*b) {
+		*b = slices.Grow(*b, max(readBufferSize, len(*b)))
+	}
+	return (*b)[len(*b):cap(*b)]
 }
 
 // maxKeptInput is the most a connection keeps of its buffer between
@@ -340,15 +404,21 @@ func (m *Mux) Drop(conn int) {
 }
 
 func (m *Mux) close(mc *muxConn) {
+	if mc.shaking != nil {
+		mc.shaking.cancel()
+		mc.shaking = nil
+	}
 	if mc.fd >= 0 {
 		unix.Close(mc.fd) // leaves the epoll set with it
 		mc.fd, mc.reused = -1, false
 	}
+	mc.link = nil
 }
 
 func (m *Mux) Close() {
 	for _, mc := range m.conns {
 		m.close(mc)
 	}
+	m.closeHandshakes()
 	unix.Close(m.ep)
 }

@@ -72,6 +72,10 @@ type Mux interface {
 	Send(grow bool) (conn int, ok bool)
 	// Conns is how many connections Send has made so far.
 	Conns() int
+	// Opening reports connections being opened beside the loop (TLS
+	// handshakes, on goroutines of their own): they need the cores a loop
+	// keeps while it waits.
+	Opening() bool
 	// Answers appends to dst the requests that ended since the last call,
 	// answered or failed, and returns it.
 	Answers(dst []Answer) []Answer
