@@ -130,17 +130,12 @@ func testMuxAnswers(t *testing.T, scheme string) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
+		req := testRequest("http://" + addr + "/")
 		if scheme == "https" {
-			// NewMux needs a server that answers when the client offers h2.
-			_, req := rawTLSServer(t, testkit.FixedServer)
+			_, req = rawTLSServer(t, testkit.FixedServer) // for TLS settings of a client
 			req.URL = "https://" + addr + "/"
-			m := newTestMux(t, req)
-			if a, _ := muxDo(m, time.Now().Add(time.Second), nil); a.Outcome != result.Refused {
-				t.Errorf("outcome %v, want refused", a.Outcome)
-			}
-			return
 		}
-		m := newTestMux(t, testRequest("http://"+addr+"/"))
+		m := newTestMux(t, req)
 		if a, _ := muxDo(m, time.Now().Add(time.Second), nil); a.Outcome != result.Refused {
 			t.Errorf("outcome %v, want refused", a.Outcome)
 		}
