@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -48,6 +49,11 @@ type Client struct {
 	aborted    context.Context // ends on Abort: every dial gives up
 	abort      context.CancelFunc
 	h2         *h2Client // https offering h2 by ALPN (h2.go); nil otherwise
+	// The event loops' TLS configuration, asked of the server once
+	// (mux_tls_linux.go).
+	muxOnce sync.Once
+	muxTLS  *tls.Config
+	muxErr  error
 }
 
 func New(req *plan.Request) (*Client, error) {

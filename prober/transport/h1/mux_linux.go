@@ -39,7 +39,7 @@ func (c *Client) NewMux() (wire.Mux, error) {
 	if c.request == nil {
 		return nil, errors.ErrUnsupported
 	}
-	cfg, err := c.muxTLS()
+	cfg, err := c.muxConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (m *Mux) write(mc *muxConn) {
 
 func (m *Mux) Answers(dst []wire.Answer) []wire.Answer {
 	m.batch++
-	if m.tls != nil {
+	if m.opening > 0 {
 		m.takeHandshakes()
 	}
 	n := 0

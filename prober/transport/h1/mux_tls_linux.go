@@ -26,11 +26,16 @@ import (
 // whole record yet, the link says so with a temporary error, which leaves
 // the connection usable: the next bytes received go on from there.
 
-// muxTLS is the TLS configuration of the Mux's handshakes, nil for plain
-// HTTP/1.1. When the client offers h2, one handshake asks the server which
-// it speaks: the Mux carries HTTP/1.1 only, and offers only that to a
-// server that chose it.
-func (c *Client) muxTLS() (*tls.Config, error) {
+// muxConfig is the TLS configuration of the Mux's handshakes, nil for
+// plain HTTP/1.1. When the client offers h2, one handshake asks the server
+// which it speaks, once for all the client's Muxes: the Mux carries
+// HTTP/1.1 only, and offers only that to a server that chose it.
+func (c *Client) muxConfig() (*tls.Config, error) {
+	c.muxOnce.Do(func() { c.muxTLS, c.muxErr = c.askALPN() })
+	return c.muxTLS, c.muxErr
+}
+
+func (c *Client) askALPN() (*tls.Config, error) {
 	if c.tls == nil || c.h2 == nil {
 		return c.tls, nil
 	}
