@@ -363,10 +363,14 @@ func (o *openStage) keepAlarm(elapsed time.Duration) (interval time.Duration) {
 // half a tick on average. Measured at 20k req/s against nginx, one core:
 // CPU per request 32 → 19 µs (the closed loop's: 9 µs), p50 0.05 →
 // 0.15 ms, p99 1.0 → 0.25 ms (bench/BENCH.md, "The open loop at the closed
-// loop's cost").
+// loop's cost"). A tick of 250 µs is the coarsest that keeps the p50 from
+// the intended send within 0.25 ms (0.19–0.23 ms at 20k req/s). At 100–200
+// µs, a target on the other core of a virtual machine went unwoken for 100
+// ms in 15 of 23 runs; at 250 µs in 1 of 9 (docs/measurement.md, "The open
+// loop's event loops").
 const (
 	batchBelow = 50 * time.Microsecond
-	batchTick  = 200 * time.Microsecond
+	batchTick  = 250 * time.Microsecond
 )
 
 // alarm makes a stage's alarm; nil without one (Options.noAlarm).

@@ -19,7 +19,7 @@ import (
 // P taken by sysmon every tick and handed to a thread woken for it: 4
 // context switches and 4 futex calls a tick, a third more CPU at 20 000/s
 // (bench/BENCH.md). The price is that a stop of the world (a GC's) waits
-// for the loop's tick, 200 µs at most.
+// for the loop's tick, 250 µs at most.
 type timerfdTicks struct {
 	fd   int
 	keep bool // keeps its P while it waits
