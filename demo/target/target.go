@@ -70,6 +70,7 @@ type Target struct {
 	cpuSink   atomic.Uint64 // keeps the --work=cpu loop from being optimised away
 	// wsSessions counts the open /ws-limited sessions.
 	wsSessions atomic.Int64
+	ws         wsOpen         // the open sessions of /ws and /ws-limited
 	metrics    *targetMetrics // its own /metrics (metrics.go)
 }
 
@@ -477,6 +478,7 @@ func Serve(ctx context.Context, addr string, opts Options, logger *slog.Logger, 
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
 	}
+	t.ws.closeAll()
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("demo target: %w", err)
 	}

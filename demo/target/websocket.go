@@ -1,7 +1,6 @@
 package target
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -51,9 +50,10 @@ func (t *Target) serveWS(w http.ResponseWriter, r *http.Request, limited bool) {
 			return answer(code, text)
 		})
 	}
-	// A hijacked connection outlives http.Server.Shutdown: the session
-	// ends with the target's context instead.
-	defer context.AfterFunc(r.Context(), func() { s.Close() })()
+	if !t.ws.hold(s) {
+		return
+	}
+	defer t.ws.release(s)
 	s.SetReadLimit(wsMaxMessage)
 	for {
 		typ, in, err := s.NextReader()
@@ -70,5 +70,45 @@ func (t *Target) serveWS(w http.ResponseWriter, r *http.Request, limited bool) {
 		if err := out.Close(); err != nil {
 			return
 		}
+	}
+}
+
+// wsOpen holds a target's open sessions, so that Serve closes them before
+// it returns: http.Server.Shutdown does not wait for a hijacked connection.
+// Closed later, from a goroutine of its own, a session could still echo
+// after Serve returned.
+type wsOpen struct {
+	mu      sync.Mutex
+	stopped bool
+	conns   map[*websocket.Conn]struct{}
+}
+
+// hold adds s to the sessions open; false once the target has stopped.
+func (o *wsOpen) hold(s *websocket.Conn) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return false
+	}
+	if o.conns == nil {
+		o.conns = make(map[*websocket.Conn]struct{})
+	}
+	o.conns[s] = struct{}{}
+	return true
+}
+
+func (o *wsOpen) release(s *websocket.Conn) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.conns, s)
+}
+
+// closeAll closes every session open, and stops holding new ones.
+func (o *wsOpen) closeAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stopped = true
+	for s := range o.conns {
+		_ = s.Close()
 	}
 }
