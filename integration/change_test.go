@@ -68,8 +68,15 @@ func TestCapacityChangeFiresOnARealDaemon(t *testing.T) {
 	runs := recordRuns(t, daemonAddr, began)
 
 	before := runs.waitRestartPoint(t, probeWork, changeRunsBefore, 90*time.Second)
-	if c, err := prom.scalar(`loadprobe_capacity_change_ratio{probe="work"}`, time.Now()); err == nil {
+	// The target is steady, the machine under it need not be: a run of
+	// CI saw its capacity step from 373/s to 387/s and stay, and the
+	// detector reported that step, rightly. What must not happen is a
+	// change the alert pages on, or one as large.
+	const changeRatio = `loadprobe_capacity_change_ratio{probe="work"}`
+	if c, err := prom.scalar(changeRatio+` < 0.95 or `+changeRatio+` > 1.05`, time.Now()); err == nil {
 		t.Errorf("a change of %s before the restart, after %d runs on a steady target", c, changeRunsBefore)
+	} else if c, err := prom.scalar(changeRatio, time.Now()); err == nil {
+		t.Logf("a change within 5%% before the restart (%s)", c)
 	}
 	target.stop(t)
 	target = startProc(t, "demo target (2 workers)", dir, bin, "target", "--listen="+targetAddr, "--workers=2", "--work-time=10ms")
