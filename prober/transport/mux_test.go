@@ -112,16 +112,27 @@ func testMuxAnswers(t *testing.T, scheme string) {
 		_, req := muxServer(t, scheme, testkit.FixedServer)
 		m := newTestMux(t, req)
 		muxDo(m, time.Now().Add(time.Second), nil) // over TLS, the handshake is not timed here
-		sent := time.Now()
-		c, _ := m.Send(true)
-		time.Sleep(200 * time.Millisecond)
-		answers := m.Answers(nil)
-		if len(answers) != 1 || answers[0].Conn != c || answers[0].Outcome != result.Success {
-			t.Fatalf("answers %+v, want one success on connection %d", answers, c)
+		// The answer must be timed when it arrived, not when it was read
+		// 200 ms later. On a virtual machine, a lost wake-up may hold the
+		// answer itself until the next timer: 1 try in 20 under -race
+		// here (docs/measurement.md, "The open loop's event loops"). A try
+		// so held says nothing of the client; a client that times answers
+		// when it reads them fails all three.
+		var took time.Duration
+		for try := 1; try <= 3; try++ {
+			sent := time.Now()
+			c, _ := m.Send(true)
+			time.Sleep(200 * time.Millisecond)
+			answers := m.Answers(nil)
+			if len(answers) != 1 || answers[0].Conn != c || answers[0].Outcome != result.Success {
+				t.Fatalf("answers %+v, want one success on connection %d", answers, c)
+			}
+			if took = answers[0].At.Sub(sent); took >= 0 && took <= 50*time.Millisecond {
+				return
+			}
+			t.Logf("try %d: answer timed %v after the send", try, took)
 		}
-		if took := answers[0].At.Sub(sent); took < 0 || took > 50*time.Millisecond {
-			t.Errorf("answer timed %v after the send, read 200ms after it; want its arrival, within 50ms", took)
-		}
+		t.Errorf("answer timed %v after the send, read 200ms after it; want its arrival, within 50ms", took)
 	})
 	t.Run("refused", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
