@@ -95,7 +95,7 @@ func TestCapacityChangeFiresOnARealDaemon(t *testing.T) {
 		}
 		return f
 	}
-	ratio, ago := read(`loadprobe_capacity_change_ratio{probe="work"}`), read(`loadprobe_capacity_change_runs_ago{probe="work"}`)
+	ratio, ago := read(changeRatio), read(`loadprobe_capacity_change_runs_ago{probe="work"}`)
 	t.Logf("LoadprobeCapacityChanged firing %.1fs after start: change ratio %.3f, %g runs ago", since(began), ratio, ago)
 	runs.report(t, probeWork)
 	if ago > changeRunsAfter+1 || ratio < 0.4 || ratio > 0.6 {
