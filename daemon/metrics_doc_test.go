@@ -27,9 +27,10 @@ import (
 // metricsDocConfig runs one short probe of each kind against the test's
 // demo target (TARGET stands for its host and port): a closed-loop ramp
 // past the knee of /work's 4 workers, with an expectation and a live guard
-// that never fires (three levels past the knee: were the last level the
-// first near the peak, the ramp would have no knee, and its bottleneck,
-// which only a breaking point bounds, would not be served); a ramp of
+// that never fires; a ramp of /shed past the 8 requests it holds, whose
+// first failure bounds its bottleneck whatever the machine does to its
+// knee (a ramp of /work that a busy machine sped up reached its peak at its
+// last level, so it had no knee, and no bottleneck was served); a ramp of
 // /scale, which follows the scalability law, so that the model's families
 // are served (steps of 1s: of 300ms, a busy machine's stalls moved levels
 // by up to 30% and the fit was refused as poor); an open loop; a flow; a
@@ -37,10 +38,10 @@ import (
 // code is counted; a ramp compared with a copy of itself; and a gRPC
 // stream whose 5 ms timeout ends it before Echo's 10 ms of work answers,
 // so that its end is counted (GRPC stands for the demo service). The closed
-// ramp reads its target's telemetry from a fake Prometheus (PROM), and
-// starts from a stored history whose capacity fell (capacityFell). A
-// family served only under another config needs a probe here that makes
-// the daemon serve it.
+// and shed ramps read their target's telemetry from a fake Prometheus
+// (PROM), and the closed one starts from a stored history whose capacity
+// fell (capacityFell). A family served only under another config needs a
+// probe here that makes the daemon serve it.
 const metricsDocConfig = `allowed_targets: [127.0.0.1]
 probes:
   - name: closed
@@ -51,6 +52,11 @@ probes:
     telemetry:
       prometheus: {url: "PROM"}
       traffic: traffic
+  - name: shed
+    request: {url: "http://TARGET/shed"}
+    load: {concurrency: [4, 16], step_duration: 300ms}
+    telemetry:
+      prometheus: {url: "PROM"}
       saturation: [{name: workers, query: workers}]
   - name: scale
     request: {url: "http://TARGET/scale"}
@@ -168,7 +174,7 @@ func TestMetricsReferenceMatchesWhatIsServed(t *testing.T) {
 	storage := t.TempDir()
 	testkit.WriteFile(t, filepath.Join(storage, "results.json"), capacityFell(t))
 	td := startDaemonWith(t, cfg, daemonOptions{target: base, storage: storage})
-	for _, p := range []string{"closed", "scale", "open", "shop", "ws", "compared", "stream"} {
+	for _, p := range []string{"closed", "shed", "scale", "open", "shop", "ws", "compared", "stream"} {
 		td.waitRun(t, p, 1)
 	}
 	got := served(t, td.get(t, "/metrics"))
