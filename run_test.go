@@ -26,6 +26,10 @@ import (
 )
 
 // rampConfig is a short /work ramp against target, expecting minCapacity.
+// Its knee rule takes 80% of the peak, not the default 95%: with 95%, a run
+// on a 2-core VM found no knee, as level 8 alone reached it. That VM stalls
+// for 100 ms and more now and then, which takes 10% from a 1 s step. Level
+// 2 does half of level 4's goodput, far under either rule.
 func rampConfig(t *testing.T, target string, minCapacity int) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "loadprobe.yml")
@@ -34,6 +38,7 @@ probes:
   - name: work
     request: {url: "%s/work"}
     load: {concurrency: [1, 2, 4, 8], step_duration: 1s}
+    rules: {knee_fraction: 0.8}
     expect: {min_capacity: %d}
   - name: shed
     request: {url: "%s/shed"}
@@ -59,8 +64,7 @@ probes:
 
 // workTarget has its knee at 4 connections. A request's round trip adds
 // ~0.4ms to its work: with 10ms of work that made level 4's goodput 94.9%
-// of level 8's in a clean CI run, under the knee rule's 95%; with 20ms it
-// is ~97.5%.
+// of level 8's in a clean CI run; with 20ms it is ~97.5%.
 func workTarget(t *testing.T) string {
 	t.Helper()
 	srv := httptest.NewServer(target.New(target.Options{Workers: 4, WorkTime: 20 * time.Millisecond}))
