@@ -60,8 +60,9 @@ func targetGet(c *http.Client, method, url string) (targetResp, error) {
 }
 
 // targetLoad runs clients closed-loop GETs of url until d has passed and
-// counts the status codes; failures to get a response fail the test.
-func targetLoad(t *testing.T, c *http.Client, url string, clients int, d time.Duration) (codes map[int]int, elapsed time.Duration, meanLatency time.Duration) {
+// counts the status codes; failures to get a response fail the test. Each
+// client waits pause before each of its requests.
+func targetLoad(t *testing.T, c *http.Client, url string, clients int, d, pause time.Duration) (codes map[int]int, elapsed time.Duration, meanLatency time.Duration) {
 	t.Helper()
 	var (
 		mu      sync.Mutex
@@ -81,6 +82,7 @@ func targetLoad(t *testing.T, c *http.Client, url string, clients int, d time.Du
 			var sum time.Duration
 			n := 0
 			for time.Now().Before(stopAt) {
+				time.Sleep(pause)
 				t0 := time.Now()
 				r, err := targetGet(c, http.MethodGet, url)
 				if err != nil {
@@ -246,12 +248,16 @@ func targetWorkRate(t *testing.T, opts Options, clients int, dur time.Duration, 
 	want := nominal
 	below := clients <= max(opts.Workers, 1)
 	if below {
-		// Up to the knee each client also waits for its own round trip
-		// (~0.1 ms here, more under -race): measure it on /noop.
-		_, _, rtt := targetLoad(t, c, srv.URL+"/noop", clients, 100*time.Millisecond)
+		// Up to the knee each client also waits for its own round trip:
+		// measure it on /noop, each request after an idle as long as the
+		// work. Back to back it was 0.2-0.6 ms under -race on a 2-core VM;
+		// after such an idle 0.5-0.8 ms, as /work's were, and the lone
+		// client of 2.5 ms jobs fell more than 10% short of what the former
+		// predicted.
+		_, _, rtt := targetLoad(t, c, srv.URL+"/noop", clients, 100*time.Millisecond, work)
 		want = float64(clients) / (work + rtt).Seconds()
 	}
-	codes, elapsed, mean := targetLoad(t, c, srv.URL+"/work", clients, dur)
+	codes, elapsed, mean := targetLoad(t, c, srv.URL+"/work", clients, dur, 0)
 	got := float64(codes[200]) / elapsed.Seconds()
 	service := time.Duration(handled.Load() / int64(max(codes[200], 1)))
 	t.Logf("%d clients: %.1f req/s (%.1f%% of nominal %.0f; want %.1f), mean latency %v, in handler %v, codes %v",
@@ -318,7 +324,7 @@ func TestTargetShed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, c := targetTestServer(t, Options{}, nil)
-			codes, elapsed, _ := targetLoad(t, c, srv.URL+"/shed", tt.clients, 500*time.Millisecond)
+			codes, elapsed, _ := targetLoad(t, c, srv.URL+"/shed", tt.clients, 500*time.Millisecond, 0)
 			t.Logf("%d clients for %v: %v", tt.clients, elapsed.Round(time.Millisecond), codes)
 			if got := codes[503] > 0; got != tt.want503 {
 				t.Errorf("503s: %d, want any: %v", codes[503], tt.want503)
@@ -399,7 +405,7 @@ func TestTargetLimitedOpenLoop(t *testing.T) {
 	// covers two wall-clock seconds, and returns what each request got.
 	run := func(t *testing.T) (recs []rec, start, end time.Time) {
 		srv, c := targetTestServer(t, Options{}, nil)
-		targetLoad(t, c, srv.URL+"/noop", senders, 50*time.Millisecond) // open the connections
+		targetLoad(t, c, srv.URL+"/noop", senders, 50*time.Millisecond, 0) // open the connections
 		now := time.Now()
 		time.Sleep(now.Truncate(time.Second).Add(time.Second + 5*time.Millisecond).Sub(now))
 		total := int(rate * dur / time.Second)
