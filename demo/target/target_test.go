@@ -215,18 +215,9 @@ func TestTargetWorkThroughput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// Timing on a shared machine: a row gets three tries.
-			var problems []string
-			for attempt := 1; attempt <= 3; attempt++ {
-				problems = targetWorkRate(t, tt.opts, tt.clients, tt.dur, tt.want)
-				if len(problems) == 0 {
-					return
-				}
-				t.Logf("attempt %d: %s", attempt, strings.Join(problems, "; "))
-			}
-			for _, p := range problems {
-				t.Error(p)
-			}
+			testkit.ThreeTries(t, func() []string {
+				return targetWorkRate(t, tt.opts, tt.clients, tt.dur, tt.want)
+			})
 		})
 	}
 }

@@ -1,5 +1,5 @@
 // Package testkit holds the helpers that the tests of several packages
-// share: files, text assertions, polling, one-sample reads of an
+// share: files, text assertions, polling, timing checks tried again, one-sample reads of an
 // exposition, loopback and WebSocket servers, CPU time. Nothing outside
 // tests imports it.
 package testkit
@@ -56,6 +56,23 @@ func MetricValue(t testing.TB, scrape, series string) float64 {
 	}
 	t.Fatalf("/metrics has no %s", series)
 	return 0
+}
+
+// ThreeTries runs a timing check on a shared machine up to three times:
+// try returns what is wrong, nothing when it passed. The problems of a try
+// that failed are logged; those of the third are the test's errors.
+func ThreeTries(t testing.TB, try func() []string) {
+	t.Helper()
+	var problems []string
+	for n := 1; n <= 3; n++ {
+		if problems = try(); len(problems) == 0 {
+			return
+		}
+		t.Logf("try %d: %s", n, strings.Join(problems, "; "))
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
 }
 
 // WaitFor polls cond every 10ms for at most 5s.
